@@ -1,0 +1,23 @@
+"""tcdist: exact triangle counting on one GPU, several GPUs or a cluster.
+
+Importing tcdist touches neither CUDA nor MPI; the public API is loaded on first use.
+"""
+
+__version__ = "0.1.0"
+__all__ = ["count_triangles", "load_graph", "TriangleCount", "Graph", "TcdistError", "__version__"]
+
+_LAZY = {
+    "count_triangles": "tcdist.api",
+    "load_graph": "tcdist.api",
+    "TriangleCount": "tcdist.api",
+    "Graph": "tcdist.graph",
+    "TcdistError": "tcdist.errors",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'tcdist' has no attribute {name!r}")

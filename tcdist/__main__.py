@@ -1,0 +1,3 @@
+from tcdist.cli import main
+
+raise SystemExit(main())

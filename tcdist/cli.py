@@ -1,0 +1,218 @@
+"""Command line: ``tcdist count | info | convert | generate`` (also ``python -m tcdist``)."""
+
+import argparse
+import json
+import os
+import sys
+import traceback
+
+from tcdist import __version__, progress
+from tcdist.errors import TcdistError
+
+DESCRIPTION = """\
+Exact triangle counting for graphs of up to billions of edges (LSTC: partitions that
+need no communication while counting, one GPU per rank, an MPI reduce of the counts).
+
+GRAPH is a file or a generator spec:
+  files       SNAP/KONECT edge lists (.txt .tsv .csv .el, '#'/'%' comments, extra columns
+              ignored), Matrix Market coordinate files (.mtx), tcdist HDF5 graphs (.h5);
+              any of the text formats may be gzip-compressed (.gz)
+  generators  rmat:SCALE[:EDGEFACTOR]  er:N:M  grid:ROWS:COLS  complete:N  tripartite:A:B:C
+
+Exit status: 0 on success, 2 for bad input or options (one line on stderr)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line and exit status 2, like every other error."""
+
+    def error(self, message):
+        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        raise SystemExit(2)
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _common(p):
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout, no progress bars")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars or warnings")
+    p.add_argument("--debug", action="store_true", help="show a traceback when something fails")
+
+
+def build_parser():
+    parser = _Parser(prog="tcdist", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"tcdist {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    count = sub.add_parser("count", help="count the triangles of a graph",
+                           description="Count triangles exactly. With no GRAPH, counts the embedded "
+                                       "ego-Facebook graph (1,612,010 triangles).")
+    count.add_argument("graph", nargs="?", metavar="GRAPH", help="file or generator spec (default: embedded ego-Facebook)")
+    count.add_argument("--backend", default="auto", help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
+    count.add_argument("--kernel", help="counting kernel; cpu: marker (default) or merge")
+    count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
+    count.add_argument("--parts", type=_positive, default=1, help="number of LSTC partitions [1]")
+    count.add_argument("--seed", type=int, default=0, help="seed for generators and random partitions [0]")
+    _common(count)
+    count.set_defaults(func=cmd_count)
+
+    info = sub.add_parser("info", help="graph statistics, or the environment when no GRAPH is given",
+                          description="With GRAPH: vertices, edges, degrees, wedges and the largest out-degree "
+                                      "after orientation. Without: versions, threads, GPUs and MPI.")
+    info.add_argument("graph", nargs="?", metavar="GRAPH")
+    info.add_argument("--seed", type=int, default=0, help="seed for generator specs [0]")
+    _common(info)
+    info.set_defaults(func=cmd_info)
+
+    convert = sub.add_parser("convert", help="convert a graph to tcdist HDF5 (or a clean edge list)",
+                             description="Read, clean and orient GRAPH once and write it as OUT: an .h5 file "
+                                         "(tcdist's binary CSR, much faster to read than text) or a text edge "
+                                         "list (.txt/.tsv/.el, .gz to compress) of the clean edges in original ids.")
+    convert.add_argument("graph", metavar="GRAPH")
+    convert.add_argument("output", metavar="OUT")
+    convert.add_argument("--seed", type=int, default=0, help="seed for generator specs [0]")
+    _common(convert)
+    convert.set_defaults(func=cmd_convert)
+
+    generate = sub.add_parser("generate", help="write a synthetic graph",
+                              description="Write the edges of a generator spec to OUT: a text edge list "
+                                          "(raw generated edges, duplicates included, as Graph500 makes them) "
+                                          "or an .h5 graph (cleaned and oriented).")
+    generate.add_argument("spec", metavar="SPEC", help="rmat:SCALE[:EDGEFACTOR] er:N:M grid:ROWS:COLS complete:N tripartite:A:B:C")
+    generate.add_argument("-o", "--output", required=True, metavar="OUT")
+    generate.add_argument("--seed", type=int, default=0, help="random seed [0]")
+    _common(generate)
+    generate.set_defaults(func=cmd_generate)
+    return parser
+
+
+def _emit(args, record, lines, warnings=()):
+    if not args.quiet:
+        for w in warnings:
+            print(f"tcdist: warning: {w}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(record))
+    else:
+        print("\n".join(lines))
+
+
+def _seconds(timings):
+    return " | ".join(f"{k} {v:.3f} s" for k, v in timings.items())
+
+
+def cmd_count(args):
+    from tcdist.api import count_triangles
+
+    r = count_triangles(args.graph, backend=args.backend, kernel=args.kernel, threads=args.threads,
+                        parts=args.parts, seed=args.seed)
+    lines = [
+        r.name,
+        f"  vertices   {r.n:,}",
+        f"  edges      {r.m:,}   (dropped {r.self_loops:,} self loops, {r.duplicates:,} duplicate edges)",
+        f"  triangles  {r.triangles:,}",
+        f"  backend    {r.backend}, kernel {r.kernel}, {r.threads} threads, {r.parts} part(s), {r.ranks} rank(s)",
+        f"  time       {_seconds(r.timings)}",
+    ]
+    _emit(args, r.to_dict(), lines, r.warnings)
+    return 0
+
+
+def _graph_info(args):
+    from tcdist.api import load_graph
+
+    timings = {}
+    g = load_graph(args.graph, seed=args.seed, timings=timings)
+    s = g.stats()
+    d = s["degree"]
+    record = {"name": g.name, "n": g.n, "m": g.m, "self_loops": g.self_loops, "duplicates": g.duplicates,
+              **s, "fingerprint": g.fingerprint(), "timings": timings}
+    lines = [
+        g.name,
+        f"  vertices          {g.n:,}",
+        f"  edges             {g.m:,}   (dropped {g.self_loops:,} self loops, {g.duplicates:,} duplicate edges)",
+        f"  degree            min {d['min']:,}  mean {d['mean']:.2f}  median {d['median']:g}  max {d['max']:,}",
+        f"  wedges            {s['wedges']:,}",
+        f"  max out-degree    {s['max_out_degree']:,}   (after (degree, id) orientation)",
+        f"  oriented wedges   {s['oriented_wedges']:,}   (pairs in N+(u): the work of a counting kernel)",
+        f"  fingerprint       {record['fingerprint']}",
+    ]
+    return record, lines, g.warnings
+
+
+def _environment_info():
+    from tcdist.environment import describe
+
+    record = describe()
+    width = max(map(len, record))
+    return record, [f"{k:<{width}}  {v}" for k, v in record.items()], []
+
+
+def cmd_info(args):
+    record, lines, warnings = _graph_info(args) if args.graph else _environment_info()
+    _emit(args, record, lines, warnings)
+    return 0
+
+
+def _is_hdf5_name(path):
+    return path.lower().endswith((".h5", ".hdf5"))
+
+
+def cmd_convert(args):
+    from tcdist.api import load_graph
+    from tcdist.io.h5graph import write_graph
+    from tcdist.io.write import write_edge_list
+
+    g = load_graph(args.graph, seed=args.seed)
+    if _is_hdf5_name(args.output):
+        write_graph(g, args.output)
+    else:
+        src = g.original_id[g.xp.repeat(g.xp.arange(g.n), g.out_degree())]
+        write_edge_list(src, g.original_id[g.col], args.output)
+    record = {"input": args.graph, "output": args.output, "n": g.n, "m": g.m, "bytes": os.path.getsize(args.output)}
+    _emit(args, record, [f"wrote {args.output}: {g.n:,} vertices, {g.m:,} edges, {record['bytes']:,} bytes"], g.warnings)
+    return 0
+
+
+def cmd_generate(args):
+    from tcdist.graph import build_graph
+    from tcdist.io import generate
+    from tcdist.io.h5graph import write_graph
+    from tcdist.io.write import write_edge_list
+
+    edges = generate(args.spec, seed=args.seed)
+    if _is_hdf5_name(args.output):
+        write_graph(build_graph(edges), args.output)
+    else:
+        write_edge_list(edges.src, edges.dst, args.output)
+    record = {"spec": args.spec, "seed": args.seed, "output": args.output, "edges": len(edges),
+              "bytes": os.path.getsize(args.output)}
+    _emit(args, record, [f"wrote {args.output}: {len(edges):,} generated edges, {record['bytes']:,} bytes"])
+    return 0
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    progress.enable(not (args.json or args.quiet))
+    try:
+        return args.func(args)
+    except TcdistError as e:
+        if args.debug:
+            traceback.print_exc()
+        print(f"tcdist: error: {e}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        if args.debug:
+            traceback.print_exc()
+        print("tcdist: error: out of memory (try a smaller graph, or --parts to count in pieces)", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tcdist: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,104 @@
+"""Clean and orient: EdgeList -> Graph, in whole-array passes (NumPy or CuPy).
+
+Every step is a sort of packed int64 keys (``u * n + v``) or a bincount: NumPy's
+vectorised sort is far faster than ``unique`` or a stable ``argsort`` here, and on CuPy
+both are radix sorts.
+"""
+
+from tcdist.errors import TcdistError
+from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
+from tcdist.xp import array_module
+
+
+def unique_sorted(xp, keys):
+    """Sorted distinct values of keys."""
+    keys = xp.sort(keys)
+    if keys.size:
+        keep = xp.empty(keys.size, dtype=bool)
+        keep[0] = True
+        xp.not_equal(keys[1:], keys[:-1], out=keep[1:])
+        keys = keys[keep]
+    return keys
+
+
+def compact_ids(src, dst):
+    """(ids, u, v): the distinct ids in order, and src/dst renumbered 0..len(ids)-1."""
+    xp = array_module(src)
+    if src.size == 0:
+        return xp.empty(0, xp.int64), src, dst
+    top = int(max(src.max(), dst.max()))
+    if top < 4 * (src.size + dst.size) + 1024:
+        present = xp.zeros(top + 1, dtype=bool)
+        present[src] = True
+        present[dst] = True
+        new_id = xp.cumsum(present, dtype=xp.int64) - 1
+        return xp.flatnonzero(present).astype(xp.int64), new_id[src], new_id[dst]
+    ids = unique_sorted(xp, xp.concatenate([src, dst]))
+    return ids, xp.searchsorted(ids, src), xp.searchsorted(ids, dst)
+
+
+def rank_order(deg):
+    """Vertices sorted by (degree, id): the global rank of LSTC's orientation."""
+    xp = array_module(deg)
+    n = deg.size
+    return xp.sort(deg.astype(xp.int64) * n + xp.arange(n, dtype=xp.int64)) % n
+
+
+def csr_from_sorted_keys(keys, n):
+    """rowptr and col of the edges whose packed keys (u * n + v) are sorted."""
+    xp = array_module(keys)
+    rowptr = xp.zeros(n + 1, dtype=xp.int64)
+    xp.cumsum(xp.bincount(keys // n, minlength=n), out=rowptr[1:])
+    return rowptr, (keys % n).astype(col_dtype(n))
+
+
+def build_graph(edges):
+    """The simple undirected graph of an edge list, oriented and relabelled by (degree, id) rank.
+
+    Self loops, duplicate and reciprocal edges are dropped and counted; ids are compacted,
+    so vertices that only had self loops (or no edge at all) do not exist.
+    """
+    xp = array_module(edges.src)
+    src, dst = edges.src, edges.dst
+    loop = src == dst
+    self_loops = int(loop.sum())
+    if self_loops:
+        src, dst = src[~loop], dst[~loop]
+    ids, u, v = compact_ids(src, dst)
+    n = int(ids.size)
+    if n > MAX_VERTICES:
+        raise TcdistError(f"{edges.name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
+    keys = unique_sorted(xp, xp.minimum(u, v) * n + xp.maximum(u, v))
+    duplicates = int(src.size - keys.size)
+    lo, hi = keys // n, keys % n
+    del keys, u, v
+    order = rank_order(xp.bincount(lo, minlength=n) + xp.bincount(hi, minlength=n))
+    rank = xp.empty(n, dtype=xp.int64)
+    rank[order] = xp.arange(n, dtype=xp.int64)
+    a, b = rank[lo], rank[hi]
+    del lo, hi
+    rowptr, col = csr_from_sorted_keys(xp.sort(xp.minimum(a, b) * n + xp.maximum(a, b)), n)
+    return Graph(
+        rowptr=rowptr,
+        col=col,
+        original_id=ids[order],
+        name=edges.name,
+        self_loops=self_loops,
+        duplicates=duplicates,
+        warnings=list(edges.warnings),
+    )
+
+
+def edge_arrays(src, dst, name):
+    """Validate two array-likes of vertex ids (API input) as int64 NumPy/CuPy arrays."""
+    xp = array_module(src, dst)
+    src, dst = xp.asarray(src), xp.asarray(dst)
+    if src.ndim != 1 or src.shape != dst.shape:
+        raise TcdistError(f"{name}: source and target arrays must be 1-D and of equal length")
+    if src.size and not (xp.issubdtype(src.dtype, xp.integer) and xp.issubdtype(dst.dtype, xp.integer)):
+        raise TcdistError(f"{name}: vertex ids must be integers, got {src.dtype} and {dst.dtype}")
+    src, dst = src.astype(xp.int64), dst.astype(xp.int64)
+    if src.size and int(min(src.min(), dst.min())) < 0:
+        raise TcdistError(f"{name}: vertex ids must be non-negative")
+    return src, dst
+

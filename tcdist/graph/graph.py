@@ -1,0 +1,80 @@
+"""The oriented CSR every later stage works on."""
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tcdist.xp import array_module, to_numpy
+
+MAX_VERTICES = 3_037_000_499  # n * n must fit in int64: edges are sorted as packed keys u * n + v
+
+
+def col_dtype(n):
+    """Column indices are int32 while ids fit, int64 beyond: one canonical dtype per graph size."""
+    return np.int32 if n < 2**31 else np.int64
+
+
+@dataclass(eq=False)
+class Graph:
+    """A simple undirected graph, each edge kept once from lower to higher (degree, id) rank.
+
+    Vertices are numbered in rank order, so ``u -> v`` implies ``u < v`` and rows are
+    sorted. ``rowptr`` is int64; ``col`` int32 (int64 for 2^31 vertices or more);
+    ``original_id[u]`` is the id vertex u had in the source.
+    """
+
+    rowptr: object
+    col: object
+    original_id: object
+    name: str = ""
+    self_loops: int = 0
+    duplicates: int = 0
+    warnings: list = field(default_factory=list)
+
+    @property
+    def n(self):
+        return int(self.rowptr.size) - 1
+
+    @property
+    def m(self):
+        return int(self.col.size)
+
+    @property
+    def xp(self):
+        return array_module(self.rowptr)
+
+    def out_degree(self):
+        return self.xp.diff(self.rowptr)
+
+    def degree(self):
+        """Undirected degree: out-degree plus in-degree."""
+        return self.out_degree() + self.xp.bincount(self.col, minlength=self.n)
+
+    def fingerprint(self):
+        """Hash of the oriented CSR: names this exact graph in stores and results."""
+        h = hashlib.blake2b(digest_size=16)
+        h.update(np.array([self.n, self.m], np.int64).tobytes())
+        h.update(np.ascontiguousarray(to_numpy(self.rowptr), np.int64).data)
+        h.update(np.ascontiguousarray(to_numpy(self.col), col_dtype(self.n)).data)
+        return h.hexdigest()
+
+    def stats(self):
+        """Degree statistics and wedge counts, exact integers."""
+        xp = self.xp
+        deg = self.degree().astype(xp.int64)
+        out = self.out_degree().astype(xp.int64)
+        if self.n == 0:
+            zero = {"min": 0, "max": 0, "mean": 0.0, "median": 0.0}
+            return {"degree": zero, "wedges": 0, "oriented_wedges": 0, "max_out_degree": 0}
+        return {
+            "degree": {
+                "min": int(deg.min()),
+                "max": int(deg.max()),
+                "mean": 2 * self.m / self.n,
+                "median": float(xp.median(deg)),
+            },
+            "wedges": int((deg * (deg - 1) // 2).sum()),
+            "oriented_wedges": int((out * (out - 1) // 2).sum()),
+            "max_out_degree": int(out.max()),
+        }

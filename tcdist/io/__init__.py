@@ -1,0 +1,62 @@
+"""Stage 1: read graphs from files and generators (see DESIGN.md)."""
+
+import os
+
+from tcdist.errors import InputError
+from tcdist.io.edgelist import read_edge_list
+from tcdist.io.generators import generate, is_spec
+from tcdist.io.h5graph import HDF5_MAGIC, read_graph
+from tcdist.io.mtx import read_mtx
+from tcdist.io.text import GZIP_MAGIC, open_binary, read_block
+
+EDGE_LIST_SUFFIXES = (".txt", ".tsv", ".csv", ".el", ".edges", ".snap", ".edgelist")
+MTX_SUFFIXES = (".mtx", ".mm")
+HDF5_SUFFIXES = (".h5", ".hdf5")
+
+
+def _sniff(path):
+    """Format from content: HDF5 magic, a Matrix Market banner, else an edge list."""
+    with open(path, "rb") as f:
+        if f.read(8) == HDF5_MAGIC:
+            return "h5"
+    with open_binary(path) as (stream, _):
+        head = read_block(stream, path, 64)
+    return "mtx" if head.lower().startswith(b"%%matrixmarket") else "edgelist"
+
+
+def detect_format(path):
+    """'edgelist', 'mtx' or 'h5': by extension (a .gz suffix aside), by content when unknown."""
+    name = os.fspath(path).lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    if name.endswith(HDF5_SUFFIXES):
+        return "h5"
+    if name.endswith(MTX_SUFFIXES):
+        return "mtx"
+    if name.endswith(EDGE_LIST_SUFFIXES):
+        with open(path, "rb") as f:
+            magic = f.read(8)
+        return "h5" if magic == HDF5_MAGIC else "edgelist"
+    return _sniff(path)
+
+
+def check_readable(path):
+    """One-line errors for a missing path, a directory or an unreadable file."""
+    if not os.path.exists(path):
+        raise InputError(path, "no such file")
+    if os.path.isdir(path):
+        raise InputError(path, "is a directory, not a graph file")
+    if not os.access(path, os.R_OK):
+        raise InputError(path, "permission denied")
+
+
+def read(path):
+    """An EdgeList (text formats) or a Graph (tcdist HDF5) from a file."""
+    check_readable(path)
+    fmt = detect_format(path)
+    if fmt == "h5":
+        return read_graph(path)
+    return read_mtx(path) if fmt == "mtx" else read_edge_list(path)
+
+
+__all__ = ["GZIP_MAGIC", "detect_format", "generate", "is_spec", "read"]

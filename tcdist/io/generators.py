@@ -1,0 +1,97 @@
+"""Synthetic graphs, deterministic for a given seed: ``NAME:ARG[:ARG...]`` specs."""
+
+import re
+
+import numpy as np
+
+from tcdist.errors import TcdistError
+from tcdist.io.edges import EdgeList
+
+RMAT_ABC = (0.57, 0.19, 0.19)  # Graph500: d = 0.05
+_CHUNK = 1 << 22
+
+
+def rmat(scale, edge_factor=16, *, seed=0):
+    """Graph500 Kronecker/RMAT: 2^scale vertices, edge_factor * 2^scale edges, vertices permuted."""
+    if not 1 <= scale <= 40:
+        raise TcdistError(f"rmat: scale must be 1..40, got {scale}")
+    rng = np.random.default_rng(seed)
+    a, b, c = RMAT_ABC
+    a_norm, c_norm = a / (a + b), c / (1 - a - b)
+    m = edge_factor << scale
+    src = np.empty(m, np.int64)
+    dst = np.empty(m, np.int64)
+    for lo in range(0, m, _CHUNK):
+        hi = min(m, lo + _CHUNK)
+        s = np.zeros(hi - lo, np.int64)
+        d = np.zeros(hi - lo, np.int64)
+        for level in range(scale):
+            row_bit = rng.random(hi - lo, np.float32) > a + b
+            col_bit = rng.random(hi - lo, np.float32) > np.where(row_bit, c_norm, a_norm)
+            s |= row_bit.astype(np.int64) << level
+            d |= col_bit.astype(np.int64) << level
+        src[lo:hi], dst[lo:hi] = s, d
+    perm = rng.permutation(1 << scale)
+    return perm[src], perm[dst]
+
+
+def erdos_renyi(n, m, *, seed=0):
+    """m edges with endpoints drawn uniformly from n vertices (TRICORE's 'RD' graphs)."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, n, m, dtype=np.int64), rng.integers(0, n, m, dtype=np.int64)
+
+
+def grid(rows, cols, *, seed=0):
+    """Road-like 2-D grid with one diagonal per cell: degree <= 6, 2 (rows-1)(cols-1) triangles."""
+    v = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
+    pairs = [(v[:, :-1], v[:, 1:]), (v[:-1, :], v[1:, :]), (v[:-1, :-1], v[1:, 1:])]
+    return (np.concatenate([p.ravel() for p, _ in pairs]), np.concatenate([q.ravel() for _, q in pairs]))
+
+
+def complete(n, *, seed=0):
+    """K_n: C(n, 3) triangles."""
+    src, dst = np.triu_indices(n, 1)
+    return src.astype(np.int64), dst.astype(np.int64)
+
+
+def tripartite(a, b, c, *, seed=0):
+    """Complete tripartite K_{a,b,c}: a*b*c triangles."""
+    parts = np.split(np.arange(a + b + c, dtype=np.int64), [a, a + b])
+    src, dst = [], []
+    for x, y in ((0, 1), (0, 2), (1, 2)):
+        src.append(np.repeat(parts[x], parts[y].size))
+        dst.append(np.tile(parts[y], parts[x].size))
+    return np.concatenate(src), np.concatenate(dst)
+
+
+GENERATORS = {
+    "rmat": (rmat, "rmat:SCALE[:EDGEFACTOR]", "Graph500 RMAT, a=.57 b=.19 c=.19, edge factor 16"),
+    "er": (erdos_renyi, "er:N:M", "M uniform random edges on N vertices"),
+    "grid": (grid, "grid:ROWS:COLS", "grid with diagonals, 2(ROWS-1)(COLS-1) triangles"),
+    "complete": (complete, "complete:N", "K_N, C(N,3) triangles"),
+    "tripartite": (tripartite, "tripartite:A:B:C", "K_{A,B,C}, A*B*C triangles"),
+}
+_SPEC = re.compile(r"([a-z]+)((?::\d+)+)")
+
+
+def is_spec(text):
+    """Whether text names a generator (``rmat:18``) rather than a file."""
+    match = _SPEC.fullmatch(str(text))
+    return bool(match) and match.group(1) in GENERATORS
+
+
+def generate(spec, *, seed=0):
+    """The EdgeList a generator spec describes."""
+    match = _SPEC.fullmatch(spec)
+    if not match or match.group(1) not in GENERATORS:
+        known = ", ".join(usage for _, usage, _ in GENERATORS.values())
+        raise TcdistError(f"unknown generator spec '{spec}' (known: {known})")
+    fn, usage, _ = GENERATORS[match.group(1)]
+    args = [int(x) for x in match.group(2)[1:].split(":")]
+    try:
+        src, dst = fn(*args, seed=seed)
+    except TypeError:
+        raise TcdistError(f"generator spec '{spec}': expected {usage}") from None
+    except (ValueError, MemoryError) as e:
+        raise TcdistError(f"generator spec '{spec}': {e}") from None
+    return EdgeList(src, dst, spec)

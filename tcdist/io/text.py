@@ -1,0 +1,234 @@
+"""Bulk parsing of integer pairs from text, at disk speed.
+
+Text is read in chunks of whole lines. Each chunk is first handed to pyarrow's
+multithreaded CSV reader as it is (the fast path: SNAP, KONECT and Matrix Market bodies
+are regular). A chunk the fast path rejects (runs of blanks, comments in the middle,
+ragged extra columns) is rewritten by whole-array NumPy passes into canonical
+``a b\\n`` lines and parsed again. Only when that fails too is the chunk scanned line by
+line, to name the first bad line in the error message.
+"""
+
+import gzip
+import os
+import re
+import zlib
+from contextlib import contextmanager
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+
+from tcdist import progress
+from tcdist.errors import InputError
+
+CHUNK_BYTES = 32 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+INT64_MAX = 2**63 - 1
+_COMMENT = (b"#", b"%")
+_INTEGER = re.compile(rb"[+-]?[0-9]+")
+_SEPARATORS = b" \t\r\v\f,"
+
+
+@contextmanager
+def open_binary(path):
+    """A byte stream of the file, gunzipped when its first bytes say gzip, with the raw file for progress."""
+    raw = open(path, "rb")
+    try:
+        magic = raw.read(2)
+        raw.seek(0)
+        yield (gzip.GzipFile(fileobj=raw, mode="rb") if magic == GZIP_MAGIC else raw), raw
+    finally:
+        raw.close()
+
+
+def read_block(stream, path, size):
+    """``stream.read(size)`` with broken gzip data turned into an InputError."""
+    try:
+        return stream.read(size)
+    except (EOFError, OSError, zlib.error):
+        raise InputError(path, "truncated or corrupt gzip data") from None
+
+
+def iter_chunks(stream, path, size=CHUNK_BYTES):
+    """Yield (chunk of whole lines, number of its first line)."""
+    rest = b""
+    line = 1
+    while True:
+        block = read_block(stream, path, size)
+        if not block:
+            if rest:
+                yield rest, line
+            return
+        data = rest + block
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            rest = data
+            continue
+        chunk, rest = data[:cut], data[cut:]
+        yield chunk, line
+        line += chunk.count(b"\n")
+
+
+def refuse_binary(head, path):
+    """Refuse data that is not text (a NUL byte or invalid UTF-8 near the start)."""
+    sample = head[:8192]
+    nul = sample.find(b"\x00")
+    if nul >= 0:
+        raise InputError(path, f"binary data (NUL byte at offset {nul}), not a text graph")
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(sample) - 4:  # a multi-byte character cut at the end of the sample is fine
+            raise InputError(path, f"binary data (byte 0x{sample[e.start]:02x} at offset {e.start}), not a text graph") from None
+
+
+def data_lines(chunk):
+    """(index, tokens) of the lines of a chunk that hold data, comments cut at '#' or '%'."""
+    for i, line in enumerate(chunk.split(b"\n")):
+        cut = min((p for p in (line.find(c) for c in _COMMENT) if p >= 0), default=len(line))
+        tokens = line[:cut].replace(b",", b" ").split()
+        if tokens:
+            yield i, tokens
+
+
+def _show(token):
+    text = token.decode("utf-8", "replace")
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _token_problem(token):
+    if not _INTEGER.fullmatch(token):
+        return f"'{_show(token)}' is not an integer vertex id"
+    value = int(token)
+    if value < 0:
+        return f"negative vertex id {value}"
+    if value > INT64_MAX:
+        return f"vertex id {_show(token)} is out of range (largest allowed is 2^63-1)"
+    return None
+
+
+def locate_problem(chunk, first_line):
+    """(line, problem) of the first line that is not two integer ids (error path only)."""
+    for i, tokens in data_lines(chunk):
+        if len(tokens) < 2:
+            return first_line + i, f"expected two vertex ids, found one field '{_show(tokens[0])}'"
+        for token in tokens[:2]:
+            problem = _token_problem(token)
+            if problem:
+                return first_line + i, problem
+    return None, "could not be parsed as an edge list"
+
+
+def line_of_row(chunk, first_line, row):
+    """Line number of the row-th data line of a chunk (error path only)."""
+    for k, (i, _) in enumerate(data_lines(chunk)):
+        if k == row:
+            return first_line + i
+    return None
+
+
+def _table_pairs(table):
+    a, b = table.column(0), table.column(1)
+    if a.null_count or b.null_count:
+        raise pa.ArrowInvalid("empty field")
+    return a.to_numpy(), b.to_numpy()
+
+
+def _parse_regular(chunk, delimiter):
+    """Fast path: the chunk as it is, first two of any number of columns."""
+    table = pcsv.read_csv(
+        pa.py_buffer(chunk),
+        read_options=pcsv.ReadOptions(autogenerate_column_names=True, block_size=4 << 20),
+        parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False),
+        convert_options=pcsv.ConvertOptions(
+            include_columns=["f0", "f1"], column_types={"f0": pa.int64(), "f1": pa.int64()}
+        ),
+    )
+    return _table_pairs(table)
+
+
+def normalise(chunk):
+    """Rewrite a chunk as 'a b' lines: comments and extra columns cut, separators folded to one blank."""
+    a = np.frombuffer(chunk, np.uint8)
+    idx = np.arange(a.size, dtype=np.int32)  # chunks are far below 2^31 bytes
+    newline = a == 10
+    last_newline = np.maximum.accumulate(np.where(newline, idx, -1))
+    last_comment = np.maximum.accumulate(np.where((a == 35) | (a == 37), idx, -1))
+    separator = np.isin(a, np.frombuffer(_SEPARATORS, np.uint8)) | (last_comment > last_newline)
+    token = ~separator & ~newline
+    start = token.copy()
+    start[1:] &= ~token[:-1]
+    starts = np.cumsum(start, dtype=np.int32)
+    ordinal = starts - np.maximum.accumulate(np.where(newline, starts, 0))
+    keep = (token & (ordinal <= 2)) | newline
+    blank = np.zeros_like(keep)
+    blank[:-1] = start[1:] & (ordinal[1:] == 2)
+    out = a.copy()
+    out[blank] = 32
+    return out[keep | blank].tobytes()
+
+
+def _parse_canonical(text):
+    if not text.strip():
+        empty = np.empty(0, np.int64)
+        return empty, empty
+    table = pcsv.read_csv(
+        pa.py_buffer(text),
+        read_options=pcsv.ReadOptions(column_names=["f0", "f1"], block_size=4 << 20),
+        parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False),
+        convert_options=pcsv.ConvertOptions(column_types={"f0": pa.int64(), "f1": pa.int64()}),
+    )
+    return _table_pairs(table)
+
+
+def parse_chunk(chunk, first_line, delimiter, path):
+    """Two int64 arrays from a chunk, or an InputError naming the first bad line."""
+    try:
+        return _parse_regular(chunk, delimiter)
+    except (pa.ArrowInvalid, KeyError):
+        pass
+    try:
+        return _parse_canonical(normalise(chunk))
+    except pa.ArrowInvalid:
+        line, problem = locate_problem(chunk, first_line)
+        raise InputError(path, problem, line) from None
+
+
+def sniff_delimiter(line):
+    """The field separator of a data line: tab, comma or blank."""
+    for d in (b"\t", b","):
+        if d in line:
+            return d.decode()
+    return " "
+
+
+def read_pairs(path, header, validate):
+    """Read a text file of integer pairs in bulk.
+
+    ``header(first_chunk) -> (bytes to skip, lines to skip, delimiter)`` handles what
+    precedes the data; ``validate(a, b) -> (row, problem) | None`` checks ids per chunk.
+    Returns two int64 arrays.
+    """
+    srcs, dsts = [], []
+    size = os.path.getsize(path)
+    with open_binary(path) as (stream, raw), progress.bar(size, f"read {os.path.basename(path)}", "B", True) as bar:
+        first = True
+        for chunk, line in iter_chunks(stream, path):
+            if first:
+                refuse_binary(chunk, path)
+                skip_bytes, skip_lines, delimiter = header(chunk)
+                chunk, line, first = chunk[skip_bytes:], line + skip_lines, False
+            a, b = parse_chunk(chunk, line, delimiter, path)
+            bad = validate(a, b)
+            if bad is not None:
+                row, problem = bad
+                raise InputError(path, problem, line_of_row(chunk, line, row))
+            srcs.append(a)
+            dsts.append(b)
+            bar.update(raw.tell() - bar.n)
+        if first:
+            header(b"")
+    if not srcs:
+        empty = np.empty(0, np.int64)
+        return empty, empty
+    return np.concatenate(srcs), np.concatenate(dsts)
