@@ -11,7 +11,7 @@ _HEAD_BYTES = 1 << 16
 def _leading_lines(chunk):
     """(end offset, index, tokens, raw) of the first lines of a chunk."""
     end = 0
-    for i, raw in enumerate(chunk[:_HEAD_BYTES].split(b"\n")[:-1]):
+    for i, raw in enumerate(bytes(chunk[:_HEAD_BYTES]).split(b"\n")[:-1]):
         end += len(raw) + 1
         tokens = next((t for _, t in data_lines(raw)), [])
         yield end, i, tokens, raw
@@ -25,7 +25,7 @@ def _header(path, warnings):
         if not data:
             return 0, 0, " "
         end, i, tokens, raw = data[0]
-        skip_bytes, skip_lines = len(chunk[: end - len(raw) - 1]), i
+        skip_bytes, skip_lines = end - len(raw) - 1, i
         if len(tokens) == 1 and len(data) > 1 and len(data[1][2]) >= 2:
             warnings.append(f"{path}:{i + 1}: skipped a header line holding one field ('{tokens[0].decode(errors='replace')}')")
             skip_bytes, skip_lines = end, i + 1

@@ -8,6 +8,7 @@ from tcdist.io.text import read_pairs
 
 _FIELDS = {"pattern", "integer", "real", "complex"}
 _SYMMETRIES = {"general", "symmetric", "skew-symmetric", "hermitian"}
+_HEAD_BYTES = 1 << 20  # banner, comments and size line must lie within the first MiB
 
 
 def _banner(path, line):
@@ -47,17 +48,17 @@ def read_mtx(path):
     def header(chunk):
         if not chunk:
             raise InputError(path, "empty file: no Matrix Market banner", 1)
-        lines = chunk.split(b"\n")
-        _banner(path, lines[0])
-        offset = len(lines[0]) + 1
-        for i, line in enumerate(lines[1:-1], start=2):
-            offset += len(line) + 1
-            stripped = line.strip()
-            if not stripped or stripped.startswith(b"%"):
-                continue
-            declared["n"], declared["entries"] = _size_line(path, i, line)
-            return offset, i, " "
-        raise InputError(path, "no Matrix Market size line", len(lines))
+        head = bytes(chunk[:_HEAD_BYTES])
+        offset = 0
+        for number in range(1, head.count(b"\n") + 1):
+            end = head.index(b"\n", offset) + 1
+            line, offset = head[offset:end], end
+            if number == 1:
+                _banner(path, line)
+            elif line.strip() and not line.lstrip().startswith(b"%"):
+                declared["n"], declared["entries"] = _size_line(path, number, line)
+                return offset, number, " "
+        raise InputError(path, "no Matrix Market size line")
 
     def in_range(a, b):
         n = declared["n"]

@@ -49,29 +49,47 @@ def read_block(stream, path, size):
         raise InputError(path, "truncated or corrupt gzip data") from None
 
 
+def _read_into(stream, path, view):
+    """Fill view from the stream as far as it goes; the number of bytes read."""
+    filled = 0
+    try:
+        while filled < len(view):
+            got = stream.readinto(view[filled:])
+            if not got:
+                break
+            filled += got
+    except (EOFError, OSError, zlib.error):
+        raise InputError(path, "truncated or corrupt gzip data") from None
+    return filled
+
+
 def iter_chunks(stream, path, size=CHUNK_BYTES):
-    """Yield (chunk of whole lines, number of its first line)."""
+    """Yield (memoryview of whole lines, number of its first line), copying no data.
+
+    Each chunk gets a fresh buffer that starts with the partial line the last one left.
+    """
     rest = b""
     line = 1
     while True:
-        block = read_block(stream, path, size)
-        if not block:
+        buf = bytearray(len(rest) + size)
+        buf[: len(rest)] = rest
+        end = len(rest) + _read_into(stream, path, memoryview(buf)[len(rest):])
+        if end == len(rest):
             if rest:
-                yield rest, line
+                yield memoryview(rest), line
             return
-        data = rest + block
-        cut = data.rfind(b"\n") + 1
+        cut = buf.rfind(b"\n", 0, end) + 1
         if cut == 0:
-            rest = data
+            rest = bytes(buf[:end])
             continue
-        chunk, rest = data[:cut], data[cut:]
-        yield chunk, line
-        line += chunk.count(b"\n")
+        rest = bytes(buf[cut:end])
+        yield memoryview(buf)[:cut], line
+        line += buf.count(b"\n", 0, cut)
 
 
 def refuse_binary(head, path):
     """Refuse data that is not text (a NUL byte or invalid UTF-8 near the start)."""
-    sample = head[:8192]
+    sample = bytes(head[:8192])
     nul = sample.find(b"\x00")
     if nul >= 0:
         raise InputError(path, f"binary data (NUL byte at offset {nul}), not a text graph")
@@ -84,7 +102,7 @@ def refuse_binary(head, path):
 
 def data_lines(chunk):
     """(index, tokens) of the lines of a chunk that hold data, comments cut at '#' or '%'."""
-    for i, line in enumerate(chunk.split(b"\n")):
+    for i, line in enumerate(bytes(chunk).split(b"\n")):
         cut = min((p for p in (line.find(c) for c in _COMMENT) if p >= 0), default=len(line))
         tokens = line[:cut].replace(b",", b" ").split()
         if tokens:
@@ -169,7 +187,7 @@ def normalise(chunk):
 
 
 def _parse_canonical(text):
-    if not text.strip():
+    if not bytes(text).strip():
         empty = np.empty(0, np.int64)
         return empty, empty
     table = pcsv.read_csv(

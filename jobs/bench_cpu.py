@@ -1,0 +1,112 @@
+"""CPU benchmark: `tcdist count` of an RMAT edge list against networkit, same threads, same run.
+
+    python jobs/bench_cpu.py [--scale 18] [--repeat 5] [--out results/cpu-rmat18.json]
+
+Writes the RMAT edge list as text, runs ``python -m tcdist count FILE --json`` as a user
+would (parse rate = file bytes / read seconds), then times the counting step of both
+tcdist kernels and networkit's TriangleEdgeScore on the same cleaned graph in this process.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numba
+import numpy as np
+
+from meta import median, metadata
+
+import tcdist
+from tcdist.count import CPU_KERNELS
+
+
+def timed(fn, repeat):
+    fn()  # warm-up: JIT compilation, caches
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        value = fn()
+        times.append(time.perf_counter() - t0)
+    return value, times
+
+
+def networkit_peer(graph, threads, repeat):
+    import networkit as nk
+
+    nk.setNumberOfThreads(threads)
+    rows = np.repeat(np.arange(graph.n, dtype=np.uint64), np.diff(graph.rowptr))
+    g = nk.GraphFromCoo((rows, graph.col.astype(np.uint64)), n=graph.n, directed=False)
+    g.indexEdges()
+
+    def run():
+        score = nk.sparsification.TriangleEdgeScore(g)
+        score.run()
+        return int(round(sum(score.scores()))) // 3
+
+    return timed(run, repeat)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scale", type=int, default=18)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--threads", type=int, default=numba.config.NUMBA_NUM_THREADS)
+    p.add_argument("--workdir", default=".bench")
+    p.add_argument("--out")
+    p.add_argument("--device", default=f"cpu-{os.cpu_count()}core")
+    args = p.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    path = os.path.join(args.workdir, f"rmat{args.scale}.txt")
+    subprocess.run([sys.executable, "-m", "tcdist", "generate", f"rmat:{args.scale}", "-o", path, "-q"], check=True)
+    size = os.path.getsize(path)
+
+    cli = []
+    for _ in range(args.repeat):
+        out = subprocess.run([sys.executable, "-m", "tcdist", "count", path, "--json", "--threads", str(args.threads)],
+                             check=True, capture_output=True, text=True).stdout
+        cli.append(json.loads(out))
+    read_s = median([r["timings"]["read"] for r in cli])
+
+    graph = tcdist.load_graph(path)
+    numba.set_num_threads(args.threads)
+    kernels = {}
+    for name, fn in CPU_KERNELS.items():
+        count, times = timed(lambda fn=fn: fn(graph.rowptr, graph.col, graph.n), args.repeat)
+        kernels[name] = {"triangles": count, "seconds": times, "median_s": median(times)}
+    nk_count, nk_times = networkit_peer(graph, args.threads, args.repeat)
+    kernels["networkit-TriangleEdgeScore"] = {"triangles": nk_count, "seconds": nk_times, "median_s": median(nk_times)}
+    counts = {k["triangles"] for k in kernels.values()} | {r["triangles"] for r in cli}
+    if len(counts) != 1:
+        raise SystemExit(f"counts disagree: {counts}")
+
+    best = min(("marker", "merge"), key=lambda k: kernels[k]["median_s"])
+    result = {
+        **metadata(args.device),
+        "graph": f"rmat:{args.scale} (seed 0)",
+        "n": graph.n,
+        "m": graph.m,
+        "triangles": counts.pop(),
+        "threads": args.threads,
+        "edge_list_bytes": size,
+        "cli_runs": cli,
+        "parse_MB_per_s": size / read_s / 1e6,
+        "kernels": kernels,
+        "speedup_vs_networkit": kernels["networkit-TriangleEdgeScore"]["median_s"] / kernels[best]["median_s"],
+        "best_kernel": best,
+    }
+    text = json.dumps(result, indent=1)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    print(f"rmat:{args.scale}: n={graph.n:,} m={graph.m:,} triangles={result['triangles']:,} threads={args.threads}")
+    print(f"parse {size / 1e6:.0f} MB text: {result['parse_MB_per_s']:.0f} MB/s (read step of `tcdist count`, median)")
+    for name, k in kernels.items():
+        print(f"count {name:<28} {k['median_s'] * 1e3:8.1f} ms (median of {args.repeat})")
+    print(f"tcdist {best} vs networkit: {result['speedup_vs_networkit']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""What every result file records: when, where, which commit, which command."""
+
+import datetime
+import os
+import platform
+import subprocess
+import sys
+
+
+def commit():
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+        return sha + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return os.environ.get("TCDIST_COMMIT", "unknown")
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor()
+
+
+def metadata(device):
+    """Provenance of one benchmark run; ``device`` names the machine kind (e.g. 'cpu-2core', 'nvidia-h100-x1')."""
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "device": device,
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "commit": commit(),
+        "command": " ".join([os.path.basename(sys.executable), *sys.argv]),
+        "python": platform.python_version(),
+    }
+
+
+def median(values):
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2

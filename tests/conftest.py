@@ -1,0 +1,65 @@
+"""Shared fixtures: the dataset manifest, an independent counter, a CLI runner."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tcdist.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+DATASETS = Path(os.environ.get("TCDIST_DATASETS", REPO.parent / "shared" / "datasets"))
+
+
+def manifest():
+    """The datasets with their published counts (read in place, never copied)."""
+    path = DATASETS / "MANIFEST.json"
+    if not path.exists():
+        pytest.fail(f"dataset manifest not found at {path}; set TCDIST_DATASETS")
+    return json.loads(path.read_text())
+
+
+def dataset_params():
+    return [pytest.param(entry, id=entry["name"]) for entry in manifest()]
+
+
+def brute_force_triangles(pairs):
+    """Triangles of the simple undirected graph of raw pairs, by plain set intersection."""
+    adj = {}
+    for u, v in pairs:
+        if u != v:
+            adj.setdefault(u, set()).add(v)
+            adj.setdefault(v, set()).add(u)
+    return sum(1 for u in adj for v in adj[u] if u < v for w in adj[u] & adj[v] if v < w)
+
+
+class CliResult:
+    def __init__(self, code, out, err):
+        self.code, self.out, self.err = code, out, err
+
+    def json(self):
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run ``tcdist ARGS`` in-process; returns exit code, stdout and stderr."""
+
+    def run(*args):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as e:
+            code = e.code
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+def run_module(*args, **kwargs):
+    """Run ``python -m tcdist ARGS`` in a child process (for exit status and no-traceback checks)."""
+    return subprocess.run([sys.executable, "-m", "tcdist", *map(str, args)], capture_output=True, text=True,
+                          timeout=300, **kwargs)

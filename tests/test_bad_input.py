@@ -1,0 +1,172 @@
+"""Bad input and impossible options: exit status 2, one line on stderr naming the file and line."""
+
+import gzip
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import run_module
+
+EDGE_LIST_ERRORS = {
+    "non-numeric": ("1 2\n2 three\n", 2, "'three' is not an integer vertex id"),
+    "one column": ("1 2\n2 3\n4\n", 3, "expected two vertex ids, found one field '4'"),
+    "negative": ("1 2\n2 -3\n", 2, "negative vertex id -3"),
+    "fractional": ("1 2\n2 3.5\n", 2, "'3.5' is not an integer vertex id"),
+    "out of range": ("1 2\n2 9223372036854775808\n", 2, "out of range"),
+    "a lone field everywhere": ("5\n", 1, "expected two vertex ids, found one field '5'"),
+}
+
+
+def one_line(result):
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1, result.err
+    assert "Traceback" not in result.err
+    return lines[0]
+
+
+@pytest.mark.parametrize("name", EDGE_LIST_ERRORS)
+def test_malformed_edge_lists(tmp_path, cli, name):
+    content, line, problem = EDGE_LIST_ERRORS[name]
+    path = tmp_path / "bad.txt"
+    path.write_text(content)
+    result = cli("count", path)
+    assert result.code == 2
+    assert one_line(result).startswith(f"tcdist: error: {path}:{line}: ")
+    assert problem in result.err
+
+
+def test_binary_garbage(tmp_path, cli):
+    path = tmp_path / "garbage.txt"
+    path.write_bytes(np.random.default_rng(0).integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    result = cli("count", path)
+    assert result.code == 2 and f"{path}: binary data" in one_line(result)
+
+
+def test_truncated_gzip(tmp_path, cli):
+    data = gzip.compress(b"".join(b"%d %d\n" % (i, i + 1) for i in range(20000)))
+    path = tmp_path / "cut.txt.gz"
+    path.write_bytes(data[: len(data) // 2])
+    result = cli("count", path)
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {path}: truncated or corrupt gzip data"
+
+
+MTX_ERRORS = {
+    "bad banner": ("%%MatrixMarkt matrix coordinate pattern general\n2 2 1\n1 2\n", 1, "bad Matrix Market banner"),
+    "short banner": ("%%MatrixMarket matrix coordinate\n2 2 1\n1 2\n", 1, "bad Matrix Market banner"),
+    "array format": ("%%MatrixMarket matrix array real general\n2 2\n1\n0\n0\n1\n", 1, "'array' (dense) format"),
+    "bad size line": ("%%MatrixMarket matrix coordinate pattern general\n% c\n2 2\n1 2\n", 3, "bad Matrix Market size line"),
+    "not square": ("%%MatrixMarket matrix coordinate pattern general\n2 3 1\n1 2\n", 2, "must be square"),
+    "entry out of range": ("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n4 1\n", 4, "entry (4, 1) is out of range 1..3"),
+    "zero index": ("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n0 1\n", 4, "out of range"),
+}
+
+
+@pytest.mark.parametrize("name", MTX_ERRORS)
+def test_malformed_matrix_market(tmp_path, cli, name):
+    content, line, problem = MTX_ERRORS[name]
+    path = tmp_path / "bad.mtx"
+    path.write_text(content)
+    result = cli("count", path)
+    assert result.code == 2
+    assert one_line(result).startswith(f"tcdist: error: {path}:{line}: ") and problem in result.err
+
+
+def test_matrix_market_with_fewer_entries_than_declared(tmp_path, cli):
+    path = tmp_path / "short.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern symmetric\n5 5 4\n2 1\n3 1\n")
+    result = cli("count", path)
+    assert result.code == 2
+    assert one_line(result) == f"tcdist: error: {path}: the size line declares 4 entries but the file holds 2"
+
+
+def test_missing_file_and_directory(tmp_path, cli):
+    missing = tmp_path / "nope.txt"
+    assert one_line(cli("count", missing)) == f"tcdist: error: {missing}: no such file"
+    result = cli("count", tmp_path)
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {tmp_path}: is a directory, not a graph file"
+
+
+def test_foreign_hdf5(tmp_path, cli):
+    path = tmp_path / "foreign.h5"
+    with h5py.File(path, "w") as f:
+        f["data"] = np.arange(10)
+    result = cli("count", path)
+    assert result.code == 2
+    assert one_line(result) == f"tcdist: error: {path}: not a tcdist file (no 'format' attribute); expected tcdist-graph"
+
+
+def test_future_version_hdf5(tmp_path, cli):
+    path = tmp_path / "g.h5"
+    assert cli("convert", "complete:5", path).code == 0
+    with h5py.File(path, "a") as f:
+        f.attrs["version"] = 99
+    result = cli("count", path)
+    assert result.code == 2 and "version 99 is not supported" in one_line(result)
+
+
+def test_truncated_hdf5(tmp_path, cli):
+    path = tmp_path / "g.h5"
+    assert cli("convert", "rmat:12", path).code == 0
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    result = cli("count", path)
+    assert result.code == 2 and one_line(result).startswith(f"tcdist: error: {path}: ")
+
+
+def test_corrupt_hdf5_dataset_is_caught_by_its_checksum(tmp_path, cli):
+    path = tmp_path / "g.h5"
+    assert cli("convert", "rmat:12", path).code == 0
+    with h5py.File(path, "r") as f:
+        offset = f["col"].id.get_offset() if f["col"].chunks is None else f["col"].id.get_chunk_info(0).byte_offset
+    data = bytearray(path.read_bytes())
+    data[offset + 100] ^= 0xFF
+    path.write_bytes(bytes(data))
+    result = cli("count", path)
+    assert result.code == 2 and one_line(result) == (
+        f"tcdist: error: {path}: dataset 'col' is corrupt (checksum mismatch or truncated data)")
+
+
+@pytest.mark.parametrize("args,problem", [
+    (["count", "--parts", "0"], "argument --parts: must be at least 1, got 0"),
+    (["count", "--parts", "x"], "argument --parts: 'x' is not an integer"),
+    (["count", "--threads", "0"], "argument --threads: must be at least 1"),
+    (["count", "--threads", "100000"], "--threads must be between 1 and"),
+    (["count", "--backend", "tpu"], "unknown backend 'tpu'"),
+    (["count", "--kernel", "fastest"], "unknown cpu kernel 'fastest'"),
+    (["count", "--bogus"], "unrecognized arguments: --bogus"),
+    (["count", "rmat:99"], "rmat: scale must be 1..40"),
+    (["count", "grid:3"], "expected grid:ROWS:COLS"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["generate", "rmat:5"], "the following arguments are required: -o/--output"),
+])
+def test_impossible_options(cli, args, problem):
+    result = cli(*args)
+    assert result.code == 2
+    assert problem in one_line(result)
+
+
+def test_gpu_backend_says_why_it_cannot_run(cli):
+    result = cli("count", "complete:4", "--backend", "gpu")
+    assert result.code == 2 and one_line(result).startswith("tcdist: error: --backend gpu: ")
+
+
+def test_failed_conversion_leaves_the_existing_output_intact(tmp_path, cli):
+    out = tmp_path / "g.h5"
+    assert cli("convert", "complete:6", out).code == 0
+    before = out.read_bytes()
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 2\n2 x\n")
+    assert cli("convert", bad, out).code == 2
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt", "g.h5"], "no temporary file is left behind"
+
+
+def test_real_process_exits_2_without_traceback(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 2\n2 x\n")
+    result = run_module("count", bad)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"tcdist: error: {bad}:2: 'x' is not an integer vertex id"
+    debug = run_module("count", bad, "--debug")
+    assert debug.returncode == 2 and "Traceback" in debug.stderr

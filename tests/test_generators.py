@@ -1,0 +1,47 @@
+"""Generators: sizes, determinism and the counts their structure implies."""
+
+import numpy as np
+import pytest
+
+import tcdist
+from conftest import brute_force_triangles
+from tcdist.io import generate, is_spec
+
+
+def test_rmat_size_and_determinism():
+    a, b, c = generate("rmat:12", seed=7), generate("rmat:12", seed=7), generate("rmat:12", seed=8)
+    assert a.src.size == 16 * 4096 and int(max(a.src.max(), a.dst.max())) < 4096
+    assert np.array_equal(a.src, b.src) and np.array_equal(a.dst, b.dst)
+    assert not np.array_equal(a.src, c.src)
+    assert generate("rmat:12:4", seed=7).src.size == 4 * 4096
+
+
+def test_rmat_is_skewed_like_graph500():
+    g = tcdist.load_graph("rmat:14")
+    deg = g.degree()
+    assert deg.max() > 50 * np.median(deg)
+
+
+def test_rmat_count_matches_an_independent_counter():
+    e = generate("rmat:9", seed=1)
+    expected = brute_force_triangles(zip(e.src.tolist(), e.dst.tolist()))
+    assert tcdist.count_triangles("rmat:9", seed=1, backend="cpu").triangles == expected
+
+
+def test_erdos_renyi():
+    e = generate("er:1000:5000", seed=3)
+    assert e.src.size == 5000 and int(e.src.max()) < 1000
+    expected = brute_force_triangles(zip(e.src.tolist(), e.dst.tolist()))
+    assert tcdist.count_triangles("er:1000:5000", seed=3, backend="cpu").triangles == expected
+
+
+def test_grid_is_road_like():
+    g = tcdist.load_graph("grid:50:60")
+    assert (g.n, g.m) == (3000, 49 * 60 + 50 * 59 + 49 * 59)
+    assert int(g.degree().max()) == 6
+
+
+@pytest.mark.parametrize("text,expected", [("rmat:18", True), ("grid:3:4", True), ("rmat", False),
+                                           ("foo:3", False), ("graph.txt", False), ("rmat:1.5", False)])
+def test_spec_recognition(text, expected):
+    assert is_spec(text) is expected

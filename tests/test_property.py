@@ -1,0 +1,59 @@
+"""Random small graphs, self loops and duplicates included, against an independent counter."""
+
+import networkx as nx
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tcdist
+from conftest import brute_force_triangles
+
+pairs = st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30)), max_size=250)
+huge_ids = st.lists(st.tuples(st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1)), max_size=60)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pairs, st.sampled_from(["marker", "merge"]))
+def test_matches_brute_force(edges, kernel):
+    src = np.array([u for u, _ in edges], np.int64)
+    dst = np.array([v for _, v in edges], np.int64)
+    result = tcdist.count_triangles((src, dst), backend="cpu", kernel=kernel)
+    assert result.triangles == brute_force_triangles(edges)
+    simple = {frozenset(p) for p in edges if p[0] != p[1]}
+    assert result.m == len(simple)
+    assert result.self_loops == sum(u == v for u, v in edges)
+    assert result.duplicates == len(edges) - result.self_loops - len(simple)
+
+
+@settings(max_examples=50, deadline=None)
+@given(huge_ids)
+def test_ids_up_to_2_63_are_compacted(edges):
+    src = np.array([u for u, _ in edges], np.int64)
+    dst = np.array([v for _, v in edges], np.int64)
+    assert tcdist.count_triangles((src, dst), backend="cpu").triangles == brute_force_triangles(edges)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(20, 400), st.floats(0.01, 0.3), st.integers(0, 2**32 - 1))
+def test_matches_networkx_on_random_graphs(n, p, seed):
+    g = nx.gnp_random_graph(n, p, seed=seed)
+    expected = sum(nx.triangles(g).values()) // 3
+    assert tcdist.count_triangles(g, backend="cpu").triangles == expected
+
+
+@settings(max_examples=50, deadline=None)
+@given(pairs)
+def test_orientation_invariants(edges):
+    src = np.array([u for u, _ in edges], np.int64)
+    dst = np.array([v for _, v in edges], np.int64)
+    g = tcdist.load_graph((src, dst))
+    row = np.repeat(np.arange(g.n), np.diff(g.rowptr))
+    assert g.rowptr.dtype == np.int64
+    assert np.all(g.col > row), "every edge goes from lower to higher rank"
+    same_row = row[1:] == row[:-1]
+    assert np.all(g.col[1:][same_row] > g.col[:-1][same_row]), "rows are sorted and duplicate-free"
+    deg = g.degree()
+    assert np.all(deg >= 1), "no isolated vertex"
+    key = deg.astype(np.int64) * (2**40) + g.original_id
+    assert np.all(np.diff(key) > 0), "vertices are numbered in (degree, original id) order"
+    assert g.stats()["max_out_degree"] ** 2 <= 2 * g.m

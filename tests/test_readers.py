@@ -1,0 +1,139 @@
+"""Readers on every quirk of the real files: headers, CRLF, separators, extra columns, gzip, Matrix Market."""
+
+import gzip
+
+import numpy as np
+import pytest
+
+import tcdist
+from tcdist.io import detect_format, read, text
+
+TRIANGLE_PLUS = [(1, 2), (2, 3), (3, 1), (3, 4)]  # one triangle and a pendant edge
+
+
+def write(path, content, compress=False):
+    data = content.encode() if isinstance(content, str) else content
+    if compress:
+        data = gzip.compress(data)
+    path.write_bytes(data)
+    return path
+
+
+def pairs(path):
+    edges = read(path)
+    return sorted(zip(edges.src.tolist(), edges.dst.tolist()))
+
+
+QUIRKS = {
+    "tabs": "1\t2\n2\t3\n3\t1\n3\t4\n",
+    "blanks": "1 2\n2 3\n3 1\n3 4\n",
+    "commas": "1,2\n2,3\n3,1\n3,4\n",
+    "crlf": "1\t2\r\n2\t3\r\n3\t1\r\n3\t4\r\n",
+    "snap header": "# Directed graph: x.txt\n# Nodes: 4 Edges: 4\n# FromNodeId\tToNodeId\n1\t2\n2\t3\n3\t1\n3\t4\n",
+    "konect header": "% sym unweighted\n% 4 4 4\n1 2\n2 3\n3 1\n3 4\n",
+    "weights": "1 2 0.5\n2 3 1.5\n3 1 7\n3 4 2\n",
+    "timestamps": "1\t2\t1\t1217567877\n2\t3\t1\t1217567878\n3\t1\t1\t1217567879\n3\t4\t1\t1\n",
+    "ragged extras": "1 2\n2 3 9\n3 1 9 9\n3 4\n",
+    "runs of blanks": "  1   2\n2\t \t3  \n 3 1\n3     4\n",
+    "comments inside": "1 2\n# a comment in the middle\n2 3\n3 1 % trailing comment\n\n3 4\n",
+    "no final newline": "1 2\n2 3\n3 1\n3 4",
+}
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("name", QUIRKS)
+def test_edge_list_quirks(tmp_path, name, compress):
+    path = write(tmp_path / ("g.txt.gz" if compress else "g.txt"), QUIRKS[name], compress)
+    assert pairs(path) == sorted(TRIANGLE_PLUS)
+    assert tcdist.count_triangles(path, backend="cpu").triangles == 1
+
+
+def test_one_field_header_line_is_skipped_with_a_warning(tmp_path):
+    path = write(tmp_path / "g.txt", "10900\n1 2\n2 3\n3 1\n3 4\n")
+    edges = read(path)
+    assert sorted(zip(edges.src.tolist(), edges.dst.tolist())) == sorted(TRIANGLE_PLUS)
+    assert len(edges.warnings) == 1 and "g.txt:1" in edges.warnings[0] and "10900" in edges.warnings[0]
+
+
+def test_directed_and_reciprocal_edges_become_one_undirected_edge(tmp_path):
+    path = write(tmp_path / "g.txt", "1 2\n2 1\n2 3\n3 2\n1 3\n1 3\n4 4\n")
+    result = tcdist.count_triangles(path, backend="cpu")
+    assert (result.triangles, result.m, result.duplicates, result.self_loops) == (1, 3, 3, 1)
+
+
+def test_large_ids_are_compacted(tmp_path):
+    big = 2**63 - 1
+    path = write(tmp_path / "g.txt", f"{big} 5\n5 0\n0 {big}\n")
+    result = tcdist.count_triangles(path, backend="cpu")
+    assert (result.triangles, result.n) == (1, 3)
+    assert sorted(tcdist.load_graph(path).original_id.tolist()) == [0, 5, big]
+
+
+def test_many_chunks_give_the_same_edges_and_line_numbers(tmp_path, monkeypatch):
+    rng = np.random.default_rng(1)
+    src, dst = rng.integers(0, 500, 20000), rng.integers(0, 500, 20000)
+    lines = [f"{u}\t{v}" for u, v in zip(src, dst)]
+    lines[12345] = "# a comment in the middle: that chunk takes the slow path"
+    path = write(tmp_path / "g.txt", "# header\n" + "\n".join(lines) + "\n")
+    whole = read(path)
+    monkeypatch.setattr(text, "CHUNK_BYTES", 997)
+    chunked = read(path)
+    assert np.array_equal(whole.src, chunked.src) and np.array_equal(whole.dst, chunked.dst)
+    assert whole.src.size == 19999
+    lines[15000] = "12 x"
+    write(path, "# header\n" + "\n".join(lines) + "\n")
+    with pytest.raises(tcdist.TcdistError, match=r"g.txt:15002: 'x' is not an integer vertex id"):
+        read(path)
+
+
+MTX_TRIANGLE_PLUS = "1 2\n2 3\n3 1\n3 4\n"
+
+
+@pytest.mark.parametrize("field,values", [("pattern", ""), ("integer", " 7"), ("real", " 0.25"),
+                                          ("complex", " 1.0 -2.0")])
+@pytest.mark.parametrize("symmetry", ["general", "symmetric"])
+def test_matrix_market(tmp_path, field, values, symmetry):
+    body = "".join(f"{line}{values}\n" for line in MTX_TRIANGLE_PLUS.split("\n") if line)
+    path = write(tmp_path / "g.mtx", f"%%MatrixMarket matrix coordinate {field} {symmetry}\n% comment\n%\n4 4 4\n{body}")
+    assert pairs(path) == sorted((u - 1, v - 1) for u, v in TRIANGLE_PLUS)
+    assert tcdist.count_triangles(path, backend="cpu").triangles == 1
+
+
+def test_matrix_market_lower_triangle_with_self_loops(tmp_path):
+    """As ca-GrQc.mtx from SuiteSparse: symmetric, lower triangle stored, diagonal entries present."""
+    path = write(tmp_path / "g.mtx.gz", "%%MatrixMarket matrix coordinate pattern symmetric\n%-----\n"
+                                        "4 4 6\n1 1\n2 1\n3 1\n3 2\n4 3\n4 4\n", compress=True)
+    result = tcdist.count_triangles(path, backend="cpu")
+    assert (result.triangles, result.m, result.self_loops) == (1, 4, 2)
+
+
+@pytest.mark.parametrize("name,content,expected", [
+    ("graph", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n", "mtx"),
+    ("graph.dat", "1 2\n", "edgelist"),
+    ("graph.txt", "1 2\n", "edgelist"),
+    ("graph.mtx.gz", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n", "mtx"),
+])
+def test_format_detection(tmp_path, name, content, expected):
+    path = write(tmp_path / name, content, compress=name.endswith(".gz"))
+    assert detect_format(path) == expected
+
+
+def test_gzip_detected_by_content_not_name(tmp_path):
+    path = write(tmp_path / "g.txt", "1 2\n2 3\n3 1\n", compress=True)
+    assert tcdist.count_triangles(path, backend="cpu").triangles == 1
+
+
+def test_hdf5_round_trip(tmp_path, cli):
+    out = tmp_path / "fb.h5"
+    assert cli("convert", "complete:30", out).code == 0
+    g = tcdist.load_graph(out)
+    direct = tcdist.load_graph("complete:30")
+    assert g.fingerprint() == direct.fingerprint()
+    assert np.array_equal(g.rowptr, direct.rowptr) and np.array_equal(g.col, direct.col)
+    assert tcdist.count_triangles(out, backend="cpu").triangles == 4060
+
+
+def test_clean_edge_list_output_round_trips(tmp_path, cli):
+    out = tmp_path / "clean.txt.gz"
+    assert cli("convert", "rmat:10", out).code == 0
+    assert tcdist.load_graph(out).fingerprint() == tcdist.load_graph("rmat:10").fingerprint()
