@@ -9,9 +9,14 @@ from tcdist import io
 from tcdist.backend import resolve_backend, set_threads
 from tcdist.count import CPU_KERNELS
 from tcdist.errors import TcdistError
+from tcdist.errors import InputError
 from tcdist.graph import Graph, build_graph
 from tcdist.graph.build import edge_arrays
 from tcdist.io.edges import EdgeList
+from tcdist.io.hdf5 import format_of_file
+from tcdist.partition import PRUNE_MODES, SCHEMES, partition_graph
+from tcdist.partition.store import FORMAT as STORE_FORMAT
+from tcdist.partition.store import Store, write_store
 
 EMBEDDED_NAME = "ego-Facebook (embedded)"
 EMBEDDED_TRIANGLES = 1_612_010
@@ -38,6 +43,9 @@ class TriangleCount:
     ranks: int
     name: str
     timings: dict
+    scheme: str = None
+    prune: str = None
+    part_stats: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
 
     def __int__(self):
@@ -104,36 +112,120 @@ def kernel_function(backend, kernel):
     return name, kernels[name]
 
 
-def count_triangles(source=None, *, backend="auto", kernel=None, threads=None, parts=1, seed=0):
-    """Count the triangles of a source exactly (see load_graph for the sources accepted)."""
-    start = time.perf_counter()
-    if not isinstance(parts, int) or parts < 1:
+def _check_partition_options(parts, scheme, prune):
+    if parts is not None and (not isinstance(parts, int) or isinstance(parts, bool) or parts < 1):
         raise TcdistError(f"parts must be a positive integer, got {parts!r}")
-    if parts > 1:
-        raise TcdistError("partitioned counting (parts > 1) is not part of this tcdist version yet")
+    if scheme is not None and scheme not in SCHEMES:
+        raise TcdistError(f"unknown partitioning scheme '{scheme}' (choose from {', '.join(SCHEMES)})")
+    if prune is not None and prune not in PRUNE_MODES:
+        raise TcdistError(f"unknown prune mode '{prune}' (choose from {', '.join(PRUNE_MODES)})")
+
+
+def open_store_source(source):
+    """A Store if source is the path of a partition store, else None."""
+    if not isinstance(source, (str, os.PathLike)) or not os.path.isfile(source):
+        return None
+    if io.detect_format(source) != "h5" or format_of_file(source) != STORE_FORMAT:
+        return None
+    return Store(source)
+
+
+def partition(source=None, *, parts, scheme="random", prune="lstc", seed=0, output=None, timings=None):
+    """LSTC partitioning of a source into parts (written to the store ``output`` if given)."""
+    _check_partition_options(parts, scheme, prune)
+    timings = {} if timings is None else timings
+    graph = load_graph(source, seed=seed, timings=timings)
+    t0 = time.perf_counter()
+    result = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed)
+    if output is not None:
+        write_store(result, output)
+    timings["partition"] = time.perf_counter() - t0
+    return result
+
+
+def _reuse_or_partition(graph, parts, scheme, prune, seed, store):
+    """The partitioning asked for: from an existing store of the same graph and options, else computed
+    (and written to store if one is named). A store of anything else is refused, never overwritten."""
+    if store is not None and os.path.exists(store):
+        with Store(store) as existing:
+            why = existing.matches(graph.fingerprint(), parts, scheme, prune, seed)
+            if why:
+                raise InputError(store, f"{why}; remove it or choose another store")
+            return existing.partitioning()
+    result = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed)
+    if store is not None:
+        write_store(result, store)
+    return result
+
+
+def _count_parts(fn, parts, timings):
+    """Count part after part; per-part statistics with triangles and kernel seconds."""
+    total, per_part = 0, []
+    for part in parts:
+        fn(part.rowptr[:1], part.col[:0], 0)  # compile (or load from cache) outside the timed count
+        t0 = time.perf_counter()
+        found = fn(part.rowptr, part.col, part.n_local)
+        seconds = time.perf_counter() - t0
+        timings["count"] += seconds
+        total += found
+        per_part.append({"part": part.index, **part.stats, "triangles": found, "count_s": seconds})
+    return total, per_part
+
+
+def _store_parts(store, timings):
+    """Parts of an open store, read one at a time (their reading counted as 'read')."""
+    for i in range(store.num_parts):
+        t0 = time.perf_counter()
+        part = store.part(i)
+        timings["read"] += time.perf_counter() - t0
+        yield part
+
+
+def count_triangles(source=None, *, backend="auto", kernel=None, threads=None, parts=None, scheme=None,
+                    prune=None, seed=0, store=None):
+    """Count the triangles of a source exactly (see load_graph for the sources accepted).
+
+    parts, scheme, prune: count LSTC parts one after another (default: the whole graph as one part).
+    store: an HDF5 partition store to reuse if it holds this partitioning, or to write.
+    A partition store as source is counted part by part as it was written.
+    """
+    start = time.perf_counter()
+    _check_partition_options(parts, scheme, prune)
     device = resolve_backend(backend)
     name, fn = kernel_function(device, kernel)
     threads = set_threads(threads)
-    timings = {}
-    graph = load_graph(source, seed=seed, timings=timings)
-    timings["partition"] = 0.0
-    fn(graph.rowptr[:1], graph.col[:0], 0)  # compile (or load from cache) outside the timed count
-    t0 = time.perf_counter()
-    triangles = fn(graph.rowptr, graph.col, graph.n)
-    timings["count"] = time.perf_counter() - t0
+    timings = {"read": 0.0, "build": 0.0, "partition": 0.0, "count": 0.0}
+    source_store = open_store_source(source)
+    if source_store is not None:
+        with source_store:
+            h = source_store.header
+            asked = {"parts": parts, "scheme": scheme, "prune": prune}
+            clash = [f"{k} {v}" for k, v in asked.items() if v is not None and v != h[k]]
+            if clash:
+                raise InputError(source, f"this store holds parts {h['parts']}, scheme {h['scheme']}, prune "
+                                         f"{h['prune']}; {', '.join(clash)} cannot apply")
+            triangles, per_part = _count_parts(fn, _store_parts(source_store, timings), timings)
+            n, m, label = int(h["graph_n"]), int(h["graph_m"]), h["graph_name"]
+            loops, dups, warnings = int(h["self_loops"]), int(h["duplicates"]), []
+            parts, scheme, prune = source_store.num_parts, h["scheme"], h["prune"]
+    else:
+        graph = load_graph(source, seed=seed, timings=timings)
+        n, m, label, loops, dups, warnings = graph.n, graph.m, graph.name, graph.self_loops, graph.duplicates, graph.warnings
+        if parts is None and scheme is None and prune is None and store is None:
+            parts = 1
+            fn(graph.rowptr[:1], graph.col[:0], 0)
+            t0 = time.perf_counter()
+            triangles, per_part = fn(graph.rowptr, graph.col, graph.n), []
+            timings["count"] = time.perf_counter() - t0
+        else:
+            parts, scheme, prune = parts or 1, scheme or "random", prune or "lstc"
+            t0 = time.perf_counter()
+            partitioning = _reuse_or_partition(graph, parts, scheme, prune, seed, store)
+            timings["partition"] = time.perf_counter() - t0
+            triangles, per_part = _count_parts(fn, partitioning.parts, timings)
     timings["total"] = time.perf_counter() - start
     return TriangleCount(
-        triangles=triangles,
-        n=graph.n,
-        m=graph.m,
-        self_loops=graph.self_loops,
-        duplicates=graph.duplicates,
-        backend=device,
-        kernel=name,
-        threads=threads,
-        parts=parts,
-        ranks=1,
-        name=graph.name,
-        timings=timings,
-        warnings=list(graph.warnings),
+        triangles=triangles, n=n, m=m, self_loops=loops, duplicates=dups, backend=device, kernel=name,
+        threads=threads, parts=parts, ranks=1, name=label, timings=timings, scheme=scheme, prune=prune,
+        part_stats=per_part, warnings=list(warnings),
     )

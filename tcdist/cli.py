@@ -46,6 +46,19 @@ def _common(p):
     p.add_argument("--debug", action="store_true", help="show a traceback when something fails")
 
 
+def _partition_options(p, required):
+    from tcdist.partition import PRUNE_MODES, SCHEMES
+
+    p.add_argument("--parts", "-P", type=_positive, required=required, default=None,
+                   help="number of LSTC parts" + ("" if required else " [1: the whole graph]"))
+    p.add_argument("--scheme", choices=list(SCHEMES), default=None,
+                   help="vertex partitioning: random, contiguous (chunks of the rank order) or metis [random]")
+    p.add_argument("--prune", choices=list(PRUNE_MODES), default=None,
+                   help="lstc: Algorithm 2, drop proxies of in-degree 0 until none is left; none: the induced "
+                        "subgraphs as built; minimal: only L, N+(L) and the edges a local triangle uses [lstc]")
+    p.add_argument("--seed", type=int, default=0, help="seed for generators and random partitions [0]")
+
+
 def build_parser():
     parser = _Parser(prog="tcdist", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"tcdist {__version__}")
@@ -59,14 +72,25 @@ def build_parser():
     count.add_argument("--backend", default="auto", help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
     count.add_argument("--kernel", help="counting kernel; cpu: marker (default) or merge")
     count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
-    count.add_argument("--parts", type=_positive, default=1, help="number of LSTC partitions [1]")
-    count.add_argument("--seed", type=int, default=0, help="seed for generators and random partitions [0]")
+    _partition_options(count, required=False)
+    count.add_argument("--store", metavar="FILE", help="partition store to reuse if it holds this partitioning, else to write")
     _common(count)
     count.set_defaults(func=cmd_count)
 
-    info = sub.add_parser("info", help="graph statistics, or the environment when no GRAPH is given",
+    part = sub.add_parser("partition", help="partition a graph into an HDF5 partition store",
+                          description="LSTC workload partitioning: every vertex gets a part; each part holds its "
+                                      "local vertices, the proxies they need and the edges between them, so parts "
+                                      "are counted independently. Writes OUT.h5 for `tcdist count OUT.h5`.")
+    part.add_argument("graph", nargs="?", metavar="GRAPH", help="file or generator spec (default: embedded ego-Facebook)")
+    part.add_argument("-o", "--output", required=True, metavar="OUT.h5")
+    _partition_options(part, required=True)
+    _common(part)
+    part.set_defaults(func=cmd_partition)
+
+    info = sub.add_parser("info", help="graph or partition-store statistics; the environment with no GRAPH",
                           description="With GRAPH: vertices, edges, degrees, wedges and the largest out-degree "
-                                      "after orientation. Without: versions, threads, GPUs and MPI.")
+                                      "after orientation. With a partition store: the statistics of every part "
+                                      "(LSTC Tables 3-4). Without: versions, threads, GPUs and MPI.")
     info.add_argument("graph", nargs="?", metavar="GRAPH")
     info.add_argument("--seed", type=int, default=0, help="seed for generator specs [0]")
     _common(info)
@@ -112,7 +136,7 @@ def cmd_count(args):
     from tcdist.api import count_triangles
 
     r = count_triangles(args.graph, backend=args.backend, kernel=args.kernel, threads=args.threads,
-                        parts=args.parts, seed=args.seed)
+                        parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store)
     lines = [
         r.name,
         f"  vertices   {r.n:,}",
@@ -121,7 +145,45 @@ def cmd_count(args):
         f"  backend    {r.backend}, kernel {r.kernel}, {r.threads} threads, {r.parts} part(s), {r.ranks} rank(s)",
         f"  time       {_seconds(r.timings)}",
     ]
+    if r.part_stats:
+        lines[-2:-2] = [f"  parts      {r.parts} ({r.scheme}, prune {r.prune})"]
+        lines += ["", *parts_table(r.part_stats, r.n, r.m, extra=("triangles",))]
     _emit(args, r.to_dict(), lines, r.warnings)
+    return 0
+
+
+_COLUMNS = (("part", "part"), ("n_local", "local"), ("v_ind", "V_ind"), ("v_res", "V_res"), ("e_ind", "E_ind"),
+            ("e_res", "E_res"), ("bytes", "bytes"), ("work", "work"))
+
+
+def parts_table(stats, n, m, extra=()):
+    """Per-part statistics as LSTC Tables 3-4 show them, with a total row and the replication."""
+    columns = list(_COLUMNS) + [(k, k) for k in extra]
+    rows = [[f"{s[k]:,}" for k, _ in columns] for s in stats]
+    totals = {k: sum(s[k] for s in stats) for k, _ in columns[1:]}
+    rows.append(["total"] + [f"{totals[k]:,}" for k, _ in columns[1:]])
+    header = [title for _, title in columns]
+    widths = [max(len(r[j]) for r in [header, *rows]) for j in range(len(columns))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.insert(-1, lines[1])
+    v, e = totals["v_res"] / max(n, 1), totals["e_res"] / max(m, 1)
+    return lines + [f"replication: vertices {v:.3f}x, edges {e:.3f}x of the graph ({n:,} vertices, {m:,} edges)"]
+
+
+def cmd_partition(args):
+    from tcdist.api import partition
+
+    timings = {}
+    p = partition(args.graph, parts=args.parts, scheme=args.scheme or "random", prune=args.prune or "lstc",
+                  seed=args.seed, output=args.output, timings=timings)
+    stats = [{"part": part.index, **part.stats} for part in p.parts]
+    record = {"output": args.output, "graph": p.graph_name, "n": p.graph_n, "m": p.graph_m, "parts": p.num_parts,
+              "scheme": p.scheme, "prune": p.prune, "seed": p.seed, "fingerprint": p.fingerprint,
+              "part_stats": stats, "totals": p.totals(), "timings": timings}
+    lines = [f"wrote {args.output}: {p.graph_name} in {p.num_parts} parts ({p.scheme}, prune {p.prune}, seed {p.seed})",
+             f"time {_seconds(timings)}", "", *parts_table(stats, p.graph_n, p.graph_m)]
+    _emit(args, record, lines)
     return 0
 
 
@@ -155,8 +217,25 @@ def _environment_info():
     return record, [f"{k:<{width}}  {v}" for k, v in record.items()], []
 
 
+def _store_info(store):
+    h = store.header
+    stats = [{"part": i, **store.stats(i)} for i in range(store.num_parts)]
+    record = {"path": store.path, **h, "part_stats": stats}
+    lines = [f"{store.path}: partition store of {h['graph_name']}",
+             f"  {h['parts']} parts, scheme {h['scheme']}, prune {h['prune']}, seed {h['seed']}, "
+             f"graph fingerprint {h['fingerprint']}", "", *parts_table(stats, h["graph_n"], h["graph_m"])]
+    return record, lines, []
+
+
 def cmd_info(args):
-    record, lines, warnings = _graph_info(args) if args.graph else _environment_info()
+    from tcdist.api import open_store_source
+
+    store = open_store_source(args.graph) if args.graph else None
+    if store is not None:
+        with store:
+            record, lines, warnings = _store_info(store)
+    else:
+        record, lines, warnings = _graph_info(args) if args.graph else _environment_info()
     _emit(args, record, lines, warnings)
     return 0
 

@@ -5,7 +5,8 @@ import os
 from tcdist.errors import InputError
 from tcdist.io.edgelist import read_edge_list
 from tcdist.io.generators import generate, is_spec
-from tcdist.io.h5graph import HDF5_MAGIC, read_graph
+from tcdist.io.h5graph import read_graph
+from tcdist.io.hdf5 import HDF5_MAGIC
 from tcdist.io.mtx import read_mtx
 from tcdist.io.text import GZIP_MAGIC, open_binary, read_block
 

@@ -6,16 +6,11 @@ import numpy as np
 from tcdist import __version__
 from tcdist.errors import InputError
 from tcdist.graph.graph import Graph, col_dtype
+from tcdist.io.hdf5 import check_format, open_h5, read_array, write_dataset
 from tcdist.io.write import atomic_path
 
 FORMAT = "tcdist-graph"
 VERSION = 1
-HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
-
-
-def _dataset(f, name, data):
-    # fletcher32 needs a chunked layout, and HDF5 cannot chunk an empty dataset
-    f.create_dataset(name, data=data, fletcher32=data.size > 0)
 
 
 def write_graph(graph, path):
@@ -32,40 +27,9 @@ def write_graph(graph, path):
             name=graph.name,
             fingerprint=graph.fingerprint(),
         )
-        _dataset(f, "rowptr", np.asarray(graph.rowptr, np.int64))
-        _dataset(f, "col", np.asarray(graph.col, col_dtype(graph.n)))
-        _dataset(f, "original_id", np.asarray(graph.original_id, np.int64))
-
-
-def open_h5(path):
-    """Open an HDF5 file for reading, refusing truncated or non-HDF5 files in one line."""
-    try:
-        return h5py.File(path, "r")
-    except OSError as e:
-        problem = "truncated HDF5 file" if "truncated" in str(e) else "not a readable HDF5 file"
-        raise InputError(path, problem) from None
-
-
-def read_array(path, f, name):
-    """A whole dataset, with checksum failures and missing datasets named."""
-    if name not in f:
-        raise InputError(path, f"dataset '{name}' is missing")
-    try:
-        return f[name][()]
-    except OSError:
-        raise InputError(path, f"dataset '{name}' is corrupt (checksum mismatch or truncated data)") from None
-
-
-def check_format(path, f, expected, version):
-    """Refuse files of another format or of a version this tcdist cannot read."""
-    found = f.attrs.get("format")
-    if isinstance(found, bytes):
-        found = found.decode()
-    if found != expected:
-        what = f"a '{found}' file" if found else "not a tcdist file (no 'format' attribute)"
-        raise InputError(path, f"{what}; expected {expected}")
-    if int(f.attrs.get("version", -1)) != version:
-        raise InputError(path, f"{expected} version {f.attrs.get('version')} is not supported (this tcdist reads version {version})")
+        write_dataset(f, "rowptr", np.asarray(graph.rowptr, np.int64))
+        write_dataset(f, "col", np.asarray(graph.col, col_dtype(graph.n)))
+        write_dataset(f, "original_id", np.asarray(graph.original_id, np.int64))
 
 
 def read_graph(path):

@@ -1,0 +1,26 @@
+"""Stages 3 and 4: LSTC workload partitioning and the HDF5 partition store (see DESIGN.md)."""
+
+from tcdist.partition.build import build_parts
+from tcdist.partition.part import PRUNE_MODES, Part, Partitioning
+from tcdist.partition.schemes import SCHEMES, assign
+
+
+def partition_graph(graph, num_parts, *, scheme="random", prune="lstc", seed=0):
+    """Partition an oriented graph into num_parts self-contained parts (LSTC Algorithms 1-2)."""
+    assignment = assign(graph, scheme, num_parts, seed)
+    return Partitioning(
+        parts=build_parts(graph, assignment, num_parts, prune),
+        scheme=scheme,
+        prune=prune,
+        seed=seed,
+        graph_n=graph.n,
+        graph_m=graph.m,
+        fingerprint=graph.fingerprint(),
+        graph_name=graph.name,
+        self_loops=graph.self_loops,
+        duplicates=graph.duplicates,
+        assignment=assignment,
+    )
+
+
+__all__ = ["PRUNE_MODES", "SCHEMES", "Part", "Partitioning", "assign", "build_parts", "partition_graph"]

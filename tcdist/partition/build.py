@@ -1,0 +1,178 @@
+"""LSTC Algorithms 1 and 2 for all parts at once, in whole-array passes (NumPy or CuPy).
+
+Every (part, vertex) pair that a part needs is a *member*, flagged LOCAL (the vertex is in
+the part), OUT (it has an in-edge from a local vertex: N+(L)) or IN (an out-edge to one:
+N-(L)). One sort of packed keys finds all members of all parts; expanding each member's
+row of the global CSR and looking the targets up among the members gives every part's
+induced subgraph; no part costs a pass over the whole graph.
+
+Algorithm 2 removes, until none is left, proxies of in-degree 0 and their out-edges. The
+oriented graph is acyclic, so what survives is exactly L and the proxies reachable from L
+along induced edges: a proxy on such a path always keeps the in-edge from its predecessor,
+and the unreachable proxies only have in-edges from each other, so their sources go first,
+then theirs. That fixpoint is computed here as forward reachability, one pass over the
+induced edges per level.
+"""
+
+from tcdist.graph.graph import col_dtype
+from tcdist.partition.part import Part, PRUNE_MODES
+from tcdist.xp import array_module, segment_ids
+
+LOCAL, OUT, IN = 1, 2, 4
+_BATCH = 1 << 24  # candidate edges expanded at a time, to bound memory
+
+
+def _segment_starts(xp, group):
+    """For a non-decreasing array of group ids, the index where each element's group begins."""
+    return xp.searchsorted(group, group, side="left")
+
+
+def _segment_ends(xp, group):
+    return xp.searchsorted(group, group, side="right")
+
+
+def locals_first(xp, group, is_local):
+    """Destination of each element when every run of equal ``group`` is stably reordered,
+    its ``is_local`` elements first (a stable partition, linear time, no sort)."""
+    before = xp.zeros(is_local.size + 1, dtype=xp.int64)
+    xp.cumsum(is_local, out=before[1:])
+    start, end = _segment_starts(xp, group), _segment_ends(xp, group)
+    locals_before = before[:-1] - before[start]
+    in_group = before[end] - before[start]
+    position = xp.arange(is_local.size, dtype=xp.int64)
+    return xp.where(is_local, start + locals_before, start + in_group + (position - start - locals_before))
+
+
+def _members(rowptr, col, assignment, n):
+    """Sorted member keys (part * n + vertex) of all parts, with their OR-ed flags."""
+    xp = array_module(rowptr)
+    src = segment_ids(xp.diff(rowptr))
+    dst = col.astype(xp.int64)
+    vertices = xp.arange(n, dtype=xp.int64)
+    packed = xp.concatenate([
+        (assignment * n + vertices) * 8 + LOCAL,
+        (assignment[src] * n + dst) * 8 + OUT,
+        (assignment[dst] * n + src) * 8 + IN,
+    ])
+    del src, dst
+    packed = xp.sort(packed)
+    keys, flags = packed >> 3, packed & 7
+    del packed
+    first = xp.ones(keys.size, dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    member_of = xp.cumsum(first, dtype=xp.int64) - 1
+    unique_keys = keys[first]
+    member_flags = xp.zeros(unique_keys.size, dtype=xp.int64)
+    for bit in (LOCAL, OUT, IN):
+        hit = xp.zeros(unique_keys.size, dtype=bool)
+        hit[member_of[(flags & bit) != 0]] = True
+        member_flags |= hit * bit
+    return unique_keys, member_flags
+
+
+def _induced_edges(rowptr, col, n, keys_sorted, order_of_sorted, member_part, member_vertex):
+    """(source member, target member) of every induced edge of every part, grouped by source
+    member in member order, targets in global rank order within a row."""
+    xp = array_module(rowptr)
+    out_degree = xp.diff(rowptr)
+    counts = out_degree[member_vertex]
+    ends = xp.cumsum(counts)
+    sources, targets = [], []
+    first = 0
+    while first < member_vertex.size:
+        base = int(ends[first - 1]) if first else 0
+        last = int(xp.searchsorted(ends, base + _BATCH, side="right"))
+        last = max(last, first + 1)
+        c = counts[first:last]
+        src_member = first + segment_ids(c)
+        offset = xp.arange(src_member.size, dtype=xp.int64) - (ends[src_member] - counts[src_member] - base)
+        t = col[rowptr[member_vertex[src_member]] + offset].astype(xp.int64)
+        wanted = member_part[src_member] * n + t
+        pos = xp.minimum(xp.searchsorted(keys_sorted, wanted), keys_sorted.size - 1)
+        hit = keys_sorted[pos] == wanted
+        sources.append(src_member[hit])
+        targets.append(order_of_sorted[pos[hit]])
+        first = last
+    if not sources:
+        empty = xp.empty(0, dtype=xp.int64)
+        return empty, empty
+    return xp.concatenate(sources), xp.concatenate(targets)
+
+
+def _prune(xp, mode, flags, src_m, tgt_m):
+    """(member kept, edge kept) for a prune mode."""
+    is_local = (flags & LOCAL) != 0
+    if mode == "none":
+        return xp.ones(flags.size, dtype=bool), xp.ones(src_m.size, dtype=bool)
+    if mode == "minimal":
+        near = (flags & (LOCAL | OUT)) != 0
+        is_out = (flags & OUT) != 0
+        return near, is_local[src_m] | (is_out[src_m] & is_out[tgt_m])
+    alive = is_local.copy()
+    while True:
+        reach = alive[src_m] & ~alive[tgt_m]
+        if not bool(reach.any()):
+            return alive, alive[src_m]
+        alive[tgt_m[reach]] = True
+
+
+def build_parts(graph, assignment, num_parts, prune="lstc"):
+    """The parts of LSTC's workload partitioning of an oriented graph.
+
+    assignment: the part (0..num_parts-1) of every vertex. prune: 'lstc' (Algorithm 2),
+    'none' (the induced subgraphs as built) or 'minimal' (only L, N+(L), the out-edges of L
+    and the edges inside N+(L)). Each Part lists its local vertices first.
+    """
+    if prune not in PRUNE_MODES:
+        raise ValueError(f"unknown prune mode {prune!r}")
+    xp = graph.xp
+    n, rowptr, col = graph.n, graph.rowptr, graph.col
+    assignment = assignment.astype(xp.int64)
+
+    keys, flags = _members(rowptr, col, assignment, n)
+    part, vertex = keys // n, keys % n
+    order = locals_first(xp, part, (flags & LOCAL) != 0)  # member order: part, locals first, rank
+    m_part, m_vertex, m_flags = (xp.empty_like(a) for a in (part, vertex, flags))
+    m_part[order], m_vertex[order], m_flags[order] = part, vertex, flags
+    del part, vertex, flags
+
+    src_m, tgt_m = _induced_edges(rowptr, col, n, keys, order, m_part, m_vertex)
+    del keys, order
+    keep_m, keep_e = _prune(xp, prune, m_flags, src_m, tgt_m)
+
+    boundaries = xp.arange(num_parts + 1, dtype=xp.int64)
+    v_ind = xp.diff(xp.searchsorted(m_part, boundaries))
+    e_ind = xp.bincount(m_part[src_m], minlength=num_parts)
+    n_local = xp.bincount(m_part[(m_flags & LOCAL) != 0], minlength=num_parts)
+
+    kept_index = xp.cumsum(keep_m, dtype=xp.int64) - 1
+    k_part, k_vertex = m_part[keep_m], m_vertex[keep_m]
+    k_offset = xp.searchsorted(k_part, boundaries)
+    src_m, tgt_m = src_m[keep_e], tgt_m[keep_e]
+    src_k, tgt_k = kept_index[src_m], kept_index[tgt_m]
+    tgt_local = (m_flags[tgt_m] & LOCAL) != 0
+    del src_m, tgt_m, keep_e
+    placed = locals_first(xp, src_k, tgt_local)  # rows sorted by the new ids: locals first
+    col_k = xp.empty_like(tgt_k)
+    col_k[placed] = tgt_k - k_offset[k_part[tgt_k]]
+    row_length = xp.bincount(src_k, minlength=k_part.size)
+    e_offset = xp.zeros(num_parts + 1, dtype=xp.int64)
+    xp.cumsum(xp.bincount(k_part[src_k], minlength=num_parts), out=e_offset[1:])
+
+    parts = []
+    for i in range(num_parts):
+        lo, hi = int(k_offset[i]), int(k_offset[i + 1])
+        size = hi - lo
+        rowptr_i = xp.zeros(size + 1, dtype=xp.int64)
+        xp.cumsum(row_length[lo:hi], out=rowptr_i[1:])
+        col_i = col_k[int(e_offset[i]) : int(e_offset[i + 1])].astype(col_dtype(size))
+        parts.append(Part.make(
+            index=i,
+            rowptr=rowptr_i,
+            col=col_i,
+            global_id=k_vertex[lo:hi],
+            n_local=int(n_local[i]),
+            v_ind=int(v_ind[i]),
+            e_ind=int(e_ind[i]),
+        ))
+    return parts

@@ -1,0 +1,81 @@
+"""The data of a partitioning: parts with their LSTC statistics (Tables 3-4 of the paper)."""
+
+from dataclasses import dataclass, field
+
+from tcdist.xp import array_module
+
+PRUNE_MODES = ("lstc", "none", "minimal")
+STAT_KEYS = ("n_local", "v_ind", "v_res", "e_ind", "e_res", "bytes", "work")
+
+
+def part_stats(rowptr, col, n_local, v_ind, e_ind):
+    """|V_ind|, |V_res|, |E_ind|, |E_res|, bytes on the GPU (rowptr + col) and the estimated work:
+    the probes Σ_{u local} Σ_{v in N+(u)} |N+(v)| a kernel makes."""
+    xp = array_module(rowptr)
+    local_edges = int(rowptr[n_local])  # local rows come first
+    work = int(xp.diff(rowptr)[col[:local_edges]].sum()) if local_edges else 0
+    return {
+        "n_local": n_local,
+        "v_ind": v_ind,
+        "v_res": int(rowptr.size) - 1,
+        "e_ind": e_ind,
+        "e_res": int(col.size),
+        "bytes": int(rowptr.nbytes + col.nbytes),
+        "work": work,
+    }
+
+
+@dataclass(eq=False)
+class Part:
+    """One part: an oriented CSR whose first ``n_local`` vertices are local, rows sorted.
+
+    ``global_id[k]`` is the vertex of the whole graph (its rank) that local id k stands for.
+    """
+
+    index: int
+    rowptr: object
+    col: object
+    global_id: object
+    n_local: int
+    stats: dict
+
+    @classmethod
+    def make(cls, *, index, rowptr, col, global_id, n_local, v_ind, e_ind):
+        return cls(index, rowptr, col, global_id, n_local, part_stats(rowptr, col, n_local, v_ind, e_ind))
+
+    @property
+    def n(self):
+        return int(self.rowptr.size) - 1
+
+    @property
+    def m(self):
+        return int(self.col.size)
+
+
+@dataclass(eq=False)
+class Partitioning:
+    """The parts of one graph under one scheme, P, seed and prune mode."""
+
+    parts: list
+    scheme: str
+    prune: str
+    seed: int
+    graph_n: int
+    graph_m: int
+    fingerprint: str
+    graph_name: str = ""
+    self_loops: int = 0
+    duplicates: int = 0
+    assignment: object = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def num_parts(self):
+        return len(self.parts)
+
+    def totals(self):
+        """Sums of the per-part statistics, with the replication of vertices and edges."""
+        total = {k: sum(p.stats[k] for p in self.parts) for k in STAT_KEYS}
+        total["vertex_replication"] = total["v_res"] / self.graph_n if self.graph_n else 0.0
+        total["edge_replication"] = total["e_res"] / self.graph_m if self.graph_m else 0.0
+        return total

@@ -1,0 +1,53 @@
+"""Vertex partitioning schemes: each maps every vertex to a part in [0, P).
+
+A scheme is one function ``(graph, num_parts, seed) -> int array of length n``; register
+it in SCHEMES.
+"""
+
+import numpy as np
+
+from tcdist.errors import TcdistError
+from tcdist.xp import segment_ids, to_numpy
+
+
+def random_scheme(graph, num_parts, seed):
+    """Each vertex in a part drawn uniformly (LSTC's choice); reproducible for a seed."""
+    return np.random.default_rng(seed).integers(0, num_parts, graph.n)
+
+
+def contiguous_scheme(graph, num_parts, seed):
+    """Equal chunks of the rank order (LSTC Table 6)."""
+    return np.arange(graph.n, dtype=np.int64) * num_parts // max(graph.n, 1)
+
+
+def metis_scheme(graph, num_parts, seed):
+    """METIS (pymetis) on the undirected graph: fewer cut edges, so fewer proxies."""
+    try:
+        import pymetis
+    except ImportError:
+        raise TcdistError("--scheme metis needs pymetis: pip install 'tcdist[metis]'") from None
+    if num_parts == 1 or graph.n == 0:
+        return np.zeros(graph.n, np.int64)
+    rowptr, col = to_numpy(graph.rowptr), to_numpy(graph.col).astype(np.int64)
+    src = segment_ids(np.diff(rowptr))
+    keys = np.sort(np.concatenate([src * graph.n + col, col * graph.n + src]))
+    starts = np.zeros(graph.n + 1, np.int64)
+    np.cumsum(np.bincount(keys // graph.n, minlength=graph.n), out=starts[1:])
+    adjacency = pymetis.CSRAdjacency(starts.astype(np.int32), (keys % graph.n).astype(np.int32))
+    result = pymetis.part_graph(num_parts, adjacency, options=pymetis.Options(seed=seed))
+    return np.asarray(result.vertex_part, np.int64)
+
+
+SCHEMES = {"random": random_scheme, "contiguous": contiguous_scheme, "metis": metis_scheme}
+
+
+def assign(graph, scheme, num_parts, seed=0):
+    """The part of every vertex under a named scheme, on the graph's array module."""
+    if scheme not in SCHEMES:
+        raise TcdistError(f"unknown partitioning scheme '{scheme}' (choose from {', '.join(SCHEMES)})")
+    if not isinstance(num_parts, int) or num_parts < 1:
+        raise TcdistError(f"the number of parts must be a positive integer, got {num_parts!r}")
+    parts = np.asarray(SCHEMES[scheme](graph, num_parts, seed), np.int64)
+    if parts.shape != (graph.n,) or (parts.size and (parts.min() < 0 or parts.max() >= num_parts)):
+        raise TcdistError(f"scheme '{scheme}' did not give every vertex a part in [0, {num_parts})")
+    return graph.xp.asarray(parts)
