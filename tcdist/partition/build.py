@@ -22,25 +22,20 @@ LOCAL, OUT, IN = 1, 2, 4
 _BATCH = 1 << 24  # candidate edges expanded at a time, to bound memory
 
 
-def _segment_starts(xp, group):
-    """For a non-decreasing array of group ids, the index where each element's group begins."""
-    return xp.searchsorted(group, group, side="left")
-
-
-def _segment_ends(xp, group):
-    return xp.searchsorted(group, group, side="right")
-
-
-def locals_first(xp, group, is_local):
-    """Destination of each element when every run of equal ``group`` is stably reordered,
-    its ``is_local`` elements first (a stable partition, linear time, no sort)."""
-    before = xp.zeros(is_local.size + 1, dtype=xp.int64)
+def locals_first(run, run_start, is_local):
+    """Destination of each element when every run is stably reordered with its ``is_local``
+    elements first. ``run`` is the (non-decreasing) run of each element, ``run_start`` where
+    each run begins. A stable partition: linear, no sort, no search."""
+    xp = array_module(run)
+    size = is_local.size
+    before = xp.zeros(size + 1, dtype=xp.int64)
     xp.cumsum(is_local, out=before[1:])
-    start, end = _segment_starts(xp, group), _segment_ends(xp, group)
+    run_end = xp.append(run_start[1:], size)
+    locals_in_run = (before[run_end] - before[run_start])[run]
+    start = run_start[run]
     locals_before = before[:-1] - before[start]
-    in_group = before[end] - before[start]
-    position = xp.arange(is_local.size, dtype=xp.int64)
-    return xp.where(is_local, start + locals_before, start + in_group + (position - start - locals_before))
+    others_before = xp.arange(size, dtype=xp.int64) - start - locals_before
+    return start + xp.where(is_local, locals_before, locals_in_run + others_before)
 
 
 def _members(rowptr, col, assignment, n):
@@ -70,29 +65,34 @@ def _members(rowptr, col, assignment, n):
     return unique_keys, member_flags
 
 
-def _induced_edges(rowptr, col, n, keys_sorted, order_of_sorted, member_part, member_vertex):
+def _induced_edges(rowptr, col, member_offset, member_vertex):
     """(source member, target member) of every induced edge of every part, grouped by source
-    member in member order, targets in global rank order within a row."""
+    member in member order, targets in global rank order within a row.
+
+    Part by part, a slot table maps each member vertex to its member index; it is filled
+    and cleared for the part's members only, so all parts cost O(n + members + candidates).
+    """
     xp = array_module(rowptr)
     out_degree = xp.diff(rowptr)
-    counts = out_degree[member_vertex]
-    ends = xp.cumsum(counts)
+    slot = xp.full(rowptr.size - 1, -1, dtype=xp.int64)
     sources, targets = [], []
-    first = 0
-    while first < member_vertex.size:
-        base = int(ends[first - 1]) if first else 0
-        last = int(xp.searchsorted(ends, base + _BATCH, side="right"))
-        last = max(last, first + 1)
-        c = counts[first:last]
-        src_member = first + segment_ids(c)
-        offset = xp.arange(src_member.size, dtype=xp.int64) - (ends[src_member] - counts[src_member] - base)
-        t = col[rowptr[member_vertex[src_member]] + offset].astype(xp.int64)
-        wanted = member_part[src_member] * n + t
-        pos = xp.minimum(xp.searchsorted(keys_sorted, wanted), keys_sorted.size - 1)
-        hit = keys_sorted[pos] == wanted
-        sources.append(src_member[hit])
-        targets.append(order_of_sorted[pos[hit]])
-        first = last
+    for lo, hi in zip(member_offset[:-1].tolist(), member_offset[1:].tolist()):
+        vertices = member_vertex[lo:hi]
+        slot[vertices] = xp.arange(lo, hi, dtype=xp.int64)
+        counts = out_degree[vertices]
+        ends = xp.cumsum(counts)
+        first = 0
+        while first < hi - lo:
+            base = int(ends[first - 1]) if first else 0
+            last = max(first + 1, int(xp.searchsorted(ends, base + _BATCH, side="right")))
+            row = segment_ids(counts[first:last])
+            offset = xp.arange(row.size, dtype=xp.int64) - (ends[first:last] - counts[first:last] - base)[row]
+            target = slot[col[rowptr[vertices[first + row]] + offset]]
+            hit = target >= 0
+            sources.append(lo + first + row[hit])
+            targets.append(target[hit])
+            first = last
+        slot[vertices] = -1
     if not sources:
         empty = xp.empty(0, dtype=xp.int64)
         return empty, empty
@@ -131,17 +131,18 @@ def build_parts(graph, assignment, num_parts, prune="lstc"):
 
     keys, flags = _members(rowptr, col, assignment, n)
     part, vertex = keys // n, keys % n
-    order = locals_first(xp, part, (flags & LOCAL) != 0)  # member order: part, locals first, rank
+    boundaries = xp.arange(num_parts + 1, dtype=xp.int64)
+    m_offset = xp.searchsorted(part, boundaries)
+    order = locals_first(part, m_offset[:-1], (flags & LOCAL) != 0)  # member order: part, locals first, rank
     m_part, m_vertex, m_flags = (xp.empty_like(a) for a in (part, vertex, flags))
     m_part[order], m_vertex[order], m_flags[order] = part, vertex, flags
     del part, vertex, flags
 
-    src_m, tgt_m = _induced_edges(rowptr, col, n, keys, order, m_part, m_vertex)
     del keys, order
+    src_m, tgt_m = _induced_edges(rowptr, col, m_offset, m_vertex)
     keep_m, keep_e = _prune(xp, prune, m_flags, src_m, tgt_m)
 
-    boundaries = xp.arange(num_parts + 1, dtype=xp.int64)
-    v_ind = xp.diff(xp.searchsorted(m_part, boundaries))
+    v_ind = xp.diff(m_offset)
     e_ind = xp.bincount(m_part[src_m], minlength=num_parts)
     n_local = xp.bincount(m_part[(m_flags & LOCAL) != 0], minlength=num_parts)
 
@@ -152,10 +153,11 @@ def build_parts(graph, assignment, num_parts, prune="lstc"):
     src_k, tgt_k = kept_index[src_m], kept_index[tgt_m]
     tgt_local = (m_flags[tgt_m] & LOCAL) != 0
     del src_m, tgt_m, keep_e
-    placed = locals_first(xp, src_k, tgt_local)  # rows sorted by the new ids: locals first
+    row_length = xp.bincount(src_k, minlength=k_part.size)
+    row_start = xp.cumsum(row_length) - row_length
+    placed = locals_first(src_k, row_start, tgt_local)  # rows sorted by the new ids: locals first
     col_k = xp.empty_like(tgt_k)
     col_k[placed] = tgt_k - k_offset[k_part[tgt_k]]
-    row_length = xp.bincount(src_k, minlength=k_part.size)
     e_offset = xp.zeros(num_parts + 1, dtype=xp.int64)
     xp.cumsum(xp.bincount(k_part[src_k], minlength=num_parts), out=e_offset[1:])
 

@@ -1,0 +1,130 @@
+"""LSTC partitioning: exact sums for every scheme, prune mode and P; Algorithm 2 reproduced exactly."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tcdist
+from conftest import DATASETS, dataset_params
+from tcdist.count import CPU_KERNELS
+from tcdist.partition import PRUNE_MODES, SCHEMES, build_parts, partition_graph
+
+PART_COUNTS = (1, 2, 3, 4, 7, 16)
+count = CPU_KERNELS["marker"]
+
+
+def global_edges(part):
+    """The part's edges as (global id, global id) pairs."""
+    return set(zip(*(k.tolist() for k in global_edge_ends(part))))
+
+
+def global_edge_ends(part):
+    rows = np.repeat(np.arange(part.n), np.diff(part.rowptr))
+    return part.global_id[rows], part.global_id[part.col]
+
+
+def subset(a, b):
+    return bool(np.isin(a, b).all())
+
+
+def check_structure(graph, assignment, part):
+    """Locals first and exactly the part's vertices; rows sorted; every local out-edge present."""
+    gid = part.global_id
+    local = np.flatnonzero(assignment == part.index)
+    assert np.array_equal(gid[: part.n_local], local), "locals first, in rank order"
+    assert not np.any(assignment[gid[part.n_local:]] == part.index), "proxies are not local"
+    assert np.all(np.diff(gid[part.n_local:]) > 0), "proxies in rank order"
+    rows = np.repeat(np.arange(part.n), np.diff(part.rowptr))
+    same = rows[1:] == rows[:-1]
+    assert np.all(part.col[1:][same] > part.col[:-1][same]), "rows sorted by new id"
+    out_local = np.diff(part.rowptr)[: part.n_local]
+    assert np.array_equal(out_local, np.diff(graph.rowptr)[local]), "every out-edge of a local vertex is kept"
+
+
+@pytest.mark.parametrize("scheme", list(SCHEMES))
+@pytest.mark.parametrize("entry", dataset_params())
+def test_sum_over_parts_is_exact(entry, scheme):
+    graph = tcdist.load_graph(DATASETS / entry["file"])
+    expected = entry["published_triangles"]
+    for parts in PART_COUNTS:
+        sizes = {}
+        for prune in PRUNE_MODES:
+            p = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=parts)
+            assert sum(count(q.rowptr, q.col, q.n_local) for q in p.parts) == expected, (parts, prune)
+            assert sum(q.n_local for q in p.parts) == graph.n
+            sizes[prune] = p
+        for i in range(parts):
+            v = {mode: sizes[mode].parts[i].global_id for mode in PRUNE_MODES}
+            e = {}
+            for mode in PRUNE_MODES:
+                a, b = global_edge_ends(sizes[mode].parts[i])
+                e[mode] = a * graph.n + b
+            assert subset(v["minimal"], v["lstc"]) and subset(v["lstc"], v["none"]), (parts, i)
+            assert subset(e["minimal"], e["lstc"]) and subset(e["lstc"], e["none"]), (parts, i)
+            assert sizes["none"].parts[i].stats["v_ind"] == np.unique(v["none"]).size == v["none"].size
+            assert sizes["none"].parts[i].stats["e_ind"] == np.unique(e["none"]).size == e["none"].size
+            check_structure(graph, np.asarray(sizes["lstc"].assignment), sizes["lstc"].parts[i])
+
+
+def literal_lstc(graph, assignment, i):
+    """Algorithms 1 and 2 as the paper writes them, on Python sets: (vertices, edges) of part i."""
+    edges = set(zip(np.repeat(np.arange(graph.n), np.diff(graph.rowptr)).tolist(), graph.col.tolist()))
+    local = {v for v in range(graph.n) if assignment[v] == i}
+    proxies = {b for a, b in edges if a in local} | {a for a, b in edges if b in local}
+    vertices = local | proxies
+    induced = {(a, b) for a, b in edges if a in vertices and b in vertices}
+    while True:
+        has_in = {b for _, b in induced}
+        sources = {h for h in vertices - local if h not in has_in}
+        if not sources:
+            return vertices, induced
+        vertices -= sources
+        induced = {(a, b) for a, b in induced if a not in sources}
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 25), st.integers(0, 25)), max_size=150), st.integers(1, 6), st.data())
+def test_any_vertex_partition_works_and_matches_algorithm_2(edges, parts, data):
+    src = np.array([u for u, _ in edges], np.int64)
+    dst = np.array([v for _, v in edges], np.int64)
+    graph = tcdist.load_graph((src, dst))
+    assignment = np.array(data.draw(st.lists(st.integers(0, parts - 1), min_size=graph.n, max_size=graph.n)), np.int64)
+    expected = count(graph.rowptr, graph.col, graph.n)
+    for prune in PRUNE_MODES:
+        result = build_parts(graph, assignment, parts, prune)
+        assert sum(count(q.rowptr, q.col, q.n_local) for q in result) == expected
+    for part in build_parts(graph, assignment, parts, "lstc"):
+        vertices, induced = literal_lstc(graph, assignment, part.index)
+        assert set(part.global_id.tolist()) == vertices
+        assert global_edges(part) == induced
+        check_structure(graph, assignment, part)
+
+
+def test_schemes():
+    graph = tcdist.load_graph("rmat:12")
+    a = partition_graph(graph, 4, scheme="random", seed=5).assignment
+    assert np.array_equal(a, partition_graph(graph, 4, scheme="random", seed=5).assignment), "seeded"
+    assert not np.array_equal(a, partition_graph(graph, 4, scheme="random", seed=6).assignment)
+    c = np.asarray(partition_graph(graph, 4, scheme="contiguous").assignment)
+    assert np.all(np.diff(c) >= 0) and np.bincount(c).max() - np.bincount(c).min() <= 1, "equal chunks of rank order"
+    m = np.asarray(partition_graph(graph, 4, scheme="metis").assignment)
+    rows = np.repeat(np.arange(graph.n), np.diff(graph.rowptr))
+    cut = lambda parts: int(np.sum(parts[rows] != parts[graph.col]))  # noqa: E731
+    assert set(m.tolist()) == {0, 1, 2, 3} and cut(m) < cut(np.asarray(a)), "METIS cuts fewer edges than random"
+
+
+def test_pruning_shrinks_rmat_parts():
+    graph = tcdist.load_graph("rmat:13")
+    sizes = {prune: partition_graph(graph, 8, prune=prune).totals() for prune in PRUNE_MODES}
+    assert sizes["minimal"]["e_res"] < sizes["lstc"]["e_res"] < sizes["none"]["e_res"]
+    assert sizes["none"]["e_res"] == sizes["none"]["e_ind"] == sizes["lstc"]["e_ind"]
+
+
+def test_empty_parts_and_more_parts_than_vertices():
+    graph = tcdist.load_graph("complete:5")
+    p = partition_graph(graph, 16, scheme="contiguous")
+    assert sum(count(q.rowptr, q.col, q.n_local) for q in p.parts) == 10
+    assert sum(q.n == 0 for q in p.parts) >= 11

@@ -1,0 +1,175 @@
+"""The HDF5 partition store: round trip, reuse, and refusal of every kind of bad file."""
+
+import h5py
+import numpy as np
+import pytest
+
+import tcdist
+from tcdist.partition import partition_graph
+from tcdist.partition import store as store_module
+from tcdist.partition.store import Store, write_store
+
+ROUND_TRIP = ("rowptr", "col", "global_id")
+
+
+@pytest.fixture
+def parts_file(tmp_path, cli):
+    path = tmp_path / "parts.h5"
+    assert cli("partition", "rmat:12", "-o", path, "-P", "4", "--seed", "3").code == 0
+    return path
+
+
+def one_line(result):
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.err, result.err
+    return lines[0]
+
+
+def test_round_trip_keeps_every_array_and_attribute(tmp_path):
+    graph = tcdist.load_graph("rmat:11")
+    p = partition_graph(graph, 5, scheme="contiguous", prune="minimal", seed=9)
+    path = tmp_path / "p.h5"
+    write_store(p, path)
+    with Store(path) as s:
+        back = s.partitioning()
+        assert s.header["fingerprint"] == graph.fingerprint()
+    assert (back.scheme, back.prune, back.seed, back.num_parts, back.graph_n, back.graph_m) == (
+        "contiguous", "minimal", 9, 5, graph.n, graph.m)
+    assert np.array_equal(back.assignment, p.assignment)
+    for a, b in zip(p.parts, back.parts):
+        assert a.stats == b.stats and a.n_local == b.n_local
+        for name in ROUND_TRIP:
+            assert np.array_equal(getattr(a, name), getattr(b, name))
+    with h5py.File(path) as f:
+        assert f.attrs["format"] == "tcdist-partitions" and f.attrs["version"] == 1
+        assert f.attrs["tcdist_version"] == tcdist.__version__
+        assert all(f[f"part{i:05d}/col"].fletcher32 for i in range(5) if f[f"part{i:05d}/col"].size)
+
+
+def test_count_from_store_equals_direct_count(parts_file, cli):
+    record = cli("count", parts_file, "--json").json()
+    direct = cli("count", "rmat:12", "--seed", "3", "--json").json()
+    assert record["triangles"] == direct["triangles"]
+    assert (record["parts"], record["scheme"], record["prune"]) == (4, "random", "lstc")
+    assert [s["part"] for s in record["part_stats"]] == [0, 1, 2, 3]
+    assert sum(s["triangles"] for s in record["part_stats"]) == record["triangles"]
+    assert {"v_ind", "v_res", "e_ind", "e_res", "bytes", "work", "n_local"} <= record["part_stats"][0].keys()
+
+
+def test_count_with_store_writes_then_reuses(tmp_path, cli):
+    path = tmp_path / "s.h5"
+    first = cli("count", "rmat:11", "-P", "3", "--store", path, "--json").json()
+    stamp = path.stat().st_mtime_ns
+    again = cli("count", "rmat:11", "-P", "3", "--store", path, "--json").json()
+    assert path.stat().st_mtime_ns == stamp, "an existing matching store is reused, not rewritten"
+    assert first["triangles"] == again["triangles"] == cli("count", "rmat:11", "--json").json()["triangles"]
+
+
+def test_info_prints_the_statistics_table(parts_file, cli):
+    text = cli("info", parts_file).out
+    assert "V_ind" in text and "E_res" in text and "total" in text and "replication" in text
+    record = cli("info", parts_file, "--json").json()
+    assert len(record["part_stats"]) == 4 and record["scheme"] == "random"
+
+
+def test_store_of_another_graph_is_refused_and_kept(parts_file, cli):
+    before = parts_file.read_bytes()
+    result = cli("count", "rmat:11", "-P", "4", "--seed", "3", "--store", parts_file)
+    assert result.code == 2 and "it was made from another graph" in one_line(result)
+    assert parts_file.read_bytes() == before
+
+
+def test_store_with_other_options_is_refused(parts_file, cli):
+    result = cli("count", "rmat:12", "-P", "8", "--seed", "3", "--store", parts_file)
+    assert result.code == 2 and "parts 4 (asked for 8)" in one_line(result)
+    result = cli("count", parts_file, "--parts", "2")
+    assert result.code == 2 and "parts 2 cannot apply" in one_line(result)
+
+
+def test_corrupt_part_dataset_is_refused(parts_file, cli):
+    with h5py.File(parts_file, "r") as f:
+        offset = f["part00002/col"].id.get_chunk_info(0).byte_offset
+    data = bytearray(parts_file.read_bytes())
+    data[offset + 40] ^= 0x5A
+    parts_file.write_bytes(bytes(data))
+    result = cli("count", parts_file)
+    assert result.code == 2
+    assert one_line(result) == f"tcdist: error: {parts_file}: dataset 'part00002/col' is corrupt (checksum mismatch or truncated data)"
+
+
+def test_truncated_store_is_refused(parts_file, cli):
+    data = parts_file.read_bytes()
+    parts_file.write_bytes(data[: len(data) * 2 // 3])
+    result = cli("count", parts_file)
+    assert result.code == 2 and one_line(result).startswith(f"tcdist: error: {parts_file}: ")
+
+
+def test_future_version_store_is_refused(parts_file, cli):
+    with h5py.File(parts_file, "a") as f:
+        f.attrs["version"] = 2
+    result = cli("count", parts_file)
+    assert result.code == 2 and "tcdist-partitions version 2 is not supported" in one_line(result)
+
+
+def test_store_with_a_missing_part_is_refused(parts_file, cli):
+    with h5py.File(parts_file, "a") as f:
+        del f["part00003"]
+    result = cli("count", parts_file)
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {parts_file}: part 3 of 4 is missing"
+
+
+def test_inconsistent_part_is_refused(parts_file, cli):
+    with h5py.File(parts_file, "a") as f:
+        f["part00001"].attrs["n_local"] = 10**9
+    result = cli("count", parts_file)
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {parts_file}: part 1: inconsistent arrays"
+
+
+def test_a_graph_file_is_not_a_store(tmp_path, cli):
+    graph_file = tmp_path / "g.h5"
+    assert cli("convert", "rmat:10", graph_file).code == 0
+    result = cli("count", "rmat:10", "-P", "2", "--store", graph_file)
+    assert result.code == 2 and "a 'tcdist-graph' file; expected tcdist-partitions" in one_line(result)
+
+
+def test_a_crash_while_writing_leaves_no_file(tmp_path, monkeypatch):
+    graph = tcdist.load_graph("rmat:10")
+    p = partition_graph(graph, 4)
+    calls = []
+
+    def failing(group, name, data):
+        calls.append(name)
+        if len(calls) == 5:
+            raise RuntimeError("disk full")
+        group.create_dataset(name, data=data)
+
+    monkeypatch.setattr(store_module, "write_dataset", failing)
+    with pytest.raises(RuntimeError):
+        write_store(p, tmp_path / "p.h5")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args,problem", [
+    (["partition", "rmat:8", "-o", "x.h5"], "the following arguments are required: --parts/-P"),
+    (["partition", "rmat:8", "-o", "x.h5", "-P", "0"], "must be at least 1"),
+    (["count", "--scheme", "spectral"], "invalid choice: 'spectral'"),
+    (["count", "--prune", "some"], "invalid choice: 'some'"),
+])
+def test_impossible_partition_options(cli, args, problem):
+    result = cli(*args)
+    assert result.code == 2 and problem in one_line(result)
+
+
+def test_metis_without_pymetis_says_how_to_install(monkeypatch, cli):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pymetis(name, *args, **kwargs):
+        if name == "pymetis":
+            raise ImportError("no pymetis")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pymetis)
+    result = cli("count", "rmat:8", "-P", "2", "--scheme", "metis")
+    assert result.code == 2 and "pip install 'tcdist[metis]'" in one_line(result)
