@@ -5,8 +5,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 
+import numpy as np
+
 from tcdist import io
-from tcdist.backend import resolve_backend, set_threads
+from tcdist.backend import check_fits, free_gpu_bytes, resolve_backend, set_threads
 from tcdist.count import CPU_KERNELS
 from tcdist.errors import TcdistError
 from tcdist.errors import InputError
@@ -14,7 +16,7 @@ from tcdist.graph import Graph, build_graph
 from tcdist.graph.build import edge_arrays
 from tcdist.io.edges import EdgeList
 from tcdist.io.hdf5 import format_of_file
-from tcdist.partition import PRUNE_MODES, SCHEMES, partition_graph
+from tcdist.partition import PRUNE_MODES, SCHEMES, Part, partition_graph
 from tcdist.partition.store import FORMAT as STORE_FORMAT
 from tcdist.partition.store import Store, write_store
 
@@ -74,13 +76,30 @@ def _edges_of(source):
                       "a scipy sparse matrix, a networkx graph or two arrays of vertex ids")
 
 
-def load_graph(source=None, *, seed=0, timings=None):
+_BUILD_BYTES_PER_EDGE = 64  # peak device memory of build_graph per raw edge (a few int64 arrays)
+
+
+def _upload_edges(edges, timings):
+    """Move an edge list to the GPU to build there, if it fits; else leave it on the host."""
+    import cupy
+
+    if not isinstance(edges.src, cupy.ndarray) and len(edges) * _BUILD_BYTES_PER_EDGE < free_gpu_bytes():
+        t0 = time.perf_counter()
+        edges.src, edges.dst = cupy.asarray(edges.src), cupy.asarray(edges.dst)
+        cupy.cuda.Device().synchronize()
+        timings["transfer"] = timings.get("transfer", 0.0) + time.perf_counter() - t0
+    return edges
+
+
+def load_graph(source=None, *, seed=0, timings=None, device="cpu"):
     """The cleaned, oriented Graph of a source.
 
     source: None (the embedded ego-Facebook graph), a file path (edge list, Matrix Market,
     tcdist HDF5; optionally gzipped), a generator spec such as ``"rmat:18"``, a scipy sparse
     matrix, a networkx graph, two arrays of vertex ids, or a Graph (returned as it is).
-    timings: a dict that receives the 'read' and 'build' seconds.
+    device: 'gpu' builds the graph with CuPy on the current device when it fits there
+    (generators then draw on the GPU); the graph's arrays stay where they were built.
+    timings: a dict that receives the 'read' and 'build' seconds (and 'transfer' on a GPU).
     """
     timings = {} if timings is None else timings
     t0 = time.perf_counter()
@@ -91,25 +110,42 @@ def load_graph(source=None, *, seed=0, timings=None):
         loaded.name = EMBEDDED_NAME
     elif isinstance(source, (str, os.PathLike)):
         if io.is_spec(source) and not os.path.exists(source):
-            loaded = io.generate(str(source), seed=seed)
+            xp = __import__("cupy") if device == "gpu" else None
+            loaded = io.generate(str(source), seed=seed, **({"xp": xp} if xp else {}))
         else:
             loaded = io.read(os.fspath(source))
     else:
         loaded = _edges_of(source)
+    timings["read"] = time.perf_counter() - t0
+    if isinstance(loaded, Graph):
+        timings["build"] = 0.0
+        return loaded
+    if device == "gpu":
+        loaded = _upload_edges(loaded, timings)
     t1 = time.perf_counter()
-    graph = loaded if isinstance(loaded, Graph) else build_graph(loaded)
-    timings["read"] = t1 - t0
+    graph = build_graph(loaded)
     timings["build"] = time.perf_counter() - t1
     return graph
 
 
-def kernel_function(backend, kernel):
-    """(name, function) of the kernel to use on a backend."""
-    kernels = CPU_KERNELS
-    name = kernel or next(iter(kernels))
+def kernel_function(backend, kernel, tile=None):
+    """(name, function(rowptr, col, n_local)) of the kernel to use on a backend."""
+    if backend == "gpu":
+        from tcdist.count import gpu
+
+        kernels, default = gpu.GPU_KERNELS, gpu.DEFAULT_KERNEL
+    else:
+        kernels, default = CPU_KERNELS, "marker"
+    name = kernel or default
     if name not in kernels:
         raise TcdistError(f"unknown {backend} kernel '{name}' (choose from {', '.join(kernels)})")
-    return name, kernels[name]
+    if tile is None:
+        return name, kernels[name]
+    if backend != "gpu":
+        raise TcdistError("--tile applies to the GPU kernels only")
+    if tile not in gpu.TILES:
+        raise TcdistError(f"--tile must be one of {', '.join(map(str, gpu.TILES))}, got {tile}")
+    return name, lambda rowptr, col, n_local: kernels[name](rowptr, col, n_local, tile=tile)
 
 
 def _check_partition_options(parts, scheme, prune):
@@ -158,11 +194,27 @@ def _reuse_or_partition(graph, parts, scheme, prune, seed, store):
     return result
 
 
-def _count_parts(fn, parts, timings):
+def _on_device(part, device, num_parts, timings):
+    """The part with its CSR on the counting device: uploaded once, after a free-memory check."""
+    if device != "gpu":
+        return part
+    import cupy
+
+    if isinstance(part.rowptr, cupy.ndarray) and isinstance(part.col, cupy.ndarray):
+        return part
+    check_fits(part.rowptr.nbytes + part.col.nbytes + 16 * part.n_local, f"part {part.index}", num_parts)
+    t0 = time.perf_counter()
+    rowptr, col = cupy.asarray(part.rowptr), cupy.asarray(part.col)
+    cupy.cuda.Device().synchronize()
+    timings["transfer"] += time.perf_counter() - t0
+    return Part(part.index, rowptr, col, part.global_id, part.n_local, part.stats)
+
+
+def _count_parts(fn, parts, timings, device, num_parts):
     """Count part after part; per-part statistics with triangles and kernel seconds."""
     total, per_part = 0, []
     for part in parts:
-        fn(part.rowptr[:1], part.col[:0], 0)  # compile (or load from cache) outside the timed count
+        part = _on_device(part, device, num_parts, timings)
         t0 = time.perf_counter()
         found = fn(part.rowptr, part.col, part.n_local)
         seconds = time.perf_counter() - t0
@@ -170,6 +222,17 @@ def _count_parts(fn, parts, timings):
         total += found
         per_part.append({"part": part.index, **part.stats, "triangles": found, "count_s": seconds})
     return total, per_part
+
+
+def _warm_up(device, fn):
+    """Compile the kernels (or load them from cache) before anything is timed."""
+    if device == "gpu":
+        from tcdist.count import gpu
+
+        gpu.warm_up()
+    else:
+        for dtype in (np.int32, np.int64):
+            fn(np.zeros(1, np.int64), np.zeros(0, dtype), 0)
 
 
 def _store_parts(store, timings):
@@ -182,19 +245,21 @@ def _store_parts(store, timings):
 
 
 def count_triangles(source=None, *, backend="auto", kernel=None, threads=None, parts=None, scheme=None,
-                    prune=None, seed=0, store=None):
+                    prune=None, seed=0, store=None, tile=None):
     """Count the triangles of a source exactly (see load_graph for the sources accepted).
 
     parts, scheme, prune: count LSTC parts one after another (default: the whole graph as one part).
     store: an HDF5 partition store to reuse if it holds this partitioning, or to write.
     A partition store as source is counted part by part as it was written.
+    tile: tile width of the GPU kernels (64, 128, 256, 512 or 1024).
     """
     start = time.perf_counter()
     _check_partition_options(parts, scheme, prune)
     device = resolve_backend(backend)
-    name, fn = kernel_function(device, kernel)
+    name, fn = kernel_function(device, kernel, tile)
     threads = set_threads(threads)
-    timings = {"read": 0.0, "build": 0.0, "partition": 0.0, "count": 0.0}
+    _warm_up(device, fn)
+    timings = {"read": 0.0, "build": 0.0, "partition": 0.0, "transfer": 0.0, "count": 0.0}
     source_store = open_store_source(source)
     if source_store is not None:
         with source_store:
@@ -204,25 +269,24 @@ def count_triangles(source=None, *, backend="auto", kernel=None, threads=None, p
             if clash:
                 raise InputError(source, f"this store holds parts {h['parts']}, scheme {h['scheme']}, prune "
                                          f"{h['prune']}; {', '.join(clash)} cannot apply")
-            triangles, per_part = _count_parts(fn, _store_parts(source_store, timings), timings)
+            parts, scheme, prune = source_store.num_parts, h["scheme"], h["prune"]
+            triangles, per_part = _count_parts(fn, _store_parts(source_store, timings), timings, device, parts)
             n, m, label = int(h["graph_n"]), int(h["graph_m"]), h["graph_name"]
             loops, dups, warnings = int(h["self_loops"]), int(h["duplicates"]), []
-            parts, scheme, prune = source_store.num_parts, h["scheme"], h["prune"]
     else:
-        graph = load_graph(source, seed=seed, timings=timings)
+        graph = load_graph(source, seed=seed, timings=timings, device=device)
         n, m, label, loops, dups, warnings = graph.n, graph.m, graph.name, graph.self_loops, graph.duplicates, graph.warnings
         if parts is None and scheme is None and prune is None and store is None:
             parts = 1
-            fn(graph.rowptr[:1], graph.col[:0], 0)
-            t0 = time.perf_counter()
-            triangles, per_part = fn(graph.rowptr, graph.col, graph.n), []
-            timings["count"] = time.perf_counter() - t0
+            whole = Part(0, graph.rowptr, graph.col, None, graph.n, {})
+            triangles, _ = _count_parts(fn, [whole], timings, device, 1)
+            per_part = []
         else:
             parts, scheme, prune = parts or 1, scheme or "random", prune or "lstc"
             t0 = time.perf_counter()
             partitioning = _reuse_or_partition(graph, parts, scheme, prune, seed, store)
             timings["partition"] = time.perf_counter() - t0
-            triangles, per_part = _count_parts(fn, partitioning.parts, timings)
+            triangles, per_part = _count_parts(fn, partitioning.parts, timings, device, parts)
     timings["total"] = time.perf_counter() - start
     return TriangleCount(
         triangles=triangles, n=n, m=m, self_loops=loops, duplicates=dups, backend=device, kernel=name,

@@ -22,7 +22,7 @@ def gpu_device_problem():
 
 def gpu_unavailable_reason():
     """Why the GPU backend cannot count here, or None when it can."""
-    return gpu_device_problem() or "the GPU kernels are not part of this tcdist version yet; use --backend cpu"
+    return gpu_device_problem()
 
 
 def resolve_backend(name):
@@ -37,6 +37,24 @@ def resolve_backend(name):
     if name == "gpu":
         raise TcdistError(f"--backend gpu: {reason}")
     return "cpu"
+
+
+def free_gpu_bytes():
+    """Bytes the current device can still give: free device memory plus CuPy's cached blocks."""
+    import cupy
+
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    pool = cupy.get_default_memory_pool()
+    return int(free + pool.total_bytes() - pool.used_bytes())
+
+
+def check_fits(need, what, parts):
+    """Stop with the number of parts that would fit when ``need`` bytes exceed the free GPU memory."""
+    free = free_gpu_bytes()
+    if need > free:
+        suggest = max(2, parts * 2, -(-need * parts // max(free, 1)) * 2)
+        raise TcdistError(f"{what} needs {need / 2**30:.2f} GiB on the GPU but {free / 2**30:.2f} GiB are free; "
+                          f"count it in more parts (try --parts {suggest})")
 
 
 def set_threads(threads):

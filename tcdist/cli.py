@@ -70,7 +70,9 @@ def build_parser():
                                        "ego-Facebook graph (1,612,010 triangles).")
     count.add_argument("graph", nargs="?", metavar="GRAPH", help="file or generator spec (default: embedded ego-Facebook)")
     count.add_argument("--backend", default="auto", help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
-    count.add_argument("--kernel", help="counting kernel; cpu: marker (default) or merge")
+    count.add_argument("--kernel", help="counting kernel; cpu: marker (default) or merge; gpu: lstc-hybrid "
+                                        "(default) or lstc (Algorithm 3 as published)")
+    count.add_argument("--tile", type=int, help="GPU tile width: 64, 128, 256, 512 or 1024 [256]")
     count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
     _partition_options(count, required=False)
     count.add_argument("--store", metavar="FILE", help="partition store to reuse if it holds this partitioning, else to write")
@@ -136,7 +138,8 @@ def cmd_count(args):
     from tcdist.api import count_triangles
 
     r = count_triangles(args.graph, backend=args.backend, kernel=args.kernel, threads=args.threads,
-                        parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store)
+                        parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store,
+                        tile=args.tile)
     lines = [
         r.name,
         f"  vertices   {r.n:,}",

@@ -128,8 +128,8 @@ def test_corrupt_hdf5_dataset_is_caught_by_its_checksum(tmp_path, cli):
 
 
 @pytest.mark.parametrize("args,problem", [
-    (["count", "--parts", "0"], "argument --parts: must be at least 1, got 0"),
-    (["count", "--parts", "x"], "argument --parts: 'x' is not an integer"),
+    (["count", "--parts", "0"], "argument --parts/-P: must be at least 1, got 0"),
+    (["count", "--parts", "x"], "argument --parts/-P: 'x' is not an integer"),
     (["count", "--threads", "0"], "argument --threads: must be at least 1"),
     (["count", "--threads", "100000"], "--threads must be between 1 and"),
     (["count", "--backend", "tpu"], "unknown backend 'tpu'"),

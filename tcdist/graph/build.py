@@ -5,6 +5,8 @@ vectorised sort is far faster than ``unique`` or a stable ``argsort`` here, and 
 both are radix sorts.
 """
 
+import numpy as np
+
 from tcdist.errors import TcdistError
 from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
 from tcdist.xp import array_module
@@ -95,7 +97,7 @@ def edge_arrays(src, dst, name):
     src, dst = xp.asarray(src), xp.asarray(dst)
     if src.ndim != 1 or src.shape != dst.shape:
         raise TcdistError(f"{name}: source and target arrays must be 1-D and of equal length")
-    if src.size and not (xp.issubdtype(src.dtype, xp.integer) and xp.issubdtype(dst.dtype, xp.integer)):
+    if src.size and not (np.issubdtype(src.dtype, np.integer) and np.issubdtype(dst.dtype, np.integer)):
         raise TcdistError(f"{name}: vertex ids must be integers, got {src.dtype} and {dst.dtype}")
     src, dst = src.astype(xp.int64), dst.astype(xp.int64)
     if src.size and int(min(src.min(), dst.min())) < 0:

@@ -11,23 +11,45 @@ RMAT_ABC = (0.57, 0.19, 0.19)  # Graph500: d = 0.05
 _CHUNK = 1 << 22
 
 
-def rmat(scale, edge_factor=16, *, seed=0):
+class _Random:
+    """Seeded uniform floats, integers and permutations on NumPy or CuPy (each its own stream)."""
+
+    def __init__(self, xp, seed):
+        self.xp = xp
+        self._gen = np.random.default_rng(seed) if xp is np else xp.random.RandomState(seed)
+
+    def uniform(self, size):
+        if self.xp is np:
+            return self._gen.random(size, np.float32)
+        return self._gen.random_sample(size, dtype=np.float32)
+
+    def integers(self, high, size):
+        if self.xp is np:
+            return self._gen.integers(0, high, size, dtype=np.int64)
+        return self._gen.randint(0, high, size, dtype=np.int64)
+
+    def permutation(self, n):
+        return self._gen.permutation(n).astype(np.int64)
+
+
+def rmat(scale, edge_factor=16, *, seed=0, xp=np):
     """Graph500 Kronecker/RMAT: 2^scale vertices, edge_factor * 2^scale edges, vertices permuted."""
     if not 1 <= scale <= 40:
         raise TcdistError(f"rmat: scale must be 1..40, got {scale}")
-    rng = np.random.default_rng(seed)
+    rng = _Random(xp, seed)
     a, b, c = RMAT_ABC
     a_norm, c_norm = a / (a + b), c / (1 - a - b)
     m = edge_factor << scale
-    src = np.empty(m, np.int64)
-    dst = np.empty(m, np.int64)
-    for lo in range(0, m, _CHUNK):
-        hi = min(m, lo + _CHUNK)
-        s = np.zeros(hi - lo, np.int64)
-        d = np.zeros(hi - lo, np.int64)
+    src = xp.empty(m, np.int64)
+    dst = xp.empty(m, np.int64)
+    chunk = _CHUNK if xp is np else 16 * _CHUNK
+    for lo in range(0, m, chunk):
+        hi = min(m, lo + chunk)
+        s = xp.zeros(hi - lo, np.int64)
+        d = xp.zeros(hi - lo, np.int64)
         for level in range(scale):
-            row_bit = rng.random(hi - lo, np.float32) > a + b
-            col_bit = rng.random(hi - lo, np.float32) > np.where(row_bit, c_norm, a_norm)
+            row_bit = rng.uniform(hi - lo) > a + b
+            col_bit = rng.uniform(hi - lo) > xp.where(row_bit, np.float32(c_norm), np.float32(a_norm))
             s |= row_bit.astype(np.int64) << level
             d |= col_bit.astype(np.int64) << level
         src[lo:hi], dst[lo:hi] = s, d
@@ -35,10 +57,10 @@ def rmat(scale, edge_factor=16, *, seed=0):
     return perm[src], perm[dst]
 
 
-def erdos_renyi(n, m, *, seed=0):
+def erdos_renyi(n, m, *, seed=0, xp=np):
     """m edges with endpoints drawn uniformly from n vertices (TRICORE's 'RD' graphs)."""
-    rng = np.random.default_rng(seed)
-    return rng.integers(0, n, m, dtype=np.int64), rng.integers(0, n, m, dtype=np.int64)
+    rng = _Random(xp, seed)
+    return rng.integers(n, m), rng.integers(n, m)
 
 
 def grid(rows, cols, *, seed=0):
@@ -80,8 +102,9 @@ def is_spec(text):
     return bool(match) and match.group(1) in GENERATORS
 
 
-def generate(spec, *, seed=0):
-    """The EdgeList a generator spec describes."""
+def generate(spec, *, seed=0, xp=np):
+    """The EdgeList a generator spec describes; rmat and er draw on xp's generator (NumPy or CuPy:
+    each deterministic for a seed, the two streams different)."""
     match = _SPEC.fullmatch(spec)
     if not match or match.group(1) not in GENERATORS:
         known = ", ".join(usage for _, usage, _ in GENERATORS.values())
@@ -89,7 +112,7 @@ def generate(spec, *, seed=0):
     fn, usage, _ = GENERATORS[match.group(1)]
     args = [int(x) for x in match.group(2)[1:].split(":")]
     try:
-        src, dst = fn(*args, seed=seed)
+        src, dst = fn(*args, seed=seed, xp=xp) if fn in (rmat, erdos_renyi) else fn(*args, seed=seed)
     except TypeError:
         raise TcdistError(f"generator spec '{spec}': expected {usage}") from None
     except (ValueError, MemoryError) as e:

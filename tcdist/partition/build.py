@@ -84,7 +84,8 @@ def _induced_edges(rowptr, col, member_offset, member_vertex):
         first = 0
         while first < hi - lo:
             base = int(ends[first - 1]) if first else 0
-            last = max(first + 1, int(xp.searchsorted(ends, base + _BATCH, side="right")))
+            limit = xp.asarray([base + _BATCH], dtype=xp.int64)
+            last = max(first + 1, int(xp.searchsorted(ends, limit, side="right")[0]))
             row = segment_ids(counts[first:last])
             offset = xp.arange(row.size, dtype=xp.int64) - (ends[first:last] - counts[first:last] - base)[row]
             target = slot[col[rowptr[vertices[first + row]] + offset]]

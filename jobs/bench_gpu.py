@@ -1,0 +1,221 @@
+"""GPU benchmark: LSTC kernels on one GPU against networkit on the host CPUs, in the same run.
+
+    python jobs/bench_gpu.py --graphs rmat:21 rmat:22 rmat:23 [FILE ...] --device nvidia-h100-x1 \
+        --out results/gpu.json --plot results/gpu.png
+
+For every graph: read (or generate) and build on the GPU, upload time of the CSR, then
+every kernel x tile width timed with CUDA events after a warm-up, median of --repeat runs,
+counts checked against each other and against the CPU kernel. networkit's
+TriangleEdgeScore on all host cores is the CPU peer. The compiler's resource report
+(registers, shared memory) gives the theoretical occupancy of each tile width (LSTC Table 8).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import cupy
+import numba
+import numpy as np
+
+from meta import median, metadata
+
+import tcdist
+from tcdist.count import CPU_KERNELS, gpu
+from tcdist.count.cuda_sources import explicit_instantiations, source
+
+
+def event_times(fn, repeat):
+    """Milliseconds of fn() by CUDA events, after one warm-up call; returns (value, times)."""
+    value = fn()
+    times = []
+    for _ in range(repeat):
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        again = fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop))
+        if again != value:
+            raise SystemExit(f"non-deterministic count: {value} then {again}")
+    return value, times
+
+
+def demangle(symbol):
+    if not shutil.which("c++filt"):
+        return symbol
+    return subprocess.run(["c++filt", symbol], capture_output=True, text=True).stdout.strip() or symbol
+
+
+def resource_report():
+    """Registers and static shared memory per kernel from nvcc -Xptxas -v (sm_90), with occupancy."""
+    nvcc = shutil.which("nvcc")
+    if not nvcc:
+        return {"error": "nvcc not found"}
+    with tempfile.TemporaryDirectory() as tmp:
+        unit = os.path.join(tmp, "k.cu")
+        with open(unit, "w") as f:
+            f.write(source() + "\n" + explicit_instantiations() + "\n")
+        out = subprocess.run([nvcc, "-cubin", "-arch=sm_90", "-std=c++17", "-Xptxas", "-v", unit, "-o",
+                              os.path.join(tmp, "k.cubin")], capture_output=True, text=True).stderr
+    report, name = {}, None
+    for line in out.splitlines():
+        m = re.search(r"Compiling entry function '(\w+)'", line)
+        if m:
+            name = demangle(m.group(1))
+        m = re.search(r"Used (\d+) registers.*?(\d+) bytes smem", line)
+        if m and name:
+            report[name] = {"registers": int(m.group(1)), "smem_bytes": int(m.group(2))}
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    for key, entry in report.items():
+        tile = re.search(r"(\d+)>", key)
+        threads = int(tile.group(1)) if tile else 256
+        by_threads = props["maxThreadsPerMultiProcessor"] // threads
+        by_regs = props["regsPerMultiprocessor"] // max(1, entry["registers"] * threads)
+        by_smem = props["sharedMemPerMultiprocessor"] // max(1, entry["smem_bytes"] + 1024)
+        blocks = min(32, by_threads, by_regs, by_smem)
+        entry.update(threads=threads, blocks_per_sm=blocks,
+                     occupancy=blocks * threads / props["maxThreadsPerMultiProcessor"])
+    return report
+
+
+def networkit_peer(graph, repeat):
+    import networkit as nk
+
+    nk.setNumberOfThreads(os.cpu_count())
+    rows = np.repeat(np.arange(graph.n, dtype=np.uint64), np.diff(graph.rowptr))
+    g = nk.GraphFromCoo((rows, graph.col.astype(np.uint64)), n=graph.n, directed=False)
+    g.indexEdges()
+    times, value = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        score = nk.sparsification.TriangleEdgeScore(g)
+        score.run()
+        times.append((time.perf_counter() - t0) * 1e3)
+        value = int(round(sum(score.scores()))) // 3
+    return value, times
+
+
+def bench_graph(spec, args):
+    timings = {}
+    t0 = time.perf_counter()
+    graph = tcdist.load_graph(spec, device="gpu", timings=timings)
+    cupy.cuda.Device().synchronize()
+    load_s = time.perf_counter() - t0
+    host_rowptr, host_col = cupy.asnumpy(graph.rowptr), cupy.asnumpy(graph.col)
+    _, upload_ms = event_times(lambda: (cupy.asarray(host_rowptr), cupy.asarray(host_col)) and 0, args.repeat)
+    rowptr, col = cupy.asarray(host_rowptr), cupy.asarray(host_col)
+    row = {"graph": spec, "n": graph.n, "m": graph.m, "read_s": timings["read"], "build_s": timings["build"],
+           "load_s": load_s, "transfer_ms": median(upload_ms), "kernels": {}}
+    counts = set()
+    for name in args.kernels:
+        for tile in args.tiles:
+            fn = gpu.GPU_KERNELS[name]
+            value, times = event_times(lambda: fn(rowptr, col, graph.n, tile=tile), args.repeat)
+            counts.add(value)
+            row["kernels"][f"{name}/{tile}"] = {"kernel": name, "tile": tile, "triangles": value, "ms": times,
+                                                "median_ms": median(times)}
+            print(f"  {spec:<24} {name:<12} tile {tile:>4}: {median(times):9.2f} ms  ({value:,})", flush=True)
+    if args.check_cpu:
+        t0 = time.perf_counter()
+        counts.add(CPU_KERNELS["marker"](host_rowptr, host_col, graph.n))
+        row["cpu_marker_s"] = time.perf_counter() - t0
+    if args.peer_repeat:
+        value, times = networkit_peer(tcdist.graph.Graph(host_rowptr, host_col, None), args.peer_repeat)
+        counts.add(value)
+        row["networkit"] = {"triangles": value, "ms": times, "median_ms": median(times), "threads": os.cpu_count()}
+        print(f"  {spec:<24} networkit ({os.cpu_count()} threads): {median(times):9.1f} ms", flush=True)
+    if len(counts) != 1:
+        raise SystemExit(f"{spec}: counts disagree: {sorted(counts)}")
+    row["triangles"] = counts.pop()
+    best = min(row["kernels"].values(), key=lambda k: k["median_ms"])
+    row["best"] = {"kernel": best["kernel"], "tile": best["tile"], "median_ms": best["median_ms"]}
+    del graph, rowptr, col
+    cupy.get_default_memory_pool().free_all_blocks()
+    return row
+
+
+def plot(record, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8))
+    graphs = [r["graph"] for r in record["graphs"]]
+    for name in record["kernels"]:
+        best = [min(k["median_ms"] for k in r["kernels"].values() if k["kernel"] == name) for r in record["graphs"]]
+        left.plot(graphs, best, "o-", label=f"{name} (best tile)")
+        for r in record["graphs"][-1:]:
+            tiles = [k["tile"] for k in r["kernels"].values() if k["kernel"] == name]
+            right.plot(tiles, [k["median_ms"] for k in r["kernels"].values() if k["kernel"] == name], "o-",
+                       label=f"{name}, {r['graph']}")
+    peer = [r.get("networkit", {}).get("median_ms") for r in record["graphs"]]
+    if any(peer):
+        left.plot(graphs, peer, "s--", label="networkit (host CPUs)")
+    left.set_yscale("log")
+    left.set_ylabel("ms (median)")
+    left.set_title(f"triangle counting, {record['gpu']}")
+    left.legend()
+    right.set_xscale("log", base=2)
+    right.set_xlabel("tile width (threads per block)")
+    right.set_ylabel("kernel ms (median)")
+    right.set_title("tile width sweep (LSTC Fig. 7)")
+    right.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--graphs", nargs="+", required=True)
+    p.add_argument("--kernels", nargs="+", default=list(gpu.GPU_KERNELS))
+    p.add_argument("--tiles", type=int, nargs="+", default=list(gpu.TILES))
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--peer-repeat", type=int, default=3, help="networkit runs per graph (0: no peer)")
+    p.add_argument("--check-cpu", action="store_true", help="also count with the CPU kernel")
+    p.add_argument("--device", required=True, help="the machine kind, e.g. nvidia-h100-x1")
+    p.add_argument("--out")
+    p.add_argument("--plot")
+    args = p.parse_args()
+
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    gpu.warm_up()
+    record = {
+        **metadata(args.device),
+        "gpu": props["name"].decode(),
+        "sms": props["multiProcessorCount"],
+        "cupy": cupy.__version__,
+        "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
+        "cuda_driver": cupy.cuda.runtime.driverGetVersion(),
+        "numba_threads": numba.get_num_threads(),
+        "kernels": args.kernels,
+        "tiles": args.tiles,
+        "repeat": args.repeat,
+        "resources": resource_report(),
+        "graphs": [],
+    }
+    for spec in args.graphs:
+        record["graphs"].append(bench_graph(spec, args))
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump(record, f, indent=1)
+    if args.plot:
+        plot(record, args.plot)
+    print(f"\n{'graph':<26}{'m':>13}{'triangles':>16}  best kernel           ms  networkit ms")
+    for r in record["graphs"]:
+        b = r["best"]
+        peer = r.get("networkit", {}).get("median_ms", float("nan"))
+        print(f"{r['graph'][-26:]:<26}{r['m']:>13,}{r['triangles']:>16,}  {b['kernel']:<12}{b['tile']:>5} "
+              f"{b['median_ms']:9.2f} {peer:12.1f}")
+    print(f"[{args.device}: {record['gpu']}, CuPy {record['cupy']}, commit {record['commit']}]", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

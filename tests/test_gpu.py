@@ -1,0 +1,137 @@
+"""GPU kernels and the GPU pipeline, against the CPU kernel and the published counts.
+
+Run on a GPU host: ``pytest -m gpu``.
+"""
+
+import numpy as np
+import pytest
+
+import tcdist
+from conftest import DATASETS, dataset_params
+from tcdist.count import CPU_KERNELS
+from tcdist.partition import PRUNE_MODES, SCHEMES, partition_graph
+
+pytestmark = pytest.mark.gpu
+cpu_count = CPU_KERNELS["marker"]
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    import cupy
+
+    from tcdist.count import gpu as module
+
+    assert cupy.cuda.runtime.getDeviceCount() > 0, "no CUDA device"
+    module.warm_up()
+    return module
+
+
+def on_device(graph):
+    import cupy
+
+    return cupy.asarray(graph.rowptr), cupy.asarray(graph.col)
+
+
+@pytest.mark.parametrize("entry", dataset_params())
+def test_published_counts_with_every_kernel_and_tile(gpu, entry):
+    graph = tcdist.load_graph(DATASETS / entry["file"])
+    rowptr, col = on_device(graph)
+    for name, kernel in gpu.GPU_KERNELS.items():
+        for tile in gpu.TILES:
+            assert kernel(rowptr, col, graph.n, tile=tile) == entry["published_triangles"], (name, tile)
+
+
+@pytest.mark.parametrize("spec", ["er:2000:30000", "er:50000:400000", "rmat:12", "grid:300:300", "complete:300",
+                                  "tripartite:40:50:60"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_and_structured_graphs_match_the_cpu_kernel(gpu, spec, seed):
+    graph = tcdist.load_graph(spec, seed=seed)
+    expected = cpu_count(graph.rowptr, graph.col, graph.n)
+    rowptr, col = on_device(graph)
+    for name, kernel in gpu.GPU_KERNELS.items():
+        for tile in gpu.TILES:
+            assert kernel(rowptr, col, graph.n, tile=tile) == expected, (spec, name, tile)
+
+
+def test_long_rows_span_many_tiles(gpu):
+    """K_1500: out-degrees up to 1499, so N+(u) needs up to 24 tiles of 64."""
+    graph = tcdist.load_graph("complete:1500")
+    rowptr, col = on_device(graph)
+    for kernel in gpu.GPU_KERNELS.values():
+        for tile in gpu.TILES:
+            assert kernel(rowptr, col, graph.n, tile=tile) == 1500 * 1499 * 1498 // 6
+
+
+def test_int64_columns(gpu):
+    graph = tcdist.load_graph("rmat:11")
+    rowptr, col = on_device(graph)
+    expected = cpu_count(graph.rowptr, graph.col, graph.n)
+    for kernel in gpu.GPU_KERNELS.values():
+        assert kernel(rowptr, col.astype(np.int64), graph.n) == expected
+
+
+@pytest.mark.parametrize("entry", dataset_params())
+@pytest.mark.parametrize("scheme", list(SCHEMES))
+def test_partitions_built_on_the_gpu_add_up(gpu, entry, scheme):
+    import cupy
+
+    graph = tcdist.load_graph(DATASETS / entry["file"])
+    graph.rowptr, graph.col = on_device(graph)
+    for parts in (1, 2, 3, 4, 7, 16):
+        for prune in PRUNE_MODES:
+            p = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=parts)
+            assert all(isinstance(q.col, cupy.ndarray) for q in p.parts)
+            for name, kernel in gpu.GPU_KERNELS.items():
+                got = sum(kernel(q.rowptr, q.col, q.n_local) for q in p.parts)
+                assert got == entry["published_triangles"], (parts, prune, name)
+
+
+def test_gpu_partitions_equal_cpu_partitions(gpu):
+    host = tcdist.load_graph("rmat:13")
+    device = tcdist.load_graph("rmat:13")
+    device.rowptr, device.col = on_device(device)
+    for prune in PRUNE_MODES:
+        a = partition_graph(host, 5, prune=prune, seed=3)
+        b = partition_graph(device, 5, prune=prune, seed=3)
+        for x, y in zip(a.parts, b.parts):
+            assert x.stats == y.stats
+            for field in ("rowptr", "col", "global_id"):
+                assert np.array_equal(getattr(x, field), getattr(y, field).get()), (prune, x.index, field)
+
+
+@pytest.mark.parametrize("scale", range(16, 24))
+def test_rmat_16_to_23_generated_and_built_on_the_gpu(gpu, scale):
+    import cupy
+
+    graph = tcdist.load_graph(f"rmat:{scale}", device="gpu")
+    assert isinstance(graph.col, cupy.ndarray)
+    expected = cpu_count(graph.rowptr.get(), graph.col.get(), graph.n)
+    if scale == 23:
+        assert expected > 2**32
+    for name, kernel in gpu.GPU_KERNELS.items():
+        assert kernel(graph.rowptr, graph.col, graph.n) == expected, name
+
+
+def test_cli_gpu_backend(cli):
+    record = cli("count", "--backend", "gpu", "--json").json()
+    assert (record["triangles"], record["backend"], record["kernel"]) == (1612010, "gpu", "lstc-hybrid")
+    assert record["timings"]["transfer"] > 0
+    record = cli("count", "--json", "--kernel", "lstc", "--tile", "128", "-P", "4").json()
+    assert (record["triangles"], record["backend"], record["parts"]) == (1612010, "gpu", 4)
+
+
+def test_store_counted_on_the_gpu(tmp_path, cli):
+    store = tmp_path / "p.h5"
+    assert cli("partition", "rmat:14", "-o", store, "-P", "3", "--scheme", "metis").code == 0
+    on_gpu = cli("count", store, "--backend", "gpu", "--json").json()
+    on_cpu = cli("count", store, "--backend", "cpu", "--json").json()
+    assert on_gpu["triangles"] == on_cpu["triangles"] and on_gpu["timings"]["transfer"] > 0
+
+
+def test_a_part_too_large_for_the_gpu_names_a_part_count_that_fits(cli, monkeypatch):
+    import tcdist.backend
+
+    monkeypatch.setattr(tcdist.backend, "free_gpu_bytes", lambda: 100_000)
+    result = cli("count", DATASETS / "soc-Epinions1.txt.gz", "--backend", "gpu")
+    assert result.code == 2
+    assert "on the GPU but" in result.err and "try --parts" in result.err
