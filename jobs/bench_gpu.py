@@ -102,6 +102,19 @@ def networkit_peer(graph, repeat):
     return value, times
 
 
+def configurations(args):
+    """(kernel, tile, options) to time: every tile of lstc (Fig. 7), tiles x groups x row split of lstc-group."""
+    for name in args.kernels:
+        if name == "lstc-group":
+            for tile in args.group_tiles:
+                for group in args.groups:
+                    for warp_rows in (False, True):
+                        yield name, tile, {"group": group, "warp_rows": warp_rows}
+        else:
+            for tile in args.tiles:
+                yield name, tile, {}
+
+
 def bench_graph(spec, args):
     timings = {}
     t0 = time.perf_counter()
@@ -114,14 +127,14 @@ def bench_graph(spec, args):
     row = {"graph": spec, "n": graph.n, "m": graph.m, "read_s": timings["read"], "build_s": timings["build"],
            "load_s": load_s, "transfer_ms": median(upload_ms), "kernels": {}}
     counts = set()
-    for name in args.kernels:
-        for tile in args.tiles:
-            fn = gpu.GPU_KERNELS[name]
-            value, times = event_times(lambda: fn(rowptr, col, graph.n, tile=tile), args.repeat)
-            counts.add(value)
-            row["kernels"][f"{name}/{tile}"] = {"kernel": name, "tile": tile, "triangles": value, "ms": times,
-                                                "median_ms": median(times)}
-            print(f"  {spec:<24} {name:<12} tile {tile:>4}: {median(times):9.2f} ms  ({value:,})", flush=True)
+    for name, tile, options in configurations(args):
+        fn = gpu.GPU_KERNELS[name]
+        value, times = event_times(lambda: fn(rowptr, col, graph.n, tile=tile, **options), args.repeat)
+        counts.add(value)
+        label = "/".join([name, str(tile), *(f"{k}={v}" for k, v in options.items())])
+        row["kernels"][label] = {"kernel": name, "tile": tile, **options, "triangles": value, "ms": times,
+                                 "median_ms": median(times)}
+        print(f"  {spec:<24} {label:<36} {median(times):9.2f} ms  ({value:,})", flush=True)
     if args.check_cpu:
         t0 = time.perf_counter()
         counts.add(CPU_KERNELS["marker"](host_rowptr, host_col, graph.n))
@@ -134,8 +147,8 @@ def bench_graph(spec, args):
     if len(counts) != 1:
         raise SystemExit(f"{spec}: counts disagree: {sorted(counts)}")
     row["triangles"] = counts.pop()
-    best = min(row["kernels"].values(), key=lambda k: k["median_ms"])
-    row["best"] = {"kernel": best["kernel"], "tile": best["tile"], "median_ms": best["median_ms"]}
+    best = min(row["kernels"], key=lambda k: row["kernels"][k]["median_ms"])
+    row["best"] = {"config": best, **row["kernels"][best]}
     del graph, rowptr, col
     cupy.get_default_memory_pool().free_all_blocks()
     return row
@@ -177,6 +190,8 @@ def main():
     p.add_argument("--graphs", nargs="+", required=True)
     p.add_argument("--kernels", nargs="+", default=list(gpu.GPU_KERNELS))
     p.add_argument("--tiles", type=int, nargs="+", default=list(gpu.TILES))
+    p.add_argument("--groups", type=int, nargs="+", default=[gpu.DEFAULT_GROUP], help="lstc-group group sizes")
+    p.add_argument("--group-tiles", type=int, nargs="+", default=[gpu.DEFAULT_TILE], help="lstc-group tile widths")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--peer-repeat", type=int, default=3, help="networkit runs per graph (0: no peer)")
     p.add_argument("--check-cpu", action="store_true", help="also count with the CPU kernel")
@@ -208,12 +223,13 @@ def main():
                 json.dump(record, f, indent=1)
     if args.plot:
         plot(record, args.plot)
-    print(f"\n{'graph':<26}{'m':>13}{'triangles':>16}  best kernel           ms  networkit ms")
+    print(f"\n{'graph':<26}{'m':>13}{'triangles':>16}  {'best configuration':<34}{'ms':>9}  networkit ms")
     for r in record["graphs"]:
         b = r["best"]
         peer = r.get("networkit", {}).get("median_ms", float("nan"))
-        print(f"{r['graph'][-26:]:<26}{r['m']:>13,}{r['triangles']:>16,}  {b['kernel']:<12}{b['tile']:>5} "
-              f"{b['median_ms']:9.2f} {peer:12.1f}")
+        lstc = min(k["median_ms"] for k in r["kernels"].values() if k["kernel"] == "lstc")
+        print(f"{r['graph'][-26:]:<26}{r['m']:>13,}{r['triangles']:>16,}  {b['config']:<34}{b['median_ms']:9.2f} "
+              f"(lstc best {lstc:.2f}) {peer:12.1f}")
     print(f"[{args.device}: {record['gpu']}, CuPy {record['cupy']}, commit {record['commit']}]", file=sys.stderr)
 
 

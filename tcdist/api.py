@@ -8,7 +8,8 @@ from importlib import resources
 import numpy as np
 
 from tcdist import io
-from tcdist.backend import check_fits, free_gpu_bytes, resolve_backend, set_threads
+from tcdist import backend as backends
+from tcdist.backend import check_fits, resolve_backend, set_threads
 from tcdist.count import CPU_KERNELS
 from tcdist.errors import TcdistError
 from tcdist.errors import InputError
@@ -83,7 +84,7 @@ def _upload_edges(edges, timings):
     """Move an edge list to the GPU to build there, if it fits; else leave it on the host."""
     import cupy
 
-    if not isinstance(edges.src, cupy.ndarray) and len(edges) * _BUILD_BYTES_PER_EDGE < free_gpu_bytes():
+    if not isinstance(edges.src, cupy.ndarray) and len(edges) * _BUILD_BYTES_PER_EDGE < backends.free_gpu_bytes():
         t0 = time.perf_counter()
         edges.src, edges.dst = cupy.asarray(edges.src), cupy.asarray(edges.dst)
         cupy.cuda.Device().synchronize()

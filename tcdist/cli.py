@@ -70,7 +70,7 @@ def build_parser():
                                        "ego-Facebook graph (1,612,010 triangles).")
     count.add_argument("graph", nargs="?", metavar="GRAPH", help="file or generator spec (default: embedded ego-Facebook)")
     count.add_argument("--backend", default="auto", help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
-    count.add_argument("--kernel", help="counting kernel; cpu: marker (default) or merge; gpu: lstc-hybrid "
+    count.add_argument("--kernel", help="counting kernel; cpu: marker (default) or merge; gpu: lstc-group "
                                         "(default) or lstc (Algorithm 3 as published)")
     count.add_argument("--tile", type=int, help="GPU tile width: 64, 128, 256, 512 or 1024 [256]")
     count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")

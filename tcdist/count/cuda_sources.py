@@ -9,7 +9,8 @@ import numpy as np
 
 TILES = (64, 128, 256, 512, 1024)
 COL_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
-FILES = ("common.cuh", "lstc.cu", "lstc_hybrid.cu")
+FILES = ("common.cuh", "lstc.cu", "lstc_group.cu")
+GROUPS = (4, 8, 16, 32)
 
 
 def source():
@@ -23,8 +24,8 @@ def kernel_names():
     names = []
     for ctype in COL_TYPES.values():
         names += [f"lstc_block<{ctype}, {t}>" for t in TILES]
-        names += [f"lstc_flat<{ctype}, {t}>" for t in TILES]
-        names.append(f"lstc_warp<{ctype}>")
+        names += [f"lstc_group<{ctype}, {t}, {g}>" for t in TILES for g in GROUPS]
+        names += [f"lstc_group_warp<{ctype}, {g}>" for g in GROUPS]
     return names
 
 
@@ -32,12 +33,7 @@ def explicit_instantiations():
     """C++ that instantiates every kernel, for an offline nvcc build of source()."""
     lines = []
     for name in kernel_names():
-        template = name.split("<", 1)[0]
         ctype = name.split("<", 1)[1].split(",")[0].rstrip(">").strip()
-        params = {
-            "lstc_block": f"(const i64*, const {ctype}*, i64, u64*)",
-            "lstc_flat": f"(const i64*, const {ctype}*, const i64*, i64, u64*)",
-            "lstc_warp": f"(const i64*, const {ctype}*, const i64*, i64, u64*)",
-        }[template]
-        lines.append(f"template __global__ void {name}{params};")
+        listed = "" if name.startswith("lstc_block") else "const i64*, "
+        lines.append(f"template __global__ void {name}(const i64*, const {ctype}*, {listed}i64, u64*);")
     return "\n".join(lines)

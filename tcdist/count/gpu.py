@@ -5,10 +5,11 @@ Imported only when the GPU backend is chosen; importing it imports CuPy.
 
 import cupy
 
-from tcdist.count.cuda_sources import COL_TYPES, TILES, kernel_names, source
+from tcdist.count.cuda_sources import COL_TYPES, GROUPS, TILES, kernel_names, source
 
 DEFAULT_TILE = 256
-WARP_MAX_DEGREE = 32  # lstc-hybrid: rows up to this long go one per warp
+DEFAULT_GROUP = 8
+DEFAULT_WARP_ROWS = True
 _MAX_GRID = 1 << 30
 
 
@@ -43,21 +44,32 @@ def count_lstc(rowptr, col, n_local, *, tile=DEFAULT_TILE):
     return int(total.get()[0])
 
 
-def count_lstc_hybrid(rowptr, col, n_local, *, tile=DEFAULT_TILE):
-    """tcdist's LSTC refinement: rows of 2..32 out-neighbours one per warp, longer ones one per block,
-    each N+(v) trimmed to the tile's range and walked as one flat sequence."""
+def count_lstc_group(rowptr, col, n_local, *, tile=DEFAULT_TILE, group=DEFAULT_GROUP, warp_rows=DEFAULT_WARP_ROWS):
+    """tcdist's refinement: groups of ``group`` threads take different v of N+(u) at once.
+
+    warp_rows: rows of 2..32 out-neighbours go one warp per vertex, longer rows one block each.
+    """
     _check_tile(tile)
+    if group not in GROUPS:
+        raise ValueError(f"group must be one of {GROUPS}, got {group}")
     rowptr, col = device_csr(rowptr, col)
     total = cupy.zeros(1, dtype=cupy.uint64)
+    if n_local <= 0:
+        return 0
+    block = _kernel("lstc_group", col, tile, group)
+    if not warp_rows:
+        grid = min(int(n_local), _MAX_GRID)
+        block((grid,), (tile,), (rowptr, col, cupy.uint64(0), cupy.int64(n_local), total))
+        return int(total.get()[0])
     out_degree = cupy.diff(rowptr[: int(n_local) + 1])
-    light = cupy.flatnonzero((out_degree >= 2) & (out_degree <= WARP_MAX_DEGREE))
-    heavy = cupy.flatnonzero(out_degree > WARP_MAX_DEGREE)[::-1].copy()  # heaviest rows start first
+    light = cupy.flatnonzero((out_degree >= 2) & (out_degree <= 32))
+    heavy = cupy.flatnonzero(out_degree > 32)
     if light.size:
         grid = min((light.size + 7) // 8, _MAX_GRID)
-        _kernel("lstc_warp", col)((grid,), (256,), (rowptr, col, light, cupy.int64(light.size), total))
+        _kernel("lstc_group_warp", col, group)((grid,), (256,), (rowptr, col, light, cupy.int64(light.size), total))
     if heavy.size:
         grid = min(heavy.size, _MAX_GRID)
-        _kernel("lstc_flat", col, tile)((grid,), (tile,), (rowptr, col, heavy, cupy.int64(heavy.size), total))
+        block((grid,), (tile,), (rowptr, col, heavy, cupy.int64(heavy.size), total))
     return int(total.get()[0])
 
 
@@ -66,5 +78,5 @@ def warm_up():
     _module()
 
 
-GPU_KERNELS = {"lstc": count_lstc, "lstc-hybrid": count_lstc_hybrid}
-DEFAULT_KERNEL = "lstc-hybrid"
+GPU_KERNELS = {"lstc": count_lstc, "lstc-group": count_lstc_group}
+DEFAULT_KERNEL = "lstc-group"

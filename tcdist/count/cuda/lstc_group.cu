@@ -1,0 +1,67 @@
+// tcdist's refinement of LSTC's kernel: the same block per local vertex u, the same tile of
+// N+(u) in shared memory and the same binary search, but the block's threads form groups of
+// G; group g takes the v in N+(u) at positions g, g + TILE/G, ... at once (Algorithm 3 walks
+// them one after another, so a short N+(v) leaves most of the block idle), and its G lanes
+// walk N+(v) round-robin. Rows are sorted, so a lane stops at the first w above the tile.
+// vertices: the u to count (nullptr: 0 .. count-1).
+template <typename Col, int TILE, int G>
+__global__ void __launch_bounds__(TILE) lstc_group(const i64* __restrict__ rowptr, const Col* __restrict__ col,
+                                                  const i64* __restrict__ vertices, i64 count, u64* total) {
+    constexpr int GROUPS = TILE / G;
+    __shared__ Col tile[TILE];
+    const int group = threadIdx.x / G, lane = threadIdx.x % G;
+    u64 found = 0;
+    for (i64 index = blockIdx.x; index < count; index += gridDim.x) {
+        const i64 u = vertices ? vertices[index] : index;
+        const i64 begin = rowptr[u], end = rowptr[u + 1];
+        if (end - begin < 2) continue;
+        for (i64 first = begin; first < end; first += TILE) {
+            const int len = (int)(end - first < TILE ? end - first : TILE);
+            __syncthreads();
+            if (threadIdx.x < len) tile[threadIdx.x] = col[first + threadIdx.x];
+            __syncthreads();
+            const Col lowest = tile[0], highest = tile[len - 1];
+            for (i64 e = begin + group; e < end; e += GROUPS) {
+                const Col v = col[e];
+                const i64 v_end = rowptr[v + 1];
+                for (i64 k = rowptr[v] + lane; k < v_end; k += G) {
+                    const Col w = col[k];
+                    if (w > highest) break;
+                    if (w >= lowest) found += sorted_contains(tile, len, w);
+                }
+            }
+        }
+    }
+    block_add(found, total);
+}
+
+// The same walk for rows of 2..32 out-neighbours, one warp per vertex u (8 per block), its
+// N+(u) in a 32-entry tile of the warp's own.
+template <typename Col, int G>
+__global__ void __launch_bounds__(256) lstc_group_warp(const i64* __restrict__ rowptr, const Col* __restrict__ col,
+                                                      const i64* __restrict__ vertices, i64 count, u64* total) {
+    constexpr int WARPS = 8, GROUPS = 32 / G;
+    __shared__ Col tiles[WARPS][32];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, group = lane / G, member = lane % G;
+    Col* tile = tiles[warp];
+    u64 found = 0;
+    for (i64 index = (i64)blockIdx.x * WARPS + warp; index < count; index += (i64)gridDim.x * WARPS) {
+        const i64 u = vertices[index];
+        const i64 begin = rowptr[u];
+        const int len = (int)(rowptr[u + 1] - begin);
+        __syncwarp();
+        if (lane < len) tile[lane] = col[begin + lane];
+        __syncwarp();
+        const Col lowest = tile[0], highest = tile[len - 1];
+        for (int e = group; e < len; e += GROUPS) {
+            const Col v = tile[e];
+            const i64 v_end = rowptr[v + 1];
+            for (i64 k = rowptr[v] + member; k < v_end; k += G) {
+                const Col w = col[k];
+                if (w > highest) break;
+                if (w >= lowest) found += sorted_contains(tile, len, w);
+            }
+        }
+    }
+    block_add(found, total);
+}
