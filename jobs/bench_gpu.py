@@ -108,8 +108,9 @@ def configurations(args):
         if name == "lstc-group":
             for tile in args.group_tiles:
                 for group in args.groups:
-                    for warp_rows in (False, True):
-                        yield name, tile, {"group": group, "warp_rows": warp_rows}
+                    for warp_rows in args.warp_rows:
+                        for hashed in args.hashed:
+                            yield name, tile, {"group": group, "warp_rows": warp_rows, "hashed": hashed}
         else:
             for tile in args.tiles:
                 yield name, tile, {}
@@ -192,6 +193,8 @@ def main():
     p.add_argument("--tiles", type=int, nargs="+", default=list(gpu.TILES))
     p.add_argument("--groups", type=int, nargs="+", default=[gpu.DEFAULT_GROUP], help="lstc-group group sizes")
     p.add_argument("--group-tiles", type=int, nargs="+", default=[gpu.DEFAULT_TILE], help="lstc-group tile widths")
+    p.add_argument("--warp-rows", type=int, nargs="+", default=[1], help="lstc-group row split: 0, 1 or both")
+    p.add_argument("--hashed", type=int, nargs="+", default=[0, 1], help="lstc-group lookups: 0 binary search, 1 hash")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--peer-repeat", type=int, default=3, help="networkit runs per graph (0: no peer)")
     p.add_argument("--check-cpu", action="store_true", help="also count with the CPU kernel")

@@ -3,6 +3,8 @@
 Run on a GPU host: ``pytest -m gpu``.
 """
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -60,9 +62,10 @@ def test_every_group_size(gpu):
         expected = cpu_count(graph.rowptr, graph.col, graph.n)
         for group in gpu.GROUPS:
             for tile in gpu.TILES:
-                for warp_rows in (False, True):
-                    got = gpu.count_lstc_group(rowptr, col, graph.n, tile=tile, group=group, warp_rows=warp_rows)
-                    assert got == expected, (spec, group, tile, warp_rows)
+                for warp_rows, hashed in itertools.product((False, True), (False, True)):
+                    got = gpu.count_lstc_group(rowptr, col, graph.n, tile=tile, group=group, warp_rows=warp_rows,
+                                               hashed=hashed)
+                    assert got == expected, (spec, group, tile, warp_rows, hashed)
 
 
 def test_long_rows_span_many_tiles(gpu):
@@ -80,6 +83,8 @@ def test_int64_columns(gpu):
     expected = cpu_count(graph.rowptr, graph.col, graph.n)
     for kernel in gpu.GPU_KERNELS.values():
         assert kernel(rowptr, col.astype(np.int64), graph.n) == expected
+    for hashed in (False, True):
+        assert gpu.count_lstc_group(rowptr, col.astype(np.int64), graph.n, hashed=hashed) == expected
 
 
 @pytest.mark.parametrize("entry", dataset_params())

@@ -24,8 +24,9 @@ def kernel_names():
     names = []
     for ctype in COL_TYPES.values():
         names += [f"lstc_block<{ctype}, {t}>" for t in TILES]
-        names += [f"lstc_group<{ctype}, {t}, {g}>" for t in TILES for g in GROUPS]
-        names += [f"lstc_group_warp<{ctype}, {g}>" for g in GROUPS]
+        for hashed in ("false", "true"):
+            names += [f"lstc_group<{ctype}, {t}, {g}, {hashed}>" for t in TILES for g in GROUPS]
+            names += [f"lstc_group_warp<{ctype}, {g}, {hashed}>" for g in GROUPS]
     return names
 
 

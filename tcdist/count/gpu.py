@@ -10,6 +10,7 @@ from tcdist.count.cuda_sources import COL_TYPES, GROUPS, TILES, kernel_names, so
 DEFAULT_TILE = 256
 DEFAULT_GROUP = 8
 DEFAULT_WARP_ROWS = True
+DEFAULT_HASHED = False
 _MAX_GRID = 1 << 30
 
 
@@ -44,10 +45,12 @@ def count_lstc(rowptr, col, n_local, *, tile=DEFAULT_TILE):
     return int(total.get()[0])
 
 
-def count_lstc_group(rowptr, col, n_local, *, tile=DEFAULT_TILE, group=DEFAULT_GROUP, warp_rows=DEFAULT_WARP_ROWS):
+def count_lstc_group(rowptr, col, n_local, *, tile=DEFAULT_TILE, group=DEFAULT_GROUP, warp_rows=DEFAULT_WARP_ROWS,
+                     hashed=DEFAULT_HASHED):
     """tcdist's refinement: groups of ``group`` threads take different v of N+(u) at once.
 
     warp_rows: rows of 2..32 out-neighbours go one warp per vertex, longer rows one block each.
+    hashed: look elements up in a shared-memory hash set of the tile instead of binary search.
     """
     _check_tile(tile)
     if group not in GROUPS:
@@ -56,7 +59,8 @@ def count_lstc_group(rowptr, col, n_local, *, tile=DEFAULT_TILE, group=DEFAULT_G
     total = cupy.zeros(1, dtype=cupy.uint64)
     if n_local <= 0:
         return 0
-    block = _kernel("lstc_group", col, tile, group)
+    flag = "true" if hashed else "false"
+    block = _kernel("lstc_group", col, tile, group, flag)
     if not warp_rows:
         grid = min(int(n_local), _MAX_GRID)
         block((grid,), (tile,), (rowptr, col, cupy.uint64(0), cupy.int64(n_local), total))
@@ -66,7 +70,7 @@ def count_lstc_group(rowptr, col, n_local, *, tile=DEFAULT_TILE, group=DEFAULT_G
     heavy = cupy.flatnonzero(out_degree > 32)
     if light.size:
         grid = min((light.size + 7) // 8, _MAX_GRID)
-        _kernel("lstc_group_warp", col, group)((grid,), (256,), (rowptr, col, light, cupy.int64(light.size), total))
+        _kernel("lstc_group_warp", col, group, flag)((grid,), (256,), (rowptr, col, light, cupy.int64(light.size), total))
     if heavy.size:
         grid = min(heavy.size, _MAX_GRID)
         block((grid,), (tile,), (rowptr, col, heavy, cupy.int64(heavy.size), total))

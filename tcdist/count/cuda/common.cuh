@@ -35,3 +35,36 @@ __device__ __forceinline__ void block_add(u64 mine, u64* total) {
     }
 }
 
+
+// A set of vertex ids in shared memory, open addressing with linear probing; -1 marks empty.
+// Ids are >= 0. size is a power of two of at least twice the number of keys.
+__device__ __forceinline__ unsigned slot_of(long long key, unsigned mask) {
+    return (unsigned)(((unsigned long long)key * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+}
+
+__device__ __forceinline__ int shared_cas(int* at, int expected, int value) { return atomicCAS(at, expected, value); }
+__device__ __forceinline__ long long shared_cas(long long* at, long long expected, long long value) {
+    return (long long)atomicCAS((unsigned long long*)at, (unsigned long long)expected, (unsigned long long)value);
+}
+
+template <typename T>
+__device__ __forceinline__ void hash_insert(T* table, unsigned mask, T key) {
+    unsigned s = slot_of(key, mask);
+    while (shared_cas(table + s, (T)-1, key) != (T)-1) s = (s + 1) & mask;
+}
+
+template <typename T>
+__device__ __forceinline__ int hash_contains(const T* table, unsigned mask, T key) {
+    for (unsigned s = slot_of(key, mask);; s = (s + 1) & mask) {
+        const T found = table[s];
+        if (found == key) return 1;
+        if (found == (T)-1) return 0;
+    }
+}
+
+// Smallest power of two >= 2 * len (at least 32).
+__device__ __forceinline__ unsigned table_size(int len) {
+    unsigned size = 32;
+    while (size < 2u * (unsigned)len) size <<= 1;
+    return size;
+}
