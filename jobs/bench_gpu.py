@@ -155,6 +155,15 @@ def bench_graph(spec, args):
     return row
 
 
+def lstc_sweep(row):
+    return sorted((k["tile"], k["median_ms"]) for k in row["kernels"].values() if k["kernel"] == "lstc")
+
+
+def best_of(row, kernel):
+    entries = [(k["median_ms"], label) for label, k in row["kernels"].items() if k["kernel"] == kernel]
+    return min(entries) if entries else (float("nan"), "-")
+
+
 def plot(record, path):
     import matplotlib
 
@@ -162,28 +171,59 @@ def plot(record, path):
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8))
-    graphs = [r["graph"] for r in record["graphs"]]
-    for name in record["kernels"]:
-        best = [min(k["median_ms"] for k in r["kernels"].values() if k["kernel"] == name) for r in record["graphs"]]
-        left.plot(graphs, best, "o-", label=f"{name} (best tile)")
-        for r in record["graphs"][-1:]:
-            tiles = [k["tile"] for k in r["kernels"].values() if k["kernel"] == name]
-            right.plot(tiles, [k["median_ms"] for k in r["kernels"].values() if k["kernel"] == name], "o-",
-                       label=f"{name}, {r['graph']}")
-    peer = [r.get("networkit", {}).get("median_ms") for r in record["graphs"]]
-    if any(peer):
-        left.plot(graphs, peer, "s--", label="networkit (host CPUs)")
+    graphs = [r["graph"].split("/")[-1] for r in record["graphs"]]
+    for kernel in record["kernels"]:
+        left.plot(graphs, [best_of(r, kernel)[0] for r in record["graphs"]], "o-", label=f"{kernel} (best config)")
+    peer = [r.get("networkit", {}).get("median_ms", float("nan")) for r in record["graphs"]]
+    left.plot(graphs, peer, "s--", label=f"networkit, {record['cores']} host threads")
     left.set_yscale("log")
-    left.set_ylabel("ms (median)")
-    left.set_title(f"triangle counting, {record['gpu']}")
+    left.set_ylabel("counting time, ms (median)")
+    left.set_title(f"{record['gpu']} ({record['device']})")
+    left.tick_params(axis="x", rotation=30)
     left.legend()
+    for r in record["graphs"]:
+        sweep = lstc_sweep(r)
+        if r["graph"].startswith("rmat") and sweep:
+            right.plot([t for t, _ in sweep], [ms for _, ms in sweep], "o-", label=r["graph"])
     right.set_xscale("log", base=2)
-    right.set_xlabel("tile width (threads per block)")
-    right.set_ylabel("kernel ms (median)")
-    right.set_title("tile width sweep (LSTC Fig. 7)")
+    right.set_yscale("log")
+    right.set_xlabel("tile width = threads per block")
+    right.set_ylabel("LSTC kernel ms (median)")
+    right.set_title("Algorithm 3, tile width sweep (LSTC Fig. 7)")
     right.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+
+
+def markdown(record, path):
+    """Table 9 and Figure 7 analogues, with the occupancy each tile width allows."""
+    lines = [f"# GPU results: {record['gpu']} ({record['device']})", "",
+             f"commit {record['commit']}, {record['date']}, CuPy {record['cupy']}, CUDA runtime "
+             f"{record['cuda_runtime']}; kernel times by CUDA events, median of {record['repeat']} after a warm-up; "
+             f"networkit TriangleEdgeScore on {record['cores']} host threads in the same run.", "",
+             f"Command: `{record['command']}`", "",
+             "## Counting time (LSTC Table 9 analogue)", "",
+             "| graph | edges | triangles | LSTC Alg. 3 (best tile) | lstc-group (best) | networkit | group vs Alg. 3 | group vs networkit |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in record["graphs"]:
+        lstc, lstc_cfg = best_of(r, "lstc")
+        group, group_cfg = best_of(r, "lstc-group")
+        peer = r.get("networkit", {}).get("median_ms", float("nan"))
+        lines.append(f"| {r['graph'].split('/')[-1]} | {r['m']:,} | {r['triangles']:,} | {lstc:.2f} ms (`{lstc_cfg}`) | "
+                     f"{group:.2f} ms (`{group_cfg}`) | {peer:.1f} ms | {lstc / group:.2f}x | {peer / group:.1f}x |")
+    lines += ["", "## Tile width (LSTC Fig. 7 and Table 8 analogue)", "",
+              "| tile | " + " | ".join(r["graph"] for r in record["graphs"] if r["graph"].startswith("rmat"))
+              + " | registers | static smem | blocks/SM | occupancy |",
+              "| ---: |" + " ---: |" * (sum(r["graph"].startswith("rmat") for r in record["graphs"]) + 4)]
+    resources = record.get("resources", {})
+    for tile in record["tiles"]:
+        times = [dict(lstc_sweep(r)).get(tile, float("nan")) for r in record["graphs"] if r["graph"].startswith("rmat")]
+        res = next((v for k, v in resources.items() if k.startswith(f"void lstc_block<int, {tile}>")), {})
+        lines.append(f"| {tile} | " + " | ".join(f"{t:.2f} ms" for t in times)
+                     + f" | {res.get('registers', '?')} | {res.get('smem_bytes', '?')} B | {res.get('blocks_per_sm', '?')}"
+                     f" | {res.get('occupancy', float('nan')):.0%} |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def main():
@@ -192,15 +232,16 @@ def main():
     p.add_argument("--kernels", nargs="+", default=list(gpu.GPU_KERNELS))
     p.add_argument("--tiles", type=int, nargs="+", default=list(gpu.TILES))
     p.add_argument("--groups", type=int, nargs="+", default=[gpu.DEFAULT_GROUP], help="lstc-group group sizes")
-    p.add_argument("--group-tiles", type=int, nargs="+", default=[gpu.DEFAULT_TILE], help="lstc-group tile widths")
+    p.add_argument("--group-tiles", type=int, nargs="+", default=[gpu.GROUP_TILE], help="lstc-group tile widths")
     p.add_argument("--warp-rows", type=int, nargs="+", default=[1], help="lstc-group row split: 0, 1 or both")
-    p.add_argument("--hashed", type=int, nargs="+", default=[0, 1], help="lstc-group lookups: 0 binary search, 1 hash")
+    p.add_argument("--hashed", type=int, nargs="+", default=[1], help="lstc-group lookups: 0 binary search, 1 hash")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--peer-repeat", type=int, default=3, help="networkit runs per graph (0: no peer)")
     p.add_argument("--check-cpu", action="store_true", help="also count with the CPU kernel")
     p.add_argument("--device", required=True, help="the machine kind, e.g. nvidia-h100-x1")
     p.add_argument("--out")
     p.add_argument("--plot")
+    p.add_argument("--markdown")
     args = p.parse_args()
 
     props = cupy.cuda.runtime.getDeviceProperties(0)
@@ -226,6 +267,8 @@ def main():
                 json.dump(record, f, indent=1)
     if args.plot:
         plot(record, args.plot)
+    if args.markdown:
+        markdown(record, args.markdown)
     print(f"\n{'graph':<26}{'m':>13}{'triangles':>16}  {'best configuration':<34}{'ms':>9}  networkit ms")
     for r in record["graphs"]:
         b = r["best"]

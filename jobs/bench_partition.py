@@ -24,20 +24,20 @@ from tcdist.partition import PRUNE_MODES, SCHEMES, partition_graph
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", type=int, default=20)
-    p.add_argument("--parts", type=int, nargs="+", default=[2, 4, 8])
+    p.add_argument("--parts", type=int, nargs="*", default=[2, 4, 8], help="P of the statistics table (none: timing only)")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--backend", default="cpu", help="cpu (NumPy) or gpu (CuPy arrays)")
     p.add_argument("--device", default=f"cpu-{os.cpu_count()}core")
     p.add_argument("--out")
     args = p.parse_args()
 
+    host = tcdist.load_graph(f"rmat:{args.scale}")
     graph = tcdist.load_graph(f"rmat:{args.scale}")
     if args.backend == "gpu":
         import cupy
 
         graph.rowptr, graph.col = cupy.asarray(graph.rowptr), cupy.asarray(graph.col)
     count = CPU_KERNELS["marker"]
-    host = tcdist.load_graph(f"rmat:{args.scale}")
     expected = count(host.rowptr, host.col, host.n)
 
     def timed():

@@ -72,7 +72,7 @@ def build_parser():
     count.add_argument("--backend", default="auto", help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
     count.add_argument("--kernel", help="counting kernel; cpu: marker (default) or merge; gpu: lstc-group "
                                         "(default) or lstc (Algorithm 3 as published)")
-    count.add_argument("--tile", type=int, help="GPU tile width: 64, 128, 256, 512 or 1024 [256]")
+    count.add_argument("--tile", type=int, help="GPU tile width: 64, 128, 256, 512 or 1024 [lstc 256, lstc-group 512]")
     count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
     _partition_options(count, required=False)
     count.add_argument("--store", metavar="FILE", help="partition store to reuse if it holds this partitioning, else to write")

@@ -7,10 +7,13 @@ import cupy
 
 from tcdist.count.cuda_sources import COL_TYPES, GROUPS, TILES, kernel_names, source
 
+# Defaults from the sweeps in results/ (RMAT-21..23 on H100 and H200): Algorithm 3 is fastest
+# with 256 threads per block; lstc-group with 512, one v per warp, warp rows and hashing.
 DEFAULT_TILE = 256
-DEFAULT_GROUP = 8
+GROUP_TILE = 512
+DEFAULT_GROUP = 32
 DEFAULT_WARP_ROWS = True
-DEFAULT_HASHED = False
+DEFAULT_HASHED = True
 _MAX_GRID = 1 << 30
 
 
@@ -45,7 +48,7 @@ def count_lstc(rowptr, col, n_local, *, tile=DEFAULT_TILE):
     return int(total.get()[0])
 
 
-def count_lstc_group(rowptr, col, n_local, *, tile=DEFAULT_TILE, group=DEFAULT_GROUP, warp_rows=DEFAULT_WARP_ROWS,
+def count_lstc_group(rowptr, col, n_local, *, tile=GROUP_TILE, group=DEFAULT_GROUP, warp_rows=DEFAULT_WARP_ROWS,
                      hashed=DEFAULT_HASHED):
     """tcdist's refinement: groups of ``group`` threads take different v of N+(u) at once.
 
