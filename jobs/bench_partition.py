@@ -21,6 +21,25 @@ from tcdist.count import CPU_KERNELS
 from tcdist.partition import PRUNE_MODES, SCHEMES, partition_graph
 
 
+def markdown(record, path):
+    """LSTC Tables 3-5 analogue: sizes of every scheme x P x prune mode, totals over parts."""
+    t = record["random_P4_lstc_seconds"]
+    lines = [f"# Partitioning {record['graph']}: {record['n']:,} vertices, {record['m']:,} edges, "
+             f"{record['triangles']:,} triangles", "",
+             f"{record['device']}, commit {record['commit']}, {record['date']}. Command: `{record['command']}`", "",
+             f"Random partitioning into 4 parts with prune lstc ({record['backend']}): first call in the process "
+             f"{t['first_call']:.2f} s, then median {t['warm_median']:.2f} s.", "",
+             "Every row was checked: the parts' triangle counts add up to the whole graph's.", "",
+             "| scheme | P | prune | V_ind | V_res | E_ind | E_res | GPU bytes | V_res / n | E_res / m | seconds |",
+             "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in record["table"]:
+        lines.append(f"| {r['scheme']} | {r['parts']} | {r['prune']} | {r['v_ind']:,} | {r['v_res']:,} | {r['e_ind']:,} "
+                     f"| {r['e_res']:,} | {r['bytes'] / 2**20:,.1f} MiB | {r['vertex_replication']:.2f} "
+                     f"| {r['edge_replication']:.2f} | {r['seconds']:.1f} |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", type=int, default=20)
@@ -29,7 +48,13 @@ def main():
     p.add_argument("--backend", default="cpu", help="cpu (NumPy) or gpu (CuPy arrays)")
     p.add_argument("--device", default=f"cpu-{os.cpu_count()}core")
     p.add_argument("--out")
+    p.add_argument("--markdown", help="also write the table as markdown")
+    p.add_argument("--from-json", help="only render --markdown from an earlier --out")
     args = p.parse_args()
+    if args.from_json:
+        with open(args.from_json) as f:
+            markdown(json.load(f), args.markdown)
+        return
 
     host = tcdist.load_graph(f"rmat:{args.scale}")
     graph = tcdist.load_graph(f"rmat:{args.scale}")
@@ -72,6 +97,8 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump(record, f, indent=1)
+    if args.markdown:
+        markdown(record, args.markdown)
     print(f"random P=4 lstc on rmat:{args.scale} ({host.m:,} edges): first call {first:.2f} s, "
           f"warm median {median(warm):.2f} s [{args.backend}, {args.device}]")
 

@@ -116,6 +116,18 @@ def test_gpu_partitions_equal_cpu_partitions(gpu):
                 assert np.array_equal(getattr(x, field), getattr(y, field).get()), (prune, x.index, field)
 
 
+def test_the_gpu_generates_the_same_graphs_as_the_cpu(gpu):
+    import cupy
+
+    from tcdist.io import generate
+
+    for spec in ("rmat:15", "er:5000:40000"):
+        a, b = generate(spec, seed=3), generate(spec, seed=3, xp=cupy)
+        assert np.array_equal(a.src, b.src.get()) and np.array_equal(a.dst, b.dst.get()), spec
+    host, device = tcdist.load_graph("rmat:15"), tcdist.load_graph("rmat:15", device="gpu")
+    assert host.fingerprint() == device.fingerprint()
+
+
 @pytest.mark.parametrize("scale", range(16, 24))
 def test_rmat_16_to_23_generated_and_built_on_the_gpu(gpu, scale):
     import cupy

@@ -12,24 +12,44 @@ _CHUNK = 1 << 22
 
 
 class _Random:
-    """Seeded uniform floats, integers and permutations on NumPy or CuPy (each its own stream)."""
+    """Counter-based random numbers: splitmix64 of (seed, index), integer arithmetic only.
+
+    The same spec and seed give the same graph on any NumPy version and on CuPy, because
+    nothing depends on a library's generator stream.
+    """
+
+    _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
     def __init__(self, xp, seed):
         self.xp = xp
-        self._gen = np.random.default_rng(seed) if xp is np else xp.random.RandomState(seed)
+        with np.errstate(over="ignore"):
+            self._key = self._mix(np.uint64(seed % 2**64) * self._GOLDEN)
+        self._drawn = 0
 
-    def uniform(self, size):
-        if self.xp is np:
-            return self._gen.random(size, np.float32)
-        return self._gen.random_sample(size, dtype=np.float32)
+    @staticmethod
+    def _mix(z):
+        with np.errstate(over="ignore"):  # uint64 arithmetic wraps by design
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+    def raw(self, size):
+        """size uniform uint64 values, the next ones of this seed's sequence."""
+        index = self.xp.arange(self._drawn + 1, self._drawn + size + 1, dtype=np.uint64)
+        self._drawn += size
+        with np.errstate(over="ignore"):
+            return self._mix(index * self._GOLDEN + self._key)
 
     def integers(self, high, size):
-        if self.xp is np:
-            return self._gen.integers(0, high, size, dtype=np.int64)
-        return self._gen.randint(0, high, size, dtype=np.int64)
+        return (self.raw(size) % np.uint64(high)).astype(np.int64)
 
     def permutation(self, n):
-        return self._gen.permutation(n).astype(np.int64)
+        keys = self.raw(n)
+        order = np.argsort(keys, kind="stable") if self.xp is np else self.xp.argsort(keys)  # CuPy's is stable
+        return order.astype(np.int64)
+
+
+_ONE = 1 << 24  # RMAT draws two 24-bit uniforms from each 64-bit value
 
 
 def rmat(scale, edge_factor=16, *, seed=0, xp=np):
@@ -38,7 +58,8 @@ def rmat(scale, edge_factor=16, *, seed=0, xp=np):
         raise TcdistError(f"rmat: scale must be 1..40, got {scale}")
     rng = _Random(xp, seed)
     a, b, c = RMAT_ABC
-    a_norm, c_norm = a / (a + b), c / (1 - a - b)
+    row_cut = np.uint64(round((a + b) * _ONE))  # row bit 1 with probability c + d
+    col_cut = (np.uint64(round(a / (a + b) * _ONE)), np.uint64(round(c / (1 - a - b) * _ONE)))
     m = edge_factor << scale
     src = xp.empty(m, np.int64)
     dst = xp.empty(m, np.int64)
@@ -48,8 +69,9 @@ def rmat(scale, edge_factor=16, *, seed=0, xp=np):
         s = xp.zeros(hi - lo, np.int64)
         d = xp.zeros(hi - lo, np.int64)
         for level in range(scale):
-            row_bit = rng.uniform(hi - lo) > a + b
-            col_bit = rng.uniform(hi - lo) > xp.where(row_bit, np.float32(c_norm), np.float32(a_norm))
+            bits = rng.raw(hi - lo)
+            row_bit = (bits >> np.uint64(40)) >= row_cut
+            col_bit = (bits & np.uint64(_ONE - 1)) >= xp.where(row_bit, col_cut[1], col_cut[0])
             s |= row_bit.astype(np.int64) << level
             d |= col_bit.astype(np.int64) << level
         src[lo:hi], dst[lo:hi] = s, d
@@ -103,8 +125,8 @@ def is_spec(text):
 
 
 def generate(spec, *, seed=0, xp=np):
-    """The EdgeList a generator spec describes; rmat and er draw on xp's generator (NumPy or CuPy:
-    each deterministic for a seed, the two streams different)."""
+    """The EdgeList a generator spec describes; rmat and er are computed with xp (NumPy or CuPy),
+    the same edges either way."""
     match = _SPEC.fullmatch(spec)
     if not match or match.group(1) not in GENERATORS:
         known = ", ".join(usage for _, usage, _ in GENERATORS.values())
