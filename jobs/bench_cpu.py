@@ -15,9 +15,8 @@ import sys
 import time
 
 import numba
-import numpy as np
 
-from meta import median, metadata
+from meta import median, metadata, networkit_triangles
 
 import tcdist
 from tcdist.count import CPU_KERNELS
@@ -31,22 +30,6 @@ def timed(fn, repeat):
         value = fn()
         times.append(time.perf_counter() - t0)
     return value, times
-
-
-def networkit_peer(graph, threads, repeat):
-    import networkit as nk
-
-    nk.setNumberOfThreads(threads)
-    rows = np.repeat(np.arange(graph.n, dtype=np.uint64), np.diff(graph.rowptr))
-    g = nk.GraphFromCoo((rows, graph.col.astype(np.uint64)), n=graph.n, directed=False)
-    g.indexEdges()
-
-    def run():
-        score = nk.sparsification.TriangleEdgeScore(g)
-        score.run()
-        return int(round(sum(score.scores()))) // 3
-
-    return timed(run, repeat)
 
 
 def main():
@@ -76,7 +59,8 @@ def main():
     for name, fn in CPU_KERNELS.items():
         count, times = timed(lambda fn=fn: fn(graph.rowptr, graph.col, graph.n), args.repeat)
         kernels[name] = {"triangles": count, "seconds": times, "median_s": median(times)}
-    nk_count, nk_times = networkit_peer(graph, args.threads, args.repeat)
+    networkit_triangles(graph.rowptr, graph.col, args.threads, 1)  # warm-up, as for the kernels
+    nk_count, nk_times = networkit_triangles(graph.rowptr, graph.col, args.threads, args.repeat)
     kernels["networkit-TriangleEdgeScore"] = {"triangles": nk_count, "seconds": nk_times, "median_s": median(nk_times)}
     counts = {k["triangles"] for k in kernels.values()} | {r["triangles"] for r in cli}
     if len(counts) != 1:

@@ -22,9 +22,8 @@ import time
 
 import cupy
 import numba
-import numpy as np
 
-from meta import median, metadata
+from meta import median, metadata, networkit_triangles
 
 import tcdist
 from tcdist.count import CPU_KERNELS, gpu
@@ -83,23 +82,6 @@ def resource_report():
         entry.update(threads=threads, blocks_per_sm=blocks,
                      occupancy=blocks * threads / props["maxThreadsPerMultiProcessor"])
     return report
-
-
-def networkit_peer(graph, repeat):
-    import networkit as nk
-
-    nk.setNumberOfThreads(os.cpu_count())
-    rows = np.repeat(np.arange(graph.n, dtype=np.uint64), np.diff(graph.rowptr))
-    g = nk.GraphFromCoo((rows, graph.col.astype(np.uint64)), n=graph.n, directed=False)
-    g.indexEdges()
-    times, value = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        score = nk.sparsification.TriangleEdgeScore(g)
-        score.run()
-        times.append((time.perf_counter() - t0) * 1e3)
-        value = int(round(sum(score.scores()))) // 3
-    return value, times
 
 
 def configurations(args):
@@ -170,7 +152,8 @@ def bench_graph(spec, args):
         counts.add(CPU_KERNELS["marker"](host_rowptr, host_col, graph.n))
         row["cpu_marker_s"] = time.perf_counter() - t0
     if args.peer_repeat:
-        value, times = networkit_peer(tcdist.graph.Graph(host_rowptr, host_col, None), args.peer_repeat)
+        value, seconds = networkit_triangles(host_rowptr, host_col, os.cpu_count(), args.peer_repeat)
+        times = [1e3 * t for t in seconds]
         counts.add(value)
         row["networkit"] = {"triangles": value, "ms": times, "median_ms": median(times), "threads": os.cpu_count()}
         print(f"  {spec:<24} networkit ({os.cpu_count()} threads): {median(times):9.1f} ms", flush=True)
@@ -179,8 +162,6 @@ def bench_graph(spec, args):
     row["triangles"] = counts.pop()
     best = min(row["kernels"], key=lambda k: row["kernels"][k]["median_ms"])
     row["best"] = {"config": best, **row["kernels"][best]}
-    del graph, rowptr, col
-    cupy.get_default_memory_pool().free_all_blocks()
     return row
 
 
@@ -303,6 +284,7 @@ def main():
     }
     for spec in args.graphs:
         record["graphs"].append(bench_graph(spec, args))
+        cupy.get_default_memory_pool().free_all_blocks()  # the last graph's arrays are gone with its frame
         if args.out:
             with open(args.out, "w") as f:
                 json.dump(record, f, indent=1)

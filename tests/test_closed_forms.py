@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import tcdist
-from tcdist.graph import build_graph
 from tcdist.io import generate
 
 

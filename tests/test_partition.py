@@ -1,7 +1,5 @@
 """LSTC partitioning: exact sums for every scheme, prune mode and P; Algorithm 2 reproduced exactly."""
 
-import itertools
-
 import numpy as np
 import pytest
 from hypothesis import given, settings

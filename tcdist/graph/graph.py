@@ -15,8 +15,24 @@ def col_dtype(n):
     return np.int32 if n < 2**31 else np.int64
 
 
+class CSR:
+    """Sizes and array module of anything holding an oriented CSR (``rowptr``, ``col``)."""
+
+    @property
+    def n(self):
+        return int(self.rowptr.size) - 1
+
+    @property
+    def m(self):
+        return int(self.col.size)
+
+    @property
+    def xp(self):
+        return array_module(self.rowptr)
+
+
 @dataclass(eq=False)
-class Graph:
+class Graph(CSR):
     """A simple undirected graph, each edge kept once from lower to higher (degree, id) rank.
 
     Vertices are numbered in rank order, so ``u -> v`` implies ``u < v`` and rows are
@@ -31,18 +47,6 @@ class Graph:
     self_loops: int = 0
     duplicates: int = 0
     warnings: list = field(default_factory=list)
-
-    @property
-    def n(self):
-        return int(self.rowptr.size) - 1
-
-    @property
-    def m(self):
-        return int(self.col.size)
-
-    @property
-    def xp(self):
-        return array_module(self.rowptr)
 
     def out_degree(self):
         return self.xp.diff(self.rowptr)

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass, field
 
+from tcdist.graph.graph import CSR
 from tcdist.xp import array_module
 
 PRUNE_MODES = ("lstc", "none", "minimal")
@@ -26,7 +27,7 @@ def part_stats(rowptr, col, n_local, v_ind, e_ind):
 
 
 @dataclass(eq=False)
-class Part:
+class Part(CSR):
     """One part: an oriented CSR whose first ``n_local`` vertices are local, rows sorted.
 
     ``global_id[k]`` is the vertex of the whole graph (its rank) that local id k stands for.
@@ -42,14 +43,6 @@ class Part:
     @classmethod
     def make(cls, *, index, rowptr, col, global_id, n_local, v_ind, e_ind):
         return cls(index, rowptr, col, global_id, n_local, part_stats(rowptr, col, n_local, v_ind, e_ind))
-
-    @property
-    def n(self):
-        return int(self.rowptr.size) - 1
-
-    @property
-    def m(self):
-        return int(self.col.size)
 
 
 @dataclass(eq=False)
