@@ -2,8 +2,9 @@
 
     python jobs/bench_cpu.py [--scale 18] [--repeat 5] [--out results/cpu-rmat18.json]
 
-Writes the RMAT edge list as text, runs ``python -m tcdist count FILE --json`` as a user
-would (parse rate = file bytes / read seconds), then times the counting step of both
+Writes the RMAT edge list as text and as tcdist HDF5, runs ``python -m tcdist count FILE
+--json`` on both as a user would (parse rate = text bytes / read seconds; read + build of
+text against HDF5), then times the counting step of both
 tcdist kernels and networkit's TriangleEdgeScore on the same cleaned graph in this process.
 """
 
@@ -15,7 +16,6 @@ import sys
 import time
 
 import numba
-
 from meta import median, metadata, networkit_triangles
 
 import tcdist
@@ -46,12 +46,18 @@ def main():
     subprocess.run([sys.executable, "-m", "tcdist", "generate", f"rmat:{args.scale}", "-o", path, "-q"], check=True)
     size = os.path.getsize(path)
 
-    cli = []
-    for _ in range(args.repeat):
-        out = subprocess.run([sys.executable, "-m", "tcdist", "count", path, "--json", "--threads", str(args.threads)],
-                             check=True, capture_output=True, text=True).stdout
-        cli.append(json.loads(out))
+    h5_path = os.path.join(args.workdir, f"rmat{args.scale}.h5")
+    subprocess.run([sys.executable, "-m", "tcdist", "convert", path, h5_path, "-q"], check=True, capture_output=True)
+
+    def cli_runs(source):
+        command = [sys.executable, "-m", "tcdist", "count", source, "--json", "--threads", str(args.threads)]
+        return [json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+                for _ in range(args.repeat)]
+
+    cli, cli_h5 = cli_runs(path), cli_runs(h5_path)
     read_s = median([r["timings"]["read"] for r in cli])
+    load = {name: median([r["timings"]["read"] + r["timings"]["build"] for r in runs])
+            for name, runs in (("text", cli), ("hdf5", cli_h5))}
 
     graph = tcdist.load_graph(path)
     numba.set_num_threads(args.threads)
@@ -62,7 +68,7 @@ def main():
     networkit_triangles(graph.rowptr, graph.col, args.threads, 1)  # warm-up, as for the kernels
     nk_count, nk_times = networkit_triangles(graph.rowptr, graph.col, args.threads, args.repeat)
     kernels["networkit-TriangleEdgeScore"] = {"triangles": nk_count, "seconds": nk_times, "median_s": median(nk_times)}
-    counts = {k["triangles"] for k in kernels.values()} | {r["triangles"] for r in cli}
+    counts = {k["triangles"] for k in kernels.values()} | {r["triangles"] for r in cli + cli_h5}
     if len(counts) != 1:
         raise SystemExit(f"counts disagree: {counts}")
 
@@ -76,7 +82,10 @@ def main():
         "threads": args.threads,
         "edge_list_bytes": size,
         "cli_runs": cli,
+        "cli_runs_hdf5": cli_h5,
         "parse_MB_per_s": size / read_s / 1e6,
+        "read_and_build_s": load,
+        "hdf5_bytes": os.path.getsize(h5_path),
         "kernels": kernels,
         "speedup_vs_networkit": kernels["networkit-TriangleEdgeScore"]["median_s"] / kernels[best]["median_s"],
         "best_kernel": best,
@@ -87,6 +96,8 @@ def main():
             f.write(text + "\n")
     print(f"rmat:{args.scale}: n={graph.n:,} m={graph.m:,} triangles={result['triangles']:,} threads={args.threads}")
     print(f"parse {size / 1e6:.0f} MB text: {result['parse_MB_per_s']:.0f} MB/s (read step of `tcdist count`, median)")
+    print(f"read + build: text {load['text']:.3f} s, tcdist HDF5 {load['hdf5']:.3f} s "
+          f"({load['text'] / load['hdf5']:.1f}x faster; {result['hdf5_bytes'] / 1e6:.0f} MB)")
     for name, k in kernels.items():
         print(f"count {name:<28} {k['median_s'] * 1e3:8.1f} ms (median of {args.repeat})")
     print(f"tcdist {best} vs networkit: {result['speedup_vs_networkit']:.2f}x")

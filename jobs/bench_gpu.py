@@ -22,7 +22,6 @@ import time
 
 import cupy
 import numba
-
 from meta import median, metadata, networkit_triangles
 
 import tcdist

@@ -1,26 +1,29 @@
 """The Python API; the CLI calls the same functions."""
 
+from __future__ import annotations
+
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 
 import numpy as np
 
-from tcdist import io
 from tcdist import backend as backends
+from tcdist import io, progress
 from tcdist.backend import check_fits, resolve_backend, set_threads
 from tcdist.count import CPU_KERNELS
-from tcdist.errors import TcdistError
-from tcdist.errors import InputError
+from tcdist.errors import InputError, TcdistError
 from tcdist.graph import Graph, build_graph
 from tcdist.graph.build import edge_arrays
 from tcdist.io.edges import EdgeList
 from tcdist.io.hdf5 import format_of_file
-from tcdist.partition import PRUNE_MODES, SCHEMES, Part, partition_graph
+from tcdist.partition import PRUNE_MODES, SCHEMES, Part, Partitioning, partition_graph
 from tcdist.partition.store import FORMAT as STORE_FORMAT
 from tcdist.partition.store import Store, write_store
 
+Source = object  # None, a path, a generator spec, a Graph, a scipy sparse matrix, a networkx graph or (src, dst)
 EMBEDDED_NAME = "ego-Facebook (embedded)"
 EMBEDDED_TRIANGLES = 1_612_010
 
@@ -92,7 +95,7 @@ def _upload_edges(edges, timings):
     return edges
 
 
-def load_graph(source=None, *, seed=0, timings=None, device="cpu"):
+def load_graph(source: Source = None, *, seed: int = 0, timings: dict | None = None, device: str = "cpu") -> Graph:
     """The cleaned, oriented Graph of a source.
 
     source: None (the embedded ego-Facebook graph), a file path (edge list, Matrix Market,
@@ -129,7 +132,7 @@ def load_graph(source=None, *, seed=0, timings=None, device="cpu"):
     return graph
 
 
-def kernel_function(backend, kernel, tile=None):
+def kernel_function(backend: str, kernel: str | None, tile: int | None = None) -> tuple[str, Callable]:
     """(name, function(rowptr, col, n_local)) of the kernel to use on a backend."""
     if backend == "gpu":
         from tcdist.count import gpu
@@ -158,7 +161,7 @@ def _check_partition_options(parts, scheme, prune):
         raise TcdistError(f"unknown prune mode '{prune}' (choose from {', '.join(PRUNE_MODES)})")
 
 
-def open_store_source(source):
+def open_store_source(source: Source) -> Store | None:
     """A Store if source is the path of a partition store, else None."""
     if not isinstance(source, (str, os.PathLike)) or not os.path.isfile(source):
         return None
@@ -167,7 +170,8 @@ def open_store_source(source):
     return Store(source)
 
 
-def partition(source=None, *, parts, scheme="random", prune="lstc", seed=0, output=None, timings=None):
+def partition(source: Source = None, *, parts: int, scheme: str = "random", prune: str = "lstc", seed: int = 0,
+              output: str | os.PathLike | None = None, timings: dict | None = None) -> Partitioning:
     """LSTC partitioning of a source into parts (written to the store ``output`` if given)."""
     _check_partition_options(parts, scheme, prune)
     timings = {} if timings is None else timings
@@ -214,7 +218,7 @@ def _on_device(part, device, num_parts, timings):
 def _count_parts(fn, parts, timings, device, num_parts):
     """Count part after part; per-part statistics with triangles and kernel seconds."""
     total, per_part = 0, []
-    for part in parts:
+    for part in progress.iterate(parts, num_parts, "count parts" if num_parts > 1 else "count"):
         part = _on_device(part, device, num_parts, timings)
         t0 = time.perf_counter()
         found = fn(part.rowptr, part.col, part.n_local)
@@ -245,8 +249,10 @@ def _store_parts(store, timings):
         yield part
 
 
-def count_triangles(source=None, *, backend="auto", kernel=None, threads=None, parts=None, scheme=None,
-                    prune=None, seed=0, store=None, tile=None):
+def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str | None = None,
+                    threads: int | None = None, parts: int | None = None, scheme: str | None = None,
+                    prune: str | None = None, seed: int = 0, store: str | os.PathLike | None = None,
+                    tile: int | None = None) -> TriangleCount:
     """Count the triangles of a source exactly (see load_graph for the sources accepted).
 
     parts, scheme, prune: count LSTC parts one after another (default: the whole graph as one part).

@@ -25,3 +25,11 @@ def bar(total, desc, unit="it", scale=False):
         leave=False,
         file=sys.stderr,
     )
+
+
+def iterate(items, total, desc):
+    """Items of an iterable, with a bar over them."""
+    with bar(total, desc) as b:
+        for item in items:
+            yield item
+            b.update()

@@ -4,9 +4,9 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import brute_force_triangles
 
 import tcdist
-from conftest import brute_force_triangles
 
 
 def test_import_touches_neither_cuda_nor_mpi():

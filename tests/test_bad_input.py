@@ -5,7 +5,6 @@ import gzip
 import h5py
 import numpy as np
 import pytest
-
 from conftest import run_module
 
 EDGE_LIST_ERRORS = {

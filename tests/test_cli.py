@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
 from conftest import DATASETS, run_module
+
 from tcdist.io import read
 
 JSON_KEYS = {"triangles", "n", "m", "backend", "kernel", "parts", "ranks", "timings"}

@@ -1,9 +1,9 @@
 """Every real graph of the shared datasets, counted exactly against its published numbers."""
 
 import pytest
+from conftest import DATASETS, dataset_params
 
 import tcdist
-from conftest import DATASETS, dataset_params
 
 
 @pytest.mark.parametrize("entry", dataset_params())

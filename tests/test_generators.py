@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from conftest import brute_force_triangles
 
 import tcdist
-from conftest import brute_force_triangles
 from tcdist.io import generate, is_spec
 
 

@@ -7,9 +7,9 @@ import itertools
 
 import numpy as np
 import pytest
+from conftest import DATASETS, dataset_params
 
 import tcdist
-from conftest import DATASETS, dataset_params
 from tcdist.count import CPU_KERNELS
 from tcdist.partition import PRUNE_MODES, SCHEMES, partition_graph
 

@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
+from conftest import DATASETS, dataset_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tcdist
-from conftest import DATASETS, dataset_params
 from tcdist.count import CPU_KERNELS
 from tcdist.partition import PRUNE_MODES, SCHEMES, build_parts, partition_graph
 

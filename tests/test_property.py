@@ -2,11 +2,11 @@
 
 import networkx as nx
 import numpy as np
+from conftest import brute_force_triangles
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tcdist
-from conftest import brute_force_triangles
 
 pairs = st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30)), max_size=250)
 huge_ids = st.lists(st.tuples(st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1)), max_size=60)

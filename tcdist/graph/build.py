@@ -5,10 +5,14 @@ vectorised sort is far faster than ``unique`` or a stable ``argsort`` here, and 
 both are radix sorts.
 """
 
+from __future__ import annotations
+
 import numpy as np
 
+from tcdist import progress
 from tcdist.errors import TcdistError
 from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
+from tcdist.io.edges import EdgeList
 from tcdist.xp import array_module
 
 
@@ -54,12 +58,17 @@ def csr_from_sorted_keys(keys, n):
     return rowptr, (keys % n).astype(col_dtype(n))
 
 
-def build_graph(edges):
+def build_graph(edges: EdgeList) -> Graph:
     """The simple undirected graph of an edge list, oriented and relabelled by (degree, id) rank.
 
     Self loops, duplicate and reciprocal edges are dropped and counted; ids are compacted,
     so vertices that only had self loops (or no edge at all) do not exist.
     """
+    with progress.bar(4, f"build {edges.name}", "steps") as bar:
+        return _build(edges, bar)
+
+
+def _build(edges, bar):
     xp = array_module(edges.src)
     src, dst = edges.src, edges.dst
     loop = src == dst
@@ -67,11 +76,13 @@ def build_graph(edges):
     if self_loops:
         src, dst = src[~loop], dst[~loop]
     ids, u, v = compact_ids(src, dst)
+    bar.update()
     n = int(ids.size)
     if n > MAX_VERTICES:
         raise TcdistError(f"{edges.name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
     keys = unique_sorted(xp, xp.minimum(u, v) * n + xp.maximum(u, v))
     duplicates = int(src.size - keys.size)
+    bar.update()
     lo, hi = keys // n, keys % n
     del keys, u, v
     order = rank_order(xp.bincount(lo, minlength=n) + xp.bincount(hi, minlength=n))
@@ -79,7 +90,9 @@ def build_graph(edges):
     rank[order] = xp.arange(n, dtype=xp.int64)
     a, b = rank[lo], rank[hi]
     del lo, hi
+    bar.update()
     rowptr, col = csr_from_sorted_keys(xp.sort(xp.minimum(a, b) * n + xp.maximum(a, b)), n)
+    bar.update()
     return Graph(
         rowptr=rowptr,
         col=col,

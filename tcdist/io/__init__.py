@@ -1,9 +1,13 @@
 """Stage 1: read graphs from files and generators (see DESIGN.md)."""
 
+from __future__ import annotations
+
 import os
 
 from tcdist.errors import InputError
+from tcdist.graph.graph import Graph
 from tcdist.io.edgelist import read_edge_list
+from tcdist.io.edges import EdgeList
 from tcdist.io.generators import generate, is_spec
 from tcdist.io.h5graph import read_graph
 from tcdist.io.hdf5 import HDF5_MAGIC
@@ -25,7 +29,7 @@ def _sniff(path):
     return "mtx" if head.lower().startswith(b"%%matrixmarket") else "edgelist"
 
 
-def detect_format(path):
+def detect_format(path: str | os.PathLike) -> str:
     """'edgelist', 'mtx' or 'h5': by extension (a .gz suffix aside), by content when unknown."""
     name = os.fspath(path).lower()
     if name.endswith(".gz"):
@@ -51,7 +55,7 @@ def check_readable(path):
         raise InputError(path, "permission denied")
 
 
-def read(path):
+def read(path: str | os.PathLike) -> EdgeList | Graph:
     """An EdgeList (text formats) or a Graph (tcdist HDF5) from a file."""
     check_readable(path)
     fmt = detect_format(path)

@@ -1,9 +1,12 @@
 """Synthetic graphs, deterministic for a given seed: ``NAME:ARG[:ARG...]`` specs."""
 
+from __future__ import annotations
+
 import re
 
 import numpy as np
 
+from tcdist import progress
 from tcdist.errors import TcdistError
 from tcdist.io.edges import EdgeList
 
@@ -64,17 +67,19 @@ def rmat(scale, edge_factor=16, *, seed=0, xp=np):
     src = xp.empty(m, np.int64)
     dst = xp.empty(m, np.int64)
     chunk = _CHUNK if xp is np else 16 * _CHUNK
-    for lo in range(0, m, chunk):
-        hi = min(m, lo + chunk)
-        s = xp.zeros(hi - lo, np.int64)
-        d = xp.zeros(hi - lo, np.int64)
-        for level in range(scale):
-            bits = rng.raw(hi - lo)
-            row_bit = (bits >> np.uint64(40)) >= row_cut
-            col_bit = (bits & np.uint64(_ONE - 1)) >= xp.where(row_bit, col_cut[1], col_cut[0])
-            s |= row_bit.astype(np.int64) << level
-            d |= col_bit.astype(np.int64) << level
-        src[lo:hi], dst[lo:hi] = s, d
+    with progress.bar(m, f"generate rmat:{scale}", "edges", True) as bar:
+        for lo in range(0, m, chunk):
+            hi = min(m, lo + chunk)
+            s = xp.zeros(hi - lo, np.int64)
+            d = xp.zeros(hi - lo, np.int64)
+            for level in range(scale):
+                bits = rng.raw(hi - lo)
+                row_bit = (bits >> np.uint64(40)) >= row_cut
+                col_bit = (bits & np.uint64(_ONE - 1)) >= xp.where(row_bit, col_cut[1], col_cut[0])
+                s |= row_bit.astype(np.int64) << level
+                d |= col_bit.astype(np.int64) << level
+            src[lo:hi], dst[lo:hi] = s, d
+            bar.update(hi - lo)
     perm = rng.permutation(1 << scale)
     return perm[src], perm[dst]
 
@@ -124,7 +129,7 @@ def is_spec(text):
     return bool(match) and match.group(1) in GENERATORS
 
 
-def generate(spec, *, seed=0, xp=np):
+def generate(spec: str, *, seed: int = 0, xp=np) -> EdgeList:
     """The EdgeList a generator spec describes; rmat and er are computed with xp (NumPy or CuPy),
     the same edges either way."""
     match = _SPEC.fullmatch(spec)

@@ -1,11 +1,15 @@
 """Stages 3 and 4: LSTC workload partitioning and the HDF5 partition store (see DESIGN.md)."""
 
+from __future__ import annotations
+
+from tcdist.graph.graph import Graph
 from tcdist.partition.build import build_parts
 from tcdist.partition.part import PRUNE_MODES, Part, Partitioning
 from tcdist.partition.schemes import SCHEMES, assign
 
 
-def partition_graph(graph, num_parts, *, scheme="random", prune="lstc", seed=0):
+def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", prune: str = "lstc",
+                    seed: int = 0) -> Partitioning:
     """Partition an oriented graph into num_parts self-contained parts (LSTC Algorithms 1-2)."""
     assignment = assign(graph, scheme, num_parts, seed)
     return Partitioning(

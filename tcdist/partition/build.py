@@ -14,8 +14,9 @@ then theirs. That fixpoint is computed here as forward reachability, one pass ov
 induced edges per level.
 """
 
+from tcdist import progress
 from tcdist.graph.graph import col_dtype
-from tcdist.partition.part import Part, PRUNE_MODES
+from tcdist.partition.part import PRUNE_MODES, Part
 from tcdist.xp import array_module, segment_ids
 
 LOCAL, OUT, IN = 1, 2, 4
@@ -126,6 +127,11 @@ def build_parts(graph, assignment, num_parts, prune="lstc"):
     """
     if prune not in PRUNE_MODES:
         raise ValueError(f"unknown prune mode {prune!r}")
+    with progress.bar(num_parts + 3, f"partition into {num_parts} parts", "steps") as bar:
+        return _build_parts(graph, assignment, num_parts, prune, bar)
+
+
+def _build_parts(graph, assignment, num_parts, prune, bar):
     xp = graph.xp
     n, rowptr, col = graph.n, graph.rowptr, graph.col
     assignment = assignment.astype(xp.int64)
@@ -140,8 +146,11 @@ def build_parts(graph, assignment, num_parts, prune="lstc"):
     del part, vertex, flags
 
     del keys, order
+    bar.update()
     src_m, tgt_m = _induced_edges(rowptr, col, m_offset, m_vertex)
+    bar.update()
     keep_m, keep_e = _prune(xp, prune, m_flags, src_m, tgt_m)
+    bar.update()
 
     v_ind = xp.diff(m_offset)
     e_ind = xp.bincount(m_part[src_m], minlength=num_parts)
@@ -178,4 +187,5 @@ def build_parts(graph, assignment, num_parts, prune="lstc"):
             v_ind=int(v_ind[i]),
             e_ind=int(e_ind[i]),
         ))
+        bar.update()
     return parts
