@@ -17,7 +17,7 @@ _STRIDES_PER_THREAD = 64
 
 @njit(parallel=True, cache=True)
 def _marker(rowptr, col, n_local, strides, mark):
-    """Mark N+(u) in a per-thread byte array, then look up every w of every N+(v)."""
+    """Mark N+(u) in a per-thread byte array, then look up the w of every N+(v) up to max N+(u)."""
     found_in = np.zeros(strides, np.uint64)
     for s in prange(strides):
         m = mark[numba.get_thread_id()]
@@ -26,12 +26,16 @@ def _marker(rowptr, col, n_local, strides, mark):
             begin, end = rowptr[u], rowptr[u + 1]
             if end - begin < 2:
                 continue
+            highest = col[end - 1]  # rows are sorted: nothing above N+(u)'s last entry can match
             for e in range(begin, end):
                 m[col[e]] = 1
             for e in range(begin, end):
                 v = col[e]
                 for f in range(rowptr[v], rowptr[v + 1]):
-                    found += m[col[f]]
+                    w = col[f]
+                    if w > highest:
+                        break
+                    found += m[w]
             for e in range(begin, end):
                 m[col[e]] = 0
         found_in[s] = found
