@@ -114,8 +114,12 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: dict | None = N
         loaded.name = EMBEDDED_NAME
     elif isinstance(source, (str, os.PathLike)):
         if io.is_spec(source) and not os.path.exists(source):
-            xp = __import__("cupy") if device == "gpu" else None
-            loaded = io.generate(str(source), seed=seed, **({"xp": xp} if xp else {}))
+            if device == "gpu":
+                import cupy
+
+                loaded = io.generate(str(source), seed=seed, xp=cupy)
+            else:
+                loaded = io.generate(str(source), seed=seed)
         else:
             loaded = io.read(os.fspath(source))
     else:

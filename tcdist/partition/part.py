@@ -1,6 +1,6 @@
 """The data of a partitioning: parts with their LSTC statistics (Tables 3-4 of the paper)."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tcdist.graph.graph import CSR
 from tcdist.xp import array_module
@@ -60,7 +60,6 @@ class Partitioning:
     self_loops: int = 0
     duplicates: int = 0
     assignment: object = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def num_parts(self):
