@@ -33,7 +33,7 @@ def _mpi():
         from mpi4py import MPI
     except ImportError:
         return "mpi4py not installed (pip install 'tcdist[mpi]')"
-    return MPI.Get_library_version().splitlines()[0].strip()
+    return MPI.Get_library_version().replace("\x00", "").splitlines()[0].strip()
 
 
 def describe():
