@@ -3,7 +3,6 @@
 // G; group g takes the v in N+(u) at positions g, g + TILE/G, ... at once (Algorithm 3 walks
 // them one after another, so a short N+(v) leaves most of the block idle), and its G lanes
 // walk N+(v) round-robin. Rows are sorted, so a lane stops at the first w above the tile.
-// The bounds of up to TILE rows N+(v) are loaded in one round before they are walked.
 // vertices: the u to count (nullptr: 0 .. count-1). HASHED: the tile is also put in a
 // shared-memory hash set and looked up there (about 1.5 probes) instead of binary-searched.
 template <typename Col, int TILE, int G, bool HASHED>
@@ -12,7 +11,6 @@ __global__ void __launch_bounds__(TILE) lstc_group(const i64* __restrict__ rowpt
     constexpr int GROUPS = TILE / G;
     __shared__ Col tile[TILE];
     __shared__ Col table[HASHED ? 2 * TILE : 1];
-    __shared__ i64 row_begin[TILE], row_end[TILE];  // N+(v) of the chunk of v being walked
     const int group = threadIdx.x / G, lane = threadIdx.x % G;
     u64 found = 0;
     for (i64 index = blockIdx.x; index < count; index += gridDim.x) {
@@ -32,22 +30,13 @@ __global__ void __launch_bounds__(TILE) lstc_group(const i64* __restrict__ rowpt
                 __syncthreads();
             }
             const Col lowest = tile[0], highest = tile[len - 1];
-            for (i64 chunk = begin; chunk < end; chunk += TILE) {
-                const int vs = (int)(end - chunk < TILE ? end - chunk : TILE);
-                __syncthreads();  // the last chunk's bounds are no longer read
-                if (threadIdx.x < vs) {  // every bound of the chunk in one round of loads
-                    const Col v = col[chunk + threadIdx.x];
-                    row_begin[threadIdx.x] = rowptr[v];
-                    row_end[threadIdx.x] = rowptr[v + 1];
-                }
-                __syncthreads();
-                for (int e = group; e < vs; e += GROUPS) {
-                    const i64 v_end = row_end[e];
-                    for (i64 k = row_begin[e] + lane; k < v_end; k += G) {
-                        const Col w = col[k];
-                        if (w > highest) break;
-                        if (w >= lowest) found += HASHED ? hash_contains(table, mask, w) : sorted_contains(tile, len, w);
-                    }
+            for (i64 e = begin + group; e < end; e += GROUPS) {
+                const Col v = col[e];
+                const i64 v_end = rowptr[v + 1];
+                for (i64 k = rowptr[v] + lane; k < v_end; k += G) {
+                    const Col w = col[k];
+                    if (w > highest) break;
+                    if (w >= lowest) found += HASHED ? hash_contains(table, mask, w) : sorted_contains(tile, len, w);
                 }
             }
         }
@@ -63,24 +52,16 @@ __global__ void __launch_bounds__(256) lstc_group_warp(const i64* __restrict__ r
     constexpr int WARPS = 8, GROUPS = 32 / G;
     __shared__ Col tiles[WARPS][32];
     __shared__ Col tables[WARPS][HASHED ? 64 : 1];
-    __shared__ i64 row_begins[WARPS][32], row_ends[WARPS][32];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, group = lane / G, member = lane % G;
     Col* tile = tiles[warp];
     Col* table = tables[warp];
-    i64* row_begin = row_begins[warp];
-    i64* row_end = row_ends[warp];
     u64 found = 0;
     for (i64 index = (i64)blockIdx.x * WARPS + warp; index < count; index += (i64)gridDim.x * WARPS) {
         const i64 u = vertices[index];
         const i64 begin = rowptr[u];
         const int len = (int)(rowptr[u + 1] - begin);
         __syncwarp();
-        if (lane < len) {
-            const Col v = col[begin + lane];
-            tile[lane] = v;
-            row_begin[lane] = rowptr[v];  // every bound at once, not one v after another
-            row_end[lane] = rowptr[v + 1];
-        }
+        if (lane < len) tile[lane] = col[begin + lane];
         if (HASHED) {
             table[lane] = (Col)-1;
             table[lane + 32] = (Col)-1;
@@ -90,8 +71,9 @@ __global__ void __launch_bounds__(256) lstc_group_warp(const i64* __restrict__ r
         __syncwarp();
         const Col lowest = tile[0], highest = tile[len - 1];
         for (int e = group; e < len; e += GROUPS) {
-            const i64 v_end = row_end[e];
-            for (i64 k = row_begin[e] + member; k < v_end; k += G) {
+            const Col v = tile[e];
+            const i64 v_end = rowptr[v + 1];
+            for (i64 k = rowptr[v] + member; k < v_end; k += G) {
                 const Col w = col[k];
                 if (w > highest) break;
                 if (w >= lowest) found += HASHED ? hash_contains(table, 63u, w) : sorted_contains(tile, len, w);
