@@ -42,6 +42,10 @@ __device__ __forceinline__ unsigned slot_of(long long key, unsigned mask) {
     return (unsigned)(((unsigned long long)key * 0x9E3779B97F4A7C15ull) >> 40) & mask;
 }
 
+__device__ __forceinline__ unsigned slot_of(int key, unsigned mask) {  // 32-bit ids: 32-bit arithmetic
+    return (((unsigned)key * 2654435761u) >> 16) & mask;
+}
+
 __device__ __forceinline__ int shared_cas(int* at, int expected, int value) { return atomicCAS(at, expected, value); }
 __device__ __forceinline__ long long shared_cas(long long* at, long long expected, long long value) {
     return (long long)atomicCAS((unsigned long long*)at, (unsigned long long)expected, (unsigned long long)value);

@@ -32,9 +32,11 @@ __global__ void __launch_bounds__(TILE) lstc_group(const i64* __restrict__ rowpt
             const Col lowest = tile[0], highest = tile[len - 1];
             for (i64 e = begin + group; e < end; e += GROUPS) {
                 const Col v = col[e];
-                const i64 v_end = rowptr[v + 1];
-                for (i64 k = rowptr[v] + lane; k < v_end; k += G) {
-                    const Col w = col[k];
+                const i64 v_begin = rowptr[v];
+                const Col* row = col + v_begin;
+                const int v_len = (int)(rowptr[v + 1] - v_begin);  // rows are shorter than 2^31
+                for (int k = lane; k < v_len; k += G) {
+                    const Col w = row[k];
                     if (w > highest) break;
                     if (w >= lowest) found += HASHED ? hash_contains(table, mask, w) : sorted_contains(tile, len, w);
                 }
@@ -72,9 +74,11 @@ __global__ void __launch_bounds__(256) lstc_group_warp(const i64* __restrict__ r
         const Col lowest = tile[0], highest = tile[len - 1];
         for (int e = group; e < len; e += GROUPS) {
             const Col v = tile[e];
-            const i64 v_end = rowptr[v + 1];
-            for (i64 k = rowptr[v] + member; k < v_end; k += G) {
-                const Col w = col[k];
+            const i64 v_begin = rowptr[v];
+            const Col* row = col + v_begin;
+            const int v_len = (int)(rowptr[v + 1] - v_begin);
+            for (int k = member; k < v_len; k += G) {
+                const Col w = row[k];
                 if (w > highest) break;
                 if (w >= lowest) found += HASHED ? hash_contains(table, 63u, w) : sorted_contains(tile, len, w);
             }
