@@ -91,10 +91,7 @@ def configurations(args):
                 for group in args.groups:
                     for warp_rows in args.warp_rows:
                         for hashed in args.hashed:
-                            for narrow in args.narrow:
-                                g, below = (int(x) for x in narrow.split(":"))
-                                extra = {"narrow_group": g, "narrow_below": below} if below else {}
-                                yield name, tile, {"group": group, "warp_rows": warp_rows, "hashed": hashed, **extra}
+                            yield name, tile, {"group": group, "warp_rows": warp_rows, "hashed": hashed}
         else:
             for tile in args.tiles:
                 yield name, tile, {}
@@ -258,8 +255,6 @@ def main():
     p.add_argument("--group-tiles", type=int, nargs="+", default=[gpu.GROUP_TILE], help="lstc-group tile widths")
     p.add_argument("--warp-rows", type=int, nargs="+", default=[1], help="lstc-group row split: 0, 1 or both")
     p.add_argument("--hashed", type=int, nargs="+", default=[1], help="lstc-group lookups: 0 binary search, 1 hash")
-    p.add_argument("--narrow", nargs="+", default=["0:0"],
-                   help="lstc-group G:T pairs: vertices whose rows average under T entries walk with groups of G")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--peer-repeat", type=int, default=3, help="networkit runs per graph (0: no peer)")
     p.add_argument("--check-cpu", action="store_true", help="also count with the CPU kernel")

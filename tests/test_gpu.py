@@ -68,16 +68,6 @@ def test_every_group_size(gpu):
                     assert got == expected, (spec, group, tile, warp_rows, hashed)
 
 
-def test_narrow_groups_for_short_rows(gpu):
-    for spec in ("rmat:13", "complete:300", "er:4000:60000"):
-        graph = tcdist.load_graph(spec)
-        rowptr, col = on_device(graph)
-        expected = cpu_count(graph.rowptr, graph.col, graph.n)
-        for narrow_group, below in itertools.product((4, 8, 16), (1, 8, 64, 10**9)):
-            got = gpu.count_lstc_group(rowptr, col, graph.n, narrow_group=narrow_group, narrow_below=below)
-            assert got == expected, (spec, narrow_group, below)
-
-
 def test_long_rows_span_many_tiles(gpu):
     """K_1500: out-degrees up to 1499, so N+(u) needs up to 24 tiles of 64."""
     graph = tcdist.load_graph("complete:1500")
