@@ -295,7 +295,7 @@ def main():
     for r in record["graphs"]:
         b = r["best"]
         peer = r.get("networkit", {}).get("median_ms", float("nan"))
-        lstc = min(k["median_ms"] for k in r["kernels"].values() if k["kernel"] == "lstc")
+        lstc = best_of(r, "lstc")[0]
         print(f"{r['graph'][-26:]:<26}{r['m']:>13,}{r['triangles']:>16,}  {b['config']:<34}{b['median_ms']:9.2f} "
               f"(lstc best {lstc:.2f}) {peer:12.1f}")
     print(f"[{args.device}: {record['gpu']}, CuPy {record['cupy']}, commit {record['commit']}]", file=sys.stderr)
