@@ -12,7 +12,7 @@ from tcdist.io.generators import generate, is_spec
 from tcdist.io.h5graph import read_graph
 from tcdist.io.hdf5 import HDF5_MAGIC
 from tcdist.io.mtx import read_mtx
-from tcdist.io.text import GZIP_MAGIC, open_binary, read_block
+from tcdist.io.text import open_binary, read_block
 
 EDGE_LIST_SUFFIXES = (".txt", ".tsv", ".csv", ".el", ".edges", ".snap", ".edgelist")
 MTX_SUFFIXES = (".mtx", ".mm")
@@ -64,4 +64,4 @@ def read(path: str | os.PathLike) -> EdgeList | Graph:
     return read_mtx(path) if fmt == "mtx" else read_edge_list(path)
 
 
-__all__ = ["GZIP_MAGIC", "detect_format", "generate", "is_spec", "read"]
+__all__ = ["detect_format", "generate", "is_spec", "read"]

@@ -41,14 +41,6 @@ def open_binary(path):
         raw.close()
 
 
-def read_block(stream, path, size):
-    """``stream.read(size)`` with broken gzip data turned into an InputError."""
-    try:
-        return stream.read(size)
-    except (EOFError, OSError, zlib.error):
-        raise InputError(path, "truncated or corrupt gzip data") from None
-
-
 def _read_into(stream, path, view):
     """Fill view from the stream as far as it goes; the number of bytes read."""
     filled = 0
@@ -61,6 +53,12 @@ def _read_into(stream, path, view):
     except (EOFError, OSError, zlib.error):
         raise InputError(path, "truncated or corrupt gzip data") from None
     return filled
+
+
+def read_block(stream, path, size):
+    """Up to ``size`` bytes from the stream, broken gzip data as an InputError."""
+    buf = bytearray(size)
+    return bytes(buf[: _read_into(stream, path, memoryview(buf))])
 
 
 def iter_chunks(stream, path, size=CHUNK_BYTES):
