@@ -19,14 +19,22 @@ GRAPH is a file or a generator spec:
               any of the text formats may be gzip-compressed (.gz)
   generators  rmat:SCALE[:EDGEFACTOR]  er:N:M  grid:ROWS:COLS  complete:N  tripartite:A:B:C
 
-Exit status: 0 on success, 2 for bad input or options (one line on stderr)."""
+Under an MPI launcher (mpirun -n R python -m tcdist count ..., srun, sbatch slurm/cluster.sh)
+rank 0 reads and partitions into a store, every rank binds one GPU (by its rank on its node)
+and counts its parts, and the counts meet in an MPI reduce; only rank 0 prints.
+
+Exit status: 0 on success, 2 for bad input or options (one line on stderr), 1 when a rank
+fails for another reason, 128+N when ended by signal N."""
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit status 2, like every other error."""
 
     def error(self, message):
-        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        from tcdist.dist.comm import launch_rank
+
+        if launch_rank() == 0:  # every rank parses the same arguments: say it once
+            sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         raise SystemExit(2)
 
 
@@ -67,7 +75,9 @@ def build_parser():
 
     count = sub.add_parser("count", help="count the triangles of a graph",
                            description="Count triangles exactly. With no GRAPH, counts the embedded "
-                                       "ego-Facebook graph (1,612,010 triangles).")
+                                       "ego-Facebook graph (1,612,010 triangles). Under mpirun/srun with R ranks, "
+                                       "rank 0 partitions (one part per rank unless --parts says otherwise), every "
+                                       "rank counts its parts on its own GPU, and the counts are reduced.")
     count.add_argument("graph", nargs="?", metavar="GRAPH", help="file or generator spec (default: embedded ego-Facebook)")
     count.add_argument("--backend", default="auto", help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
     count.add_argument("--kernel", help="counting kernel; cpu: marker (default) or merge; gpu: lstc-group "
@@ -75,7 +85,15 @@ def build_parser():
     count.add_argument("--tile", type=int, help="GPU tile width: 64, 128, 256, 512 or 1024 [lstc 256, lstc-group 512]")
     count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
     _partition_options(count, required=False)
-    count.add_argument("--store", metavar="FILE", help="partition store to reuse if it holds this partitioning, else to write")
+    count.add_argument("--store", metavar="FILE", help="partition store to reuse if it holds this partitioning, else to "
+                                                    "write; finished parts are journalled in FILE.journal/ [with several "
+                                                    "ranks: a temporary store in the working directory, removed at the end]")
+    count.add_argument("--schedule", choices=["static", "dynamic"], default="static",
+                       help="which rank counts which part: static (heaviest part to the least loaded rank, by each "
+                            "part's estimated work) or dynamic (an idle rank takes the next part) [static]")
+    count.add_argument("--resume", action="store_true",
+                       help="count only the parts that the journal of the store does not hold yet (after a failed run)")
+    count.add_argument("--json-file", metavar="FILE", help="also write the --json record to FILE")
     _common(count)
     count.set_defaults(func=cmd_count)
 
@@ -87,7 +105,7 @@ def build_parser():
     part.add_argument("-o", "--output", required=True, metavar="OUT.h5")
     _partition_options(part, required=True)
     _common(part)
-    part.set_defaults(func=cmd_partition)
+    part.set_defaults(func=_on_rank_zero(cmd_partition))
 
     info = sub.add_parser("info", help="graph or partition-store statistics; the environment with no GRAPH",
                           description="With GRAPH: vertices, edges, degrees, wedges and the largest out-degree "
@@ -96,7 +114,7 @@ def build_parser():
     info.add_argument("graph", nargs="?", metavar="GRAPH")
     info.add_argument("--seed", type=int, default=0, help="seed for generator specs [0]")
     _common(info)
-    info.set_defaults(func=cmd_info)
+    info.set_defaults(func=_on_rank_zero(cmd_info))
 
     convert = sub.add_parser("convert", help="convert a graph to tcdist HDF5 (or a clean edge list)",
                              description="Read, clean and orient GRAPH once and write it as OUT: an .h5 file "
@@ -106,7 +124,7 @@ def build_parser():
     convert.add_argument("output", metavar="OUT")
     convert.add_argument("--seed", type=int, default=0, help="seed for generator specs [0]")
     _common(convert)
-    convert.set_defaults(func=cmd_convert)
+    convert.set_defaults(func=_on_rank_zero(cmd_convert))
 
     generate = sub.add_parser("generate", help="write a synthetic graph",
                               description="Write the edges of a generator spec to OUT: a text edge list "
@@ -116,11 +134,15 @@ def build_parser():
     generate.add_argument("-o", "--output", required=True, metavar="OUT")
     generate.add_argument("--seed", type=int, default=0, help="random seed [0]")
     _common(generate)
-    generate.set_defaults(func=cmd_generate)
+    generate.set_defaults(func=_on_rank_zero(cmd_generate))
     return parser
 
 
 def _emit(args, record, lines, warnings=()):
+    if getattr(args, "json_file", None):
+        from tcdist.io.write import write_text
+
+        write_text(args.json_file, json.dumps(record) + "\n")
     if not args.quiet:
         for w in warnings:
             print(f"tcdist: warning: {w}", file=sys.stderr)
@@ -131,15 +153,17 @@ def _emit(args, record, lines, warnings=()):
 
 
 def _seconds(timings):
-    return " | ".join(f"{k} {v:.3f} s" for k, v in timings.items())
+    return " | ".join(f"{k} {v:.3f} s" for k, v in timings.items() if v)
 
 
-def cmd_count(args):
+def cmd_count(args, comm):
     from tcdist.api import count_triangles
 
     r = count_triangles(args.graph, backend=args.backend, kernel=args.kernel, threads=args.threads,
                         parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store,
-                        tile=args.tile)
+                        tile=args.tile, schedule=args.schedule, resume=args.resume, comm=comm, debug=args.debug)
+    if comm.rank != 0:
+        return 0
     lines = [
         r.name,
         f"  vertices   {r.n:,}",
@@ -149,10 +173,24 @@ def cmd_count(args):
         f"  time       {_seconds(r.timings)}",
     ]
     if r.part_stats:
-        lines[-2:-2] = [f"  parts      {r.parts} ({r.scheme}, prune {r.prune})"]
-        lines += ["", *parts_table(r.part_stats, r.n, r.m, extra=("triangles",))]
+        resumed = f", {r.resumed_parts} taken from the journal" if r.resumed_parts else ""
+        lines[-2:-2] = [f"  parts      {r.parts} ({r.scheme}, prune {r.prune}, schedule {r.schedule}{resumed})"]
+        lines += ["", *parts_table(r.part_stats, r.n, r.m, extra=("triangles", "rank"))]
+    if r.ranks > 1:
+        lines += ["", *ranks_table(r.rank_stats)]
     _emit(args, r.to_dict(), lines, r.warnings)
     return 0
+
+
+def ranks_table(ranks):
+    """One line per rank: where it counted, its parts, count and seconds."""
+    lines = []
+    for s in ranks:
+        where = f"gpu {s['gpu']} ({s['gpu_bus_id']})" if s["device"] == "gpu" else f"cpu, {s['threads']} threads"
+        t = s["timings"]
+        lines.append(f"  rank {s['rank']} on {s['host']}, {where}: parts {s['parts']}, triangles {s['triangles']:,}, "
+                     f"read {t['store_read']:.3f} s, transfer {t['transfer']:.3f} s, count {t['count']:.3f} s")
+    return lines
 
 
 _COLUMNS = (("part", "part"), ("n_local", "local"), ("v_ind", "V_ind"), ("v_res", "V_res"), ("e_ind", "E_ind"),
@@ -164,7 +202,7 @@ def parts_table(stats, n, m, extra=()):
     columns = list(_COLUMNS) + [(k, k) for k in extra]
     rows = [[f"{s[k]:,}" for k, _ in columns] for s in stats]
     totals = {k: sum(s[k] for s in stats) for k, _ in columns[1:]}
-    rows.append(["total"] + [f"{totals[k]:,}" for k, _ in columns[1:]])
+    rows.append(["total"] + ["" if k == "rank" else f"{totals[k]:,}" for k, _ in columns[1:]])
     header = [title for _, title in columns]
     widths = [max(len(r[j]) for r in [header, *rows]) for j in range(len(columns))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in [header, *rows]]
@@ -175,30 +213,30 @@ def parts_table(stats, n, m, extra=()):
 
 
 def cmd_partition(args):
-    from tcdist.api import partition
+    from tcdist.api import Timings, partition
 
-    timings = {}
+    timings = Timings()
     p = partition(args.graph, parts=args.parts, scheme=args.scheme or "random", prune=args.prune or "lstc",
                   seed=args.seed, output=args.output, timings=timings)
     stats = [{"part": part.index, **part.stats} for part in p.parts]
     record = {"output": args.output, "graph": p.graph_name, "n": p.graph_n, "m": p.graph_m, "parts": p.num_parts,
               "scheme": p.scheme, "prune": p.prune, "seed": p.seed, "fingerprint": p.fingerprint,
-              "part_stats": stats, "totals": p.totals(), "timings": timings}
+              "part_stats": stats, "totals": p.totals(), "timings": timings.to_dict()}
     lines = [f"wrote {args.output}: {p.graph_name} in {p.num_parts} parts ({p.scheme}, prune {p.prune}, seed {p.seed})",
-             f"time {_seconds(timings)}", "", *parts_table(stats, p.graph_n, p.graph_m)]
+             f"time {_seconds(timings.to_dict())}", "", *parts_table(stats, p.graph_n, p.graph_m)]
     _emit(args, record, lines)
     return 0
 
 
 def _graph_info(args):
-    from tcdist.api import load_graph
+    from tcdist.api import Timings, load_graph
 
-    timings = {}
+    timings = Timings()
     g = load_graph(args.graph, seed=args.seed, timings=timings)
     s = g.stats()
     d = s["degree"]
     record = {"name": g.name, "n": g.n, "m": g.m, "self_loops": g.self_loops, "duplicates": g.duplicates,
-              **s, "fingerprint": g.fingerprint(), "timings": timings}
+              **s, "fingerprint": g.fingerprint(), "timings": timings.to_dict()}
     lines = [
         g.name,
         f"  vertices          {g.n:,}",
@@ -280,15 +318,33 @@ def cmd_generate(args):
     return 0
 
 
+def _on_rank_zero(command):
+    """Commands other than count are one process's work: under a launcher, rank 0 does it."""
+
+    def run(args, comm):
+        from tcdist.dist.guard import collective
+
+        return collective(comm, lambda: command(args), root_only=True, debug=args.debug)
+
+    return run
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    progress.enable(not (args.json or args.quiet))
+    from tcdist.dist.comm import SerialComm, launch_rank, world
+
+    comm = SerialComm()
+    rank = launch_rank()
     try:
-        return args.func(args)
+        comm = world()
+        rank = comm.rank
+        progress.enable(rank == 0 and not (args.json or args.quiet))
+        return args.func(args, comm)
     except TcdistError as e:
         if args.debug:
             traceback.print_exc()
-        print(f"tcdist: error: {e}", file=sys.stderr)
+        if rank == 0:  # errors are collective: every rank raised it, rank 0 says it once
+            print(f"tcdist: error: {e}", file=sys.stderr)
         return 2
     except MemoryError:
         if args.debug:
@@ -298,3 +354,5 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("tcdist: interrupted", file=sys.stderr)
         return 130
+    finally:
+        comm.Free()

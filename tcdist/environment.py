@@ -5,7 +5,7 @@ import platform
 import sys
 
 from tcdist import __version__
-from tcdist.backend import gpu_device_problem
+from tcdist.device import gpu_device_problem
 
 
 def _version(package):

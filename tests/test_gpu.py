@@ -159,9 +159,9 @@ def test_store_counted_on_the_gpu(tmp_path, cli):
 
 def test_a_graph_too_large_for_the_gpu_names_a_part_count_that_fits(cli, monkeypatch):
     """Too little free memory: the graph is built on the host, and the upload stops with advice."""
-    import tcdist.backend
+    import tcdist.device
 
-    monkeypatch.setattr(tcdist.backend, "free_gpu_bytes", lambda: 100_000)
+    monkeypatch.setattr(tcdist.device, "free_gpu_bytes", lambda: 100_000)
     result = cli("count", DATASETS / "soc-Epinions1.txt.gz", "--backend", "gpu")
     assert result.code == 2
     assert "part 0 needs" in result.err and "on the GPU but 0.00 GiB are free" in result.err

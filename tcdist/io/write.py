@@ -36,3 +36,12 @@ def write_edge_list(src, dst, path):
         compression = "gzip" if str(path).endswith(".gz") else None
         with pa.output_stream(tmp, compression=compression) as out:
             pcsv.write_csv(table, out, options)
+
+
+def write_text(path, text):
+    """A small text file (a JSON record), written atomically."""
+    try:
+        with atomic_path(path) as tmp, open(tmp, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise TcdistError(f"{path}: cannot write ({e.strerror})") from None

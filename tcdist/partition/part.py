@@ -1,5 +1,7 @@
 """The data of a partitioning: parts with their LSTC statistics (Tables 3-4 of the paper)."""
 
+import hashlib
+import json
 from dataclasses import dataclass
 
 from tcdist.graph.graph import CSR
@@ -24,6 +26,12 @@ def part_stats(rowptr, col, n_local, v_ind, e_ind):
         "bytes": int(rowptr.nbytes + col.nbytes),
         "work": work,
     }
+
+
+def partitioning_id(fingerprint: str, parts: int, scheme: str, prune: str, seed: int) -> str:
+    """Names one partitioning: the graph's fingerprint and every option that shapes its parts."""
+    key = json.dumps([str(fingerprint), int(parts), str(scheme), str(prune), int(seed)])
+    return hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
 
 
 @dataclass(eq=False)
@@ -64,6 +72,10 @@ class Partitioning:
     @property
     def num_parts(self):
         return len(self.parts)
+
+    @property
+    def id(self):
+        return partitioning_id(self.fingerprint, self.num_parts, self.scheme, self.prune, self.seed)
 
     def totals(self):
         """Sums of the per-part statistics, with the replication of vertices and edges."""

@@ -20,7 +20,7 @@ from tcdist.errors import InputError
 from tcdist.graph.graph import col_dtype
 from tcdist.io.hdf5 import check_format, open_h5, read_array, write_dataset
 from tcdist.io.write import atomic_path
-from tcdist.partition.part import STAT_KEYS, Part, Partitioning
+from tcdist.partition.part import STAT_KEYS, Part, Partitioning, partitioning_id
 from tcdist.xp import to_numpy
 
 FORMAT = "tcdist-partitions"
@@ -77,6 +77,11 @@ class Store:
 
     def close(self):
         self._file.close()
+
+    @property
+    def partitioning_id(self):
+        h = self.header
+        return partitioning_id(h["fingerprint"], self.num_parts, h["scheme"], h["prune"], h["seed"])
 
     def stats(self, i):
         """The statistics of part i, without reading its arrays."""

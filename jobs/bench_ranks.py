@@ -1,0 +1,149 @@
+"""Rank scaling: the same partition stores counted by 1, 2, ... GPUs, static and dynamic.
+
+    python jobs/bench_ranks.py --graphs rmat:24 rmat:25 --ranks 1 2 --device nvidia-h200-x2 \
+        --mpirun "mpirun --allow-run-as-root --bind-to none" --work /tmp/bench \
+        --out results/ranks-h200x2.json --plot results/ranks-h200x2.png
+
+For every graph and every P in {R, 2R, 4R} (R in --ranks), one single-rank run partitions
+the graph on the GPU and writes the store (root: read, build, partition, store write; it
+also counts the parts from memory). Then every R counts every store it has a P for, with
+both schedules, each as its own `mpirun -n R python -m tcdist count STORE` job: per rank,
+store read, transfer and kernel seconds; the job's phases are the maxima over ranks.
+Speedups compare R ranks with one rank on the same store (the same parts, the same work).
+"""
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+from meta import metadata
+
+
+def tcdist_json(launcher, ranks, *args):
+    command = [*launcher, "-n", str(ranks), sys.executable, "-m", "tcdist", *map(str, args), "--json", "-q"]
+    t0 = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr[-3000:]}")
+    record = json.loads(done.stdout)
+    record["job_wall_s"] = wall
+    return record
+
+
+def phases(record):
+    """The job's phases as the slowest rank saw them, and the kernel seconds of every rank."""
+    ranks = record["rank_stats"]
+    return {
+        "store_read_s": max(r["timings"]["store_read"] for r in ranks),
+        "transfer_s": max(r["timings"]["transfer"] for r in ranks),
+        "kernel_s": max(r["timings"]["count"] for r in ranks),
+        "kernel_per_rank_s": [r["timings"]["count"] for r in ranks],
+        "count_wall_s": record["timings"]["total"],
+        "job_wall_s": record["job_wall_s"],
+        "parts_per_rank": [r["parts"] for r in ranks],
+        "gpus": [r["gpu_bus_id"] for r in ranks],
+    }
+
+
+def bench_graph(spec, ranks_list, launcher, work, backend, log):
+    sizes = sorted({f * r for r in ranks_list for f in (1, 2, 4)} | {1})
+    rows, root = [], {}
+    for parts in sizes:
+        store = os.path.join(work, f"{spec.replace(':', '-')}-p{parts}.h5")
+        made = tcdist_json(launcher, 1, "count", spec, "--backend", backend, "-P", parts, "--store", store)
+        t = made["timings"]
+        root[parts] = {"read_s": t["read"], "build_s": t["build"], "partition_s": t["partition"],
+                       "store_write_s": t["store_write"], "in_memory_kernel_s": t["count"],
+                       "store_bytes": os.path.getsize(store), "edge_replication": sum(
+                           s["e_res"] for s in made["part_stats"]) / made["m"], "triangles": made["triangles"]}
+        log(f"{spec} P={parts}: root partition {t['partition']:.2f} s, store write {t['store_write']:.2f} s "
+            f"({root[parts]['store_bytes'] / 2**30:.2f} GiB), in-memory kernel {t['count'] * 1e3:.1f} ms")
+        for ranks in ranks_list:
+            if parts not in (ranks, 2 * ranks, 4 * ranks) and not (ranks == 1 and parts in sizes):
+                continue
+            for schedule in ("static", "dynamic"):
+                r = tcdist_json(launcher, ranks, "count", store, "--backend", backend, "--schedule", schedule)
+                if r["triangles"] != made["triangles"]:
+                    raise SystemExit(f"{spec} P={parts} R={ranks} {schedule}: {r['triangles']} != {made['triangles']}")
+                row = {"graph": spec, "n": r["n"], "m": r["m"], "triangles": r["triangles"], "parts": parts,
+                       "ranks": ranks, "schedule": schedule, **phases(r)}
+                rows.append(row)
+                log(f"  R={ranks} {schedule:7s} kernel {row['kernel_s'] * 1e3:8.1f} ms  read {row['store_read_s']:.2f} s"
+                    f"  transfer {row['transfer_s']:.2f} s  count wall {row['count_wall_s']:.2f} s")
+        os.remove(store)
+    return rows, root
+
+
+def speedups(rows):
+    """R ranks against one rank on the same store and schedule: kernel phase and count wall time."""
+    one = {(r["graph"], r["parts"], r["schedule"]): r for r in rows if r["ranks"] == 1}
+    out = []
+    for r in rows:
+        base = one.get((r["graph"], r["parts"], r["schedule"]))
+        if r["ranks"] > 1 and base:
+            out.append({"graph": r["graph"], "parts": r["parts"], "ranks": r["ranks"], "schedule": r["schedule"],
+                        "kernel_speedup": base["kernel_s"] / r["kernel_s"],
+                        "count_wall_speedup": base["count_wall_s"] / r["count_wall_s"]})
+    return out
+
+
+def plot(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    graphs = sorted({r["graph"] for r in rows})
+    fig, axes = plt.subplots(1, len(graphs), figsize=(6 * len(graphs), 4), squeeze=False)
+    for ax, graph in zip(axes[0], graphs):
+        for schedule, style in (("static", "-o"), ("dynamic", "--s")):
+            for parts in sorted({r["parts"] for r in rows if r["graph"] == graph}):
+                pts = sorted((r["ranks"], r["kernel_s"] * 1e3) for r in rows
+                             if r["graph"] == graph and r["parts"] == parts and r["schedule"] == schedule)
+                if len(pts) > 1:
+                    ax.plot(*zip(*pts), style, label=f"P={parts} {schedule}")
+        ax.set(title=f"{graph}: kernel phase (max over ranks)", xlabel="GPUs (ranks)", ylabel="ms")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--graphs", nargs="+", default=["rmat:24", "rmat:25"])
+    p.add_argument("--ranks", nargs="+", type=int, default=[1, 2])
+    p.add_argument("--mpirun", default="mpirun", help="launcher and its options")
+    p.add_argument("--device", required=True, help="the machine kind, e.g. nvidia-h200-x2")
+    p.add_argument("--backend", default="gpu", help="gpu, or cpu to try the job without one")
+    p.add_argument("--work", default="/tmp/tcdist-bench", help="folder for the stores")
+    p.add_argument("--out", required=True)
+    p.add_argument("--plot")
+    args = p.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    launcher = shlex.split(args.mpirun)
+    result = {**metadata(args.device), "rows": [], "root": {}, "speedups": []}
+
+    def log(line):
+        print(line, flush=True)
+
+    for spec in args.graphs:
+        rows, root = bench_graph(spec, args.ranks, launcher, args.work, args.backend, log)
+        result["rows"] += rows
+        result["root"][spec] = root
+        result["speedups"] = speedups(result["rows"])
+        with open(args.out, "w") as f:  # after every graph, so a cut-off run keeps what it measured
+            json.dump(result, f, indent=1)
+    for s in result["speedups"]:
+        log(f"{s['graph']} P={s['parts']} R={s['ranks']} {s['schedule']:7s}: kernel {s['kernel_speedup']:.2f}x, "
+            f"count wall {s['count_wall_speedup']:.2f}x")
+    if args.plot:
+        plot(result["rows"], args.plot)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""Where a run counts: decided once (backend, GPU index, kernel, threads), then trusted by every step.
+
+``Device.put`` is the one way a part reaches the counting device: it checks that the part
+fits and copies it; ``Device.count`` runs the kernel on what ``put`` returned.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from tcdist.errors import TcdistError
+from tcdist.partition.part import Part
+
+BACKENDS = ("auto", "cpu", "gpu")
+CPU_DEFAULT_KERNEL = "marker"
+
+
+def gpu_device_problem() -> str | None:
+    """Why CuPy cannot use a CUDA device here, or None when it can."""
+    try:
+        import cupy
+    except ImportError:
+        return "CuPy is not installed (pip install 'tcdist[cuda12]' or 'tcdist[cuda13]')"
+    try:
+        devices = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # CUDA driver or runtime missing: CuPy raises several types
+        return f"no usable CUDA device ({type(e).__name__}: {e})"
+    if devices == 0:
+        return "no CUDA device found"
+    return None
+
+
+def free_gpu_bytes() -> int:
+    """Bytes the current device can still give: free device memory plus CuPy's cached blocks."""
+    import cupy
+
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    pool = cupy.get_default_memory_pool()
+    return int(free + pool.total_bytes() - pool.used_bytes())
+
+
+def set_threads(threads: int | None) -> int:
+    """Use this many CPU threads for the Numba kernels (None: all Numba may use)."""
+    import numba
+
+    if threads is None:
+        return numba.get_num_threads()
+    limit = numba.config.NUMBA_NUM_THREADS
+    if not 1 <= threads <= limit:
+        raise TcdistError(f"--threads must be between 1 and {limit}, got {threads}")
+    numba.set_num_threads(threads)
+    return threads
+
+
+def _kernel_function(kind: str, kernel: str | None, tile: int | None) -> tuple[str, Callable]:
+    """(name, function(rowptr, col, n_local)) of the kernel to use on a backend."""
+    if kind == "gpu":
+        from tcdist.count import gpu
+
+        kernels, default = gpu.GPU_KERNELS, gpu.DEFAULT_KERNEL
+    else:
+        from tcdist.count import CPU_KERNELS
+
+        kernels, default = CPU_KERNELS, CPU_DEFAULT_KERNEL
+    name = kernel or default
+    if name not in kernels:
+        raise TcdistError(f"unknown {kind} kernel '{name}' (choose from {', '.join(kernels)})")
+    if tile is None:
+        return name, kernels[name]
+    if kind != "gpu":
+        raise TcdistError("--tile applies to the GPU kernels only")
+    if tile not in gpu.TILES:
+        raise TcdistError(f"--tile must be one of {', '.join(map(str, gpu.TILES))}, got {tile}")
+    return name, lambda rowptr, col, n_local: kernels[name](rowptr, col, n_local, tile=tile)
+
+
+def check_backend(backend: str) -> None:
+    if backend not in BACKENDS:
+        raise TcdistError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
+
+
+def _resolve_kind(backend: str) -> str:
+    check_backend(backend)
+    if backend == "cpu":
+        return "cpu"
+    reason = gpu_device_problem()
+    if reason is None:
+        return "gpu"
+    if backend == "gpu":
+        raise TcdistError(f"--backend gpu: {reason}")
+    return "cpu"
+
+
+@dataclass
+class Device:
+    """The counting device of one rank, with its kernel."""
+
+    kind: str                # 'cpu' or 'gpu'
+    kernel: str
+    threads: int
+    gpu: int | None = None   # index among the visible GPUs
+    bus_id: str | None = None
+    name: str = "cpu"
+    _count: Callable = None
+
+    @classmethod
+    def resolve(cls, backend: str = "auto", *, kernel: str | None = None, tile: int | None = None,
+                threads: int | None = None, local_rank: int = 0, local_size: int = 1) -> Device:
+        """Decide the device of this rank: the backend, then (on a GPU) the device by node-local
+        rank, selected before anything compiles; the kernel and its options are checked here once."""
+        from tcdist.dist.binding import cpu_threads, gpu_index
+
+        kind = _resolve_kind(backend)
+        index = bus_id = None
+        label = "cpu"
+        if kind == "gpu":
+            import cupy
+
+            index = gpu_index(local_rank, cupy.cuda.runtime.getDeviceCount())
+            device = cupy.cuda.Device(index)
+            device.use()
+            bus_id = device.pci_bus_id
+            label = cupy.cuda.runtime.getDeviceProperties(index)["name"].decode()
+        name, count = _kernel_function(kind, kernel, tile)
+        if threads is None and local_size > 1:
+            threads = cpu_threads(local_size)
+        return cls(kind, name, set_threads(threads), index, bus_id, label, count)
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind == "gpu"
+
+    def describe(self) -> str:
+        return f"gpu {self.gpu} ({self.name}, {self.bus_id})" if self.is_gpu else f"cpu ({self.threads} threads)"
+
+    def warm_up(self) -> None:
+        """Compile the kernels (or load them from cache) before anything is timed."""
+        if self.is_gpu:
+            from tcdist.count import gpu
+
+            gpu.warm_up()
+        else:
+            for dtype in (np.int32, np.int64):
+                self._count(np.zeros(1, np.int64), np.zeros(0, dtype), 0)
+
+    def fits(self, nbytes: int) -> bool:
+        """Whether nbytes more can be allocated on this device now (always true on the CPU)."""
+        return not self.is_gpu or nbytes <= free_gpu_bytes()
+
+    def put(self, part: Part, num_parts: int) -> tuple[Part, float]:
+        """The part on this device and the seconds its copy took. A part that does not fit in free
+        GPU memory stops the run with a number of parts that would."""
+        if not self.is_gpu:
+            return part, 0.0
+        import cupy
+
+        if isinstance(part.rowptr, cupy.ndarray) and isinstance(part.col, cupy.ndarray):
+            return part, 0.0
+        need = part.rowptr.nbytes + part.col.nbytes + 16 * part.n_local
+        free = free_gpu_bytes()
+        if need > free:
+            suggest = max(2, num_parts * 2, -(-need * num_parts // max(free, 1)) * 2)
+            raise TcdistError(f"part {part.index} needs {need / 2**30:.2f} GiB on the GPU but {free / 2**30:.2f} GiB "
+                              f"are free; count it in more parts (try --parts {suggest})")
+        t0 = time.perf_counter()
+        rowptr, col = cupy.asarray(part.rowptr), cupy.asarray(part.col)
+        cupy.cuda.Device().synchronize()
+        return Part(part.index, rowptr, col, part.global_id, part.n_local, part.stats), time.perf_counter() - t0
+
+    def count(self, part: Part) -> int:
+        """Triangles of the part whose lowest-rank vertex is local (the part as put() returned it)."""
+        return self._count(part.rowptr, part.col, part.n_local)

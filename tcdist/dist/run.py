@@ -1,0 +1,236 @@
+"""One count, on any number of ranks (one process is the one-rank case).
+
+rank 0: read -> build -> partition -> store (or reuse one) -> the plan, broadcast
+every rank: bind a device -> open the store -> its parts (static or dynamic) -> count them
+all: an MPI reduce of the uint64 counts, every rank's results gathered into one TriangleCount.
+
+With one rank and no store asked for, nothing is written: the parts (or the whole graph)
+are counted from memory, as a single process always did.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from tcdist.device import Device, check_backend
+from tcdist.dist.binding import node_local
+from tcdist.dist.comm import is_serial, sum_uint64
+from tcdist.dist.guard import abort_on_error, collective
+from tcdist.dist.schedule import SCHEDULES, DynamicQueue, by_work, static_plan
+from tcdist.errors import InputError, TcdistError
+from tcdist.partition import PRUNE_MODES, SCHEMES, Part, partition_graph
+from tcdist.partition.journal import Journal
+from tcdist.partition.store import Store, write_store
+from tcdist.pipeline import count_parts
+from tcdist.results import PartResult, RankResult, Timings, TriangleCount
+from tcdist.source import load_graph, open_store_source
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to split and schedule a count; checked once, when made."""
+
+    parts: int | None = None      # None: the whole graph with one rank, one part per rank with several
+    scheme: str | None = None
+    prune: str | None = None
+    seed: int = 0
+    store: str | None = None      # the store to reuse or write
+    schedule: str = "static"
+    resume: bool = False
+
+    def __post_init__(self):
+        p = self.parts
+        if p is not None and (not isinstance(p, int) or isinstance(p, bool) or p < 1):
+            raise TcdistError(f"parts must be a positive integer, got {p!r}")
+        if self.scheme is not None and self.scheme not in SCHEMES:
+            raise TcdistError(f"unknown partitioning scheme '{self.scheme}' (choose from {', '.join(SCHEMES)})")
+        if self.prune is not None and self.prune not in PRUNE_MODES:
+            raise TcdistError(f"unknown prune mode '{self.prune}' (choose from {', '.join(PRUNE_MODES)})")
+        if self.schedule not in SCHEDULES:
+            raise TcdistError(f"unknown schedule '{self.schedule}' (choose from {', '.join(SCHEDULES)})")
+
+    @property
+    def whole(self) -> bool:
+        """No partitioning asked for at all."""
+        return self.parts is None and self.scheme is None and self.prune is None and self.store is None
+
+
+@dataclass
+class Prepared:
+    """What rank 0 broadcasts: the graph's description, the parts and where to read them."""
+
+    header: dict
+    work: dict                       # part -> estimated work, for scheduling
+    store: str | None = None         # the store every rank reads (None: parts held in memory by rank 0)
+    temporary: bool = False          # the store is this run's own, removed at the end
+    journal: str | None = None       # the partitioning id its finished parts are journalled under
+    done: dict = field(default_factory=dict)  # part -> PartResult taken from the journal
+    partitioned: bool = True
+
+
+def _header_of_graph(graph, parts, scheme, prune) -> dict:
+    return {"n": graph.n, "m": graph.m, "name": graph.name, "self_loops": graph.self_loops,
+            "duplicates": graph.duplicates, "warnings": list(graph.warnings), "parts": parts, "scheme": scheme,
+            "prune": prune}
+
+
+def _header_of_store(store: Store) -> dict:
+    h = store.header
+    return {"n": int(h["graph_n"]), "m": int(h["graph_m"]), "name": h["graph_name"], "self_loops": int(h["self_loops"]),
+            "duplicates": int(h["duplicates"]), "warnings": [], "parts": store.num_parts, "scheme": h["scheme"],
+            "prune": h["prune"]}
+
+
+def _from_store(store: Store, plan: Plan) -> Prepared:
+    h = store.header
+    asked = {"parts": plan.parts, "scheme": plan.scheme, "prune": plan.prune}
+    clash = [f"{k} {v}" for k, v in asked.items() if v is not None and v != h[k]]
+    if clash:
+        raise InputError(store.path, f"this store holds parts {h['parts']}, scheme {h['scheme']}, prune "
+                                     f"{h['prune']}; {', '.join(clash)} cannot apply")
+    return Prepared(_header_of_store(store), {i: store.stats(i)["work"] for i in range(store.num_parts)},
+                    store=os.path.abspath(store.path), journal=store.partitioning_id)
+
+
+def _temporary_store() -> str:
+    return os.path.abspath(f".tcdist-parts-{uuid.uuid4().hex[:12]}.h5")
+
+
+def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings) -> tuple[Prepared, list | None]:
+    """Rank 0's part of the run; returns the plan for every rank and, with one rank, the parts in memory."""
+    source_store = open_store_source(source)
+    if source_store is not None:
+        with source_store:
+            prepared = _from_store(source_store, plan)
+        return prepared, None
+    graph = load_graph(source, seed=plan.seed, timings=timings, device=device)
+    if plan.whole and ranks == 1:
+        whole = Part(0, graph.rowptr, graph.col, None, graph.n, {})
+        return Prepared(_header_of_graph(graph, 1, None, None), {0: 0}, partitioned=False), [whole]
+    parts, scheme, prune = plan.parts or ranks, plan.scheme or "random", plan.prune or "lstc"
+    if plan.store is not None and os.path.exists(plan.store):
+        with Store(plan.store) as existing:
+            why = existing.matches(graph.fingerprint(), parts, scheme, prune, plan.seed)
+            if why:
+                raise InputError(plan.store, f"{why}; remove it or choose another store")
+            prepared = _from_store(existing, plan)
+        prepared.header["warnings"] = list(graph.warnings)
+        return prepared, None
+    t0 = time.perf_counter()
+    partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=plan.seed)
+    timings.partition += time.perf_counter() - t0
+    prepared = Prepared(_header_of_graph(graph, parts, scheme, prune),
+                        {p.index: p.stats["work"] for p in partitioning.parts})
+    if plan.store is not None or ranks > 1:
+        prepared.store = os.path.abspath(plan.store) if plan.store is not None else _temporary_store()
+        prepared.temporary = plan.store is None
+        prepared.journal = None if prepared.temporary else partitioning.id
+        t0 = time.perf_counter()
+        write_store(partitioning, prepared.store)
+        timings.store_write += time.perf_counter() - t0
+    return prepared, partitioning.parts if ranks == 1 else None
+
+
+def _start_journal(prepared: Prepared, plan: Plan) -> None:
+    """Rank 0: empty the journal, or with --resume take the parts it already holds."""
+    if prepared.journal is None:
+        if plan.resume:
+            raise TcdistError("--resume needs a partition store to journal in: give --store FILE or count a store")
+        return
+    journal = Journal(prepared.store, prepared.journal, prepared.header["parts"])
+    try:
+        prepared.done, warnings = journal.start(plan.resume)
+    except TcdistError as e:
+        if plan.resume:
+            raise
+        prepared.journal, warnings = None, [f"{e}; this run cannot be resumed if it fails"]
+    prepared.header["warnings"] += warnings
+
+
+def _my_parts(comm, plan: Plan, prepared: Prepared):
+    """This rank's parts: a list (static) or a queue shared with the other ranks (dynamic)."""
+    remaining = {i: w for i, w in prepared.work.items() if i not in prepared.done}
+    if plan.schedule == "dynamic" and not is_serial(comm):
+        return DynamicQueue(comm, by_work(remaining)), None
+    mine = static_plan(remaining, comm.size)[comm.rank]
+    return mine, len(mine)
+
+
+def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None = None, tile: int | None = None,
+          threads: int | None = None, debug: bool = False) -> TriangleCount:
+    """Count the triangles of source on every rank of comm; every rank returns the same result."""
+    check_backend(backend)
+    local_rank, local_size = node_local(comm)
+
+    def ready_device():
+        device = Device.resolve(backend, kernel=kernel, tile=tile, threads=threads, local_rank=local_rank,
+                                local_size=local_size)
+        device.warm_up()
+        return device
+
+    device = collective(comm, ready_device, debug=debug)
+    start = time.perf_counter()  # compiling the kernels is not part of the count
+    timings, held = Timings(), {}
+
+    def root():
+        prepared, held["parts"] = _prepare(source, plan, device, comm.size, timings)
+        _start_journal(prepared, plan)
+        return prepared
+
+    prepared = collective(comm, root, root_only=True, debug=debug)
+    try:
+        results = _count_mine(comm, plan, prepared, device, held.get("parts"), debug)
+        for r in results:
+            timings.store_read += r.store_read
+            timings.transfer += r.transfer
+            timings.count += r.count
+        timings.total = time.perf_counter() - start
+        mine = RankResult(comm.rank, socket.gethostname(), device.kind, device.gpu, device.bus_id, device.threads,
+                          results, timings)
+        everyone = comm.allgather(mine)
+        counted = sum_uint64(comm, mine.triangles)
+    finally:
+        if prepared.temporary and comm.rank == 0 and os.path.exists(prepared.store):
+            os.remove(prepared.store)
+    return _result(prepared, device, plan, counted, everyone, comm.size)
+
+
+def _count_mine(comm, plan: Plan, prepared: Prepared, device: Device, in_memory: list | None,
+                debug: bool) -> list[PartResult]:
+    """Count this rank's parts, from rank 0's memory (one rank) or from the store every rank opens."""
+    store = None if in_memory is not None else collective(comm, lambda: Store(prepared.store), debug=debug)
+    journal = Journal(prepared.store, prepared.journal, prepared.header["parts"]) if prepared.journal else None
+    try:
+        mine, expected = _my_parts(comm, plan, prepared)
+        with abort_on_error(comm, debug=debug):
+            results = count_parts(device, mine, in_memory.__getitem__ if store is None else store.part,
+                                  num_parts=prepared.header["parts"], rank=comm.rank,
+                                  record=journal.record if journal else None, expected=expected)
+            if isinstance(mine, DynamicQueue):
+                mine.close()
+        return results
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _result(prepared: Prepared, device: Device, plan: Plan, counted: int, everyone: list[RankResult],
+            ranks: int) -> TriangleCount:
+    h = prepared.header
+    parts = sorted([p for r in everyone for p in r.parts] + list(prepared.done.values()), key=lambda p: p.part)
+    triangles = counted + sum(p.triangles for p in prepared.done.values())
+    if triangles != sum(p.triangles for p in parts) or len(parts) != h["parts"]:
+        raise TcdistError(f"internal error: {len(parts)} part results for {h['parts']} parts")
+    return TriangleCount(
+        triangles=triangles, n=h["n"], m=h["m"], self_loops=h["self_loops"], duplicates=h["duplicates"],
+        backend=device.kind, kernel=device.kernel, threads=device.threads, parts=h["parts"], ranks=ranks,
+        name=h["name"], timings=Timings.slowest([r.timings for r in everyone]).to_dict(), scheme=h["scheme"],
+        prune=h["prune"], schedule=plan.schedule if prepared.partitioned else None,
+        store=None if prepared.temporary else prepared.store,
+        part_stats=[p.to_dict() for p in parts] if prepared.partitioned else [],
+        rank_stats=[r.to_dict() for r in everyone], resumed_parts=len(prepared.done), warnings=h["warnings"],
+    )

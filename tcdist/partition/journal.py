@@ -1,0 +1,83 @@
+"""The journal of finished parts, so a job that dies resumes without recounting them.
+
+It lives beside the store, in ``STORE.journal/``: the store is written once and never
+modified, and several ranks finish parts at the same time, which one HDF5 file cannot take
+from several processes. Each finished part is one small JSON file, written under a
+temporary name and renamed, so an entry is either whole or absent. An entry names the
+partitioning it belongs to and carries a digest of its content; an entry that does not
+match is ignored (its part is counted again), never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+
+from tcdist.errors import TcdistError
+from tcdist.results import PartResult
+
+
+def _digest(entry: dict) -> str:
+    body = json.dumps({k: v for k, v in entry.items() if k != "digest"}, sort_keys=True)
+    return hashlib.blake2b(body.encode(), digest_size=16).hexdigest()
+
+
+class Journal:
+    """Finished parts of one partitioning, recorded as they finish."""
+
+    def __init__(self, store_path: str, partitioning: str, num_parts: int):
+        self.folder = f"{os.fspath(store_path)}.journal"
+        self.id = partitioning
+        self.num_parts = num_parts
+
+    def start(self, resume: bool) -> tuple[dict[int, PartResult], list[str]]:
+        """Prepare the journal (rank 0, before counting): with resume, the parts it already holds
+        and warnings about entries it ignored; without, it is emptied."""
+        try:
+            if not resume and os.path.isdir(self.folder):
+                shutil.rmtree(self.folder)
+            os.makedirs(self.folder, exist_ok=True)
+        except OSError as e:
+            raise TcdistError(f"{self.folder}: cannot write the journal of finished parts ({e.strerror})") from None
+        return self.finished() if resume else ({}, [])
+
+    def finished(self) -> tuple[dict[int, PartResult], list[str]]:
+        done, ignored = {}, []
+        for name in sorted(os.listdir(self.folder)):
+            if not name.endswith(".json"):
+                continue
+            path = os.path.join(self.folder, name)
+            try:
+                with open(path) as f:
+                    entry = json.load(f)
+                valid = (isinstance(entry, dict) and entry.get("digest") == _digest(entry)
+                         and entry.get("partitioning") == self.id and type(entry.get("part")) is int
+                         and 0 <= entry["part"] < self.num_parts and type(entry.get("triangles")) is int
+                         and entry["triangles"] >= 0 and name == f"part{entry['part']:08d}.json")
+            except (OSError, ValueError):
+                valid = False
+            if not valid:
+                ignored.append(name)
+                continue
+            done[entry["part"]] = PartResult(entry["part"], entry["rank"], entry["triangles"], count=entry["count_s"],
+                                             stats=entry["stats"], journalled=True)
+        warnings = [f"{self.folder}: ignored {len(ignored)} journal entries that do not belong to this store "
+                    f"or are damaged ({', '.join(ignored[:3])}{', ...' if len(ignored) > 3 else ''}); "
+                    "their parts are counted again"] if ignored else []
+        return done, warnings
+
+    def record(self, result: PartResult) -> None:
+        """Write one finished part, atomically (any rank, any time)."""
+        entry = {"partitioning": self.id, "part": result.part, "triangles": result.triangles, "rank": result.rank,
+                 "host": socket.gethostname(), "pid": os.getpid(), "count_s": result.count, "stats": result.stats}
+        entry["digest"] = _digest(entry)
+        final = os.path.join(self.folder, f"part{result.part:08d}.json")
+        tmp = f"{final}.tmp{os.getpid()}"
+        with open(tmp, "w") as f:
+            json.dump(entry, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, final)

@@ -1,0 +1,37 @@
+"""Parts to counts on one device: fetch a part, put it on the device, count it, record the result."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+
+from tcdist import progress
+from tcdist.device import Device
+from tcdist.partition.part import Part
+from tcdist.results import PartResult
+
+
+def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], Part], *, num_parts: int,
+                rank: int = 0, record: Callable[[PartResult], None] | None = None,
+                expected: int | None = None) -> list[PartResult]:
+    """Count the parts named by indices, one at a time (only one is held at once).
+
+    fetch(i) gives part i (read from a store or taken from memory: timed as store_read);
+    record, if given, receives each result as soon as it exists (the journal);
+    expected is how many parts this rank will count, for the progress bar (None when dynamic).
+    """
+    results = []
+    label = "count parts" if num_parts > 1 else "count"
+    for index in progress.iterate(indices, expected, label):
+        t0 = time.perf_counter()
+        part = fetch(index)
+        read = time.perf_counter() - t0
+        part, transfer = device.put(part, num_parts)
+        t1 = time.perf_counter()
+        found = device.count(part)
+        result = PartResult(index, rank, found, read, transfer, time.perf_counter() - t1, dict(part.stats))
+        del part
+        if record is not None:
+            record(result)
+        results.append(result)
+    return results

@@ -1,0 +1,37 @@
+"""Launching real MPI jobs from pytest: ``mpiexec -n R python -m tcdist ...`` as a child process.
+
+TCDIST_MPIEXEC names the launcher and its options (default: the mpiexec beside this Python,
+as the mpich wheel installs it; on a GPU host e.g. "mpirun --allow-run-as-root --oversubscribe").
+"""
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+
+def launcher():
+    if "TCDIST_MPIEXEC" in os.environ:
+        return shlex.split(os.environ["TCDIST_MPIEXEC"])
+    beside = Path(sys.executable).parent / "mpiexec"
+    found = str(beside) if beside.exists() else shutil.which("mpiexec")
+    assert found, "no mpiexec: install tcdist[mpi] or set TCDIST_MPIEXEC"
+    return [found]
+
+
+def mpiexec(ranks, *args, timeout=300, **kwargs):
+    """Run ``python -m tcdist ARGS`` on `ranks` MPI ranks; returns the CompletedProcess."""
+    command = [*launcher(), "-n", str(ranks), sys.executable, "-m", "tcdist", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+def mpiexec_json(ranks, *args, **kwargs):
+    """The one JSON record a job prints (only rank 0 prints), checked to come from `ranks` ranks."""
+    result = mpiexec(ranks, *args, "--json", **kwargs)
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)  # one document: a second rank printing would break it
+    assert record["ranks"] == ranks == len(record["rank_stats"]), "the MPI world has the wrong size"
+    return record

@@ -1,0 +1,153 @@
+"""Ranks under a real mpiexec (CPU backend): the one-process count for every R, P and schedule,
+failures that end the job, and resuming after a rank is killed."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import DATASETS, manifest
+from mpi_launch import launcher, mpiexec, mpiexec_json
+
+pytestmark = pytest.mark.mpi
+
+GRAPH = DATASETS / "email-Enron.txt.gz"
+
+
+def published(file_name):
+    return next(e["published_triangles"] for e in manifest() if e["file"] == file_name)
+
+
+def check_parts(record, parts):
+    """Every part counted exactly once, by one rank, and the rank tables agree with the total."""
+    counted = sorted(p for s in record["rank_stats"] for p in s["parts"])
+    assert counted == list(range(parts)) == [s["part"] for s in record["part_stats"]]
+    assert sum(s["triangles"] for s in record["rank_stats"]) == record["triangles"]
+    for s in record["part_stats"]:
+        assert s["part"] in record["rank_stats"][s["rank"]]["parts"]
+
+
+@pytest.mark.parametrize("ranks,parts", [(1, 1), (1, 3), (2, 1), (2, 2), (2, 5), (3, 2), (3, 3), (3, 7), (4, 3),
+                                         (4, 4), (4, 9)])
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+def test_any_ranks_and_parts_give_the_published_count(ranks, parts, schedule):
+    record = mpiexec_json(ranks, "count", GRAPH, "--backend", "cpu", "--parts", parts, "--schedule", schedule)
+    assert record["triangles"] == published("email-Enron.txt.gz") == 727044
+    assert (record["parts"], record["schedule"], record["backend"]) == (parts, schedule, "cpu")
+    check_parts(record, parts)
+    if schedule == "static":  # a rank with no part joins the reduce with nothing
+        assert sum(1 for s in record["rank_stats"] if s["parts"]) == min(ranks, parts)
+
+
+def test_several_ranks_default_to_one_part_each_and_remove_their_temporary_store(tmp_path):
+    record = mpiexec_json(3, "count", GRAPH, "--backend", "cpu", cwd=tmp_path)
+    assert (record["triangles"], record["parts"], record["store"]) == (727044, 3, None)
+    assert [len(s["parts"]) for s in record["rank_stats"]] == [1, 1, 1]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cpu_threads_are_shared_among_the_ranks_of_a_node():
+    record = mpiexec_json(2, "count", GRAPH, "--backend", "cpu")
+    cores = len(os.sched_getaffinity(0))
+    assert all(s["threads"] == max(1, cores // 2) for s in record["rank_stats"])
+
+
+def test_partition_and_count_a_store_under_ranks(tmp_path):
+    store = tmp_path / "parts.h5"
+    result = mpiexec(3, "partition", GRAPH, "-o", store, "-P", 6, "--scheme", "contiguous")
+    assert result.returncode == 0 and result.stdout.count("wrote") == 1, result.stderr
+    for schedule in ("static", "dynamic"):
+        record = mpiexec_json(3, "count", store, "--backend", "cpu", "--schedule", schedule)
+        assert (record["triangles"], record["parts"], record["scheme"]) == (727044, 6, "contiguous")
+        check_parts(record, 6)
+
+
+def test_static_schedule_balances_the_estimated_work(tmp_path):
+    store = tmp_path / "parts.h5"
+    record = mpiexec_json(2, "count", "rmat:13", "--backend", "cpu", "-P", 8, "--store", store)
+    work = {s["part"]: s["work"] for s in record["part_stats"]}
+    loads = sorted(sum(work[p] for p in s["parts"]) for s in record["rank_stats"])
+    assert loads[1] - loads[0] <= max(work.values())  # LPT: no rank ahead by more than one part
+
+
+def test_only_rank_zero_reports_an_error_and_every_rank_exits_2():
+    result = mpiexec(3, "count", DATASETS / "no-such-graph.txt", "--backend", "cpu")
+    assert result.returncode == 2
+    assert result.stderr.count("tcdist: error:") == 1 and "no-such-graph.txt" in result.stderr
+    result = mpiexec(3, "count", "--parts", "0")
+    assert result.returncode == 2 and result.stderr.count("error: argument --parts") == 1
+
+
+def test_a_store_that_exists_for_another_graph_is_refused_once(tmp_path):
+    store = tmp_path / "s.h5"
+    assert mpiexec(2, "partition", "rmat:10", "-o", store, "-P", 2).returncode == 0
+    result = mpiexec(2, "count", GRAPH, "--backend", "cpu", "--store", store, "-P", 2)
+    assert result.returncode == 2 and result.stderr.count("tcdist: error:") == 1
+    assert "made from another graph" in result.stderr
+
+
+def test_a_rank_that_fails_mid_count_ends_the_job_with_its_message(tmp_path):
+    """One part's data is corrupt on disk: the rank that reads it aborts every rank, exit 2."""
+    import h5py
+
+    store = tmp_path / "parts.h5"
+    assert mpiexec(1, "partition", GRAPH, "-o", store, "-P", 4).returncode == 0
+    with h5py.File(store) as f:
+        offset = f["part00002/col"].id.get_chunk_info(0).byte_offset
+    data = bytearray(store.read_bytes())
+    data[offset + 40] ^= 0x5A
+    store.write_bytes(bytes(data))
+    started = time.monotonic()
+    result = mpiexec(3, "count", store, "--backend", "cpu", timeout=120)
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert time.monotonic() - started < 60
+    assert "tcdist: error: rank " in result.stderr and "part00002/col' is corrupt" in result.stderr
+
+
+def test_count_triangles_takes_a_communicator(tmp_path):
+    script = tmp_path / "user.py"
+    script.write_text(
+        "import json, sys\n"
+        "from mpi4py import MPI\n"
+        "import tcdist\n"
+        "r = tcdist.count_triangles(sys.argv[1], backend='cpu', parts=5, schedule='dynamic', comm=MPI.COMM_WORLD)\n"
+        "rank = MPI.COMM_WORLD.rank\n"
+        "open(f'{sys.argv[2]}/{rank}.json', 'w').write(json.dumps([rank, r.triangles, r.ranks]))\n")
+    command = [*launcher(), "-n", "3", sys.executable, str(script), str(GRAPH), str(tmp_path)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = sorted(json.loads(path.read_text()) for path in tmp_path.glob("*.json"))
+    assert rows == [[0, 727044, 3], [1, 727044, 3], [2, 727044, 3]]  # every rank returns the total
+
+
+def test_a_rank_killed_mid_count_is_resumed_exactly(tmp_path):
+    """SIGKILL one rank once it has journalled a part; --resume recounts only what is missing."""
+    store, parts = tmp_path / "parts.h5", 16
+    journal = tmp_path / "parts.h5.journal"
+    assert mpiexec(1, "partition", "complete:1000", "-o", store, "-P", parts).returncode == 0
+    command = [*launcher(), "-n", "2", sys.executable, "-m", "tcdist", "count", str(store), "--backend", "cpu",
+               "--kernel", "merge", "--threads", "1", "--json"]
+    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    victim, deadline = None, time.monotonic() + 120
+    while victim is None and time.monotonic() < deadline and job.poll() is None:
+        for entry in journal.glob("part*.json") if journal.exists() else []:
+            record = json.loads(entry.read_text())
+            if record["rank"] == 1:
+                victim = record["pid"]
+                break
+        time.sleep(0.002)
+    assert victim is not None, "rank 1 finished no part before the job ended"
+    os.kill(victim, signal.SIGKILL)
+    job.communicate(timeout=60)
+    assert job.returncode != 0
+    finished = len(list(journal.glob("part*.json")))
+    assert 0 < finished < parts, f"the kill came after {finished} of {parts} parts"
+    record = mpiexec_json(2, "count", store, "--backend", "cpu", "--resume")
+    assert record["triangles"] == 1000 * 999 * 998 // 6
+    assert record["resumed_parts"] == finished
+    assert sum(len(s["parts"]) for s in record["rank_stats"]) == parts - finished
+    again = mpiexec_json(1, "count", store, "--backend", "cpu", "--resume")
+    assert (again["triangles"], again["resumed_parts"]) == (record["triangles"], parts)

@@ -1,0 +1,61 @@
+"""Ranks on GPUs: each rank binds the GPU of its node-local rank, and the counts add up.
+
+Run on a GPU host with ``pytest -m "gpu or mpi"`` (TCDIST_MPIEXEC names the host's mpirun).
+"""
+
+import os
+
+import pytest
+from mpi_launch import mpiexec_json
+
+import tcdist
+
+pytestmark = [pytest.mark.gpu, pytest.mark.mpi]
+
+
+@pytest.fixture(scope="module")
+def gpus():
+    import cupy
+
+    count = cupy.cuda.runtime.getDeviceCount()
+    assert count > 0, "no CUDA device"
+    return [cupy.cuda.Device(i).pci_bus_id for i in range(count)]
+
+
+@pytest.fixture(scope="module")
+def expected():
+    graph = tcdist.load_graph("rmat:16")
+    return tcdist.count_triangles(graph, backend="cpu").triangles
+
+
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+def test_every_rank_binds_the_gpu_of_its_node_local_rank(gpus, expected, schedule):
+    ranks = len(gpus)
+    record = mpiexec_json(ranks, "count", "rmat:16", "--backend", "gpu", "-P", 2 * ranks, "--schedule", schedule)
+    assert record["triangles"] == expected and record["backend"] == "gpu"
+    assert [s["gpu"] for s in record["rank_stats"]] == list(range(ranks))
+    assert [s["gpu_bus_id"] for s in record["rank_stats"]] == gpus  # each rank on its own device
+    assert all(s["timings"]["transfer"] > 0 for s in record["rank_stats"] if s["parts"])
+
+
+def test_more_ranks_than_gpus_share_them_round_robin(gpus, expected):
+    ranks = len(gpus) + 1
+    record = mpiexec_json(ranks, "count", "rmat:16", "--backend", "gpu", "-P", 5)
+    assert record["triangles"] == expected
+    assert [s["gpu"] for s in record["rank_stats"]] == [r % len(gpus) for r in range(ranks)]
+
+
+def test_cuda_visible_devices_is_respected(gpus, expected):
+    last = len(gpus) - 1
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(last)}
+    record = mpiexec_json(2, "count", "rmat:16", "--backend", "gpu", "-P", 4, env=env)
+    assert record["triangles"] == expected
+    assert [s["gpu_bus_id"] for s in record["rank_stats"]] == [gpus[last]] * 2
+
+
+def test_a_store_counted_by_gpu_ranks_equals_cpu_ranks(tmp_path, gpus):
+    store = tmp_path / "parts.h5"
+    on_gpu = mpiexec_json(len(gpus), "count", "rmat:15", "--backend", "gpu", "-P", 6, "--store", store,
+                          "--scheme", "metis")
+    on_cpu = mpiexec_json(2, "count", store, "--backend", "cpu", "--schedule", "dynamic")
+    assert on_gpu["triangles"] == on_cpu["triangles"] and on_cpu["parts"] == 6

@@ -1,0 +1,48 @@
+"""slurm/cluster.sh under a real Slurm (../shared/slurm-local.sh, which .ci/run starts)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import DATASETS, REPO
+
+pytestmark = pytest.mark.mpi
+
+
+@pytest.fixture
+def sbatch():
+    found = shutil.which("sbatch")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("sbatch not found: .ci/run starts a one-node Slurm with ../shared/slurm-local.sh")
+        pytest.skip("no Slurm here (bash ../shared/slurm-local.sh start brings one up)")
+    return found
+
+
+def test_sbatch_counts_with_two_ranks(tmp_path, sbatch):
+    env = {**os.environ, "TCDIST_RESULTS": str(tmp_path / "results"), "TCDIST_PYTHON": sys.executable}
+    command = [sbatch, "--wait", "--gpus-per-task=0", f"--chdir={tmp_path}", f"--output={tmp_path}/slurm-%j.out",
+               str(REPO / "slurm" / "cluster.sh"), str(DATASETS / "email-Enron.txt.gz"), "--backend", "cpu",
+               "--parts", "3", "--schedule", "dynamic"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    logs = "".join(p.read_text() for p in tmp_path.glob("slurm-*.out"))
+    assert result.returncode == 0, result.stderr + logs
+    (record_file,) = (tmp_path / "results").glob("tcdist-*.json")
+    record = json.loads(record_file.read_text())
+    assert (record["triangles"], record["ranks"], record["parts"]) == (727044, 2, 3)
+    assert len({s["rank"] for s in record["rank_stats"]}) == 2
+    summary = record_file.with_suffix(".txt").read_text()
+    assert "triangles  727,044" in summary and "2 rank(s)" in summary
+
+
+def test_srun_without_pmi_is_refused_not_counted_twice(sbatch):
+    """srun --mpi=none starts unconnected processes, each a world of one: refuse, do not count R times."""
+    srun = shutil.which("srun")
+    command = [srun, "-n", "2", "--mpi=none", sys.executable, "-m", "tcdist", "count", "complete:5", "--backend", "cpu"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert "srun started 2 tasks but MPI sees each as a world of 1" in result.stderr
+    assert "triangles" not in result.stdout
