@@ -26,6 +26,7 @@ from meta import median, metadata, networkit_triangles
 
 import tcdist
 from tcdist.count import CPU_KERNELS, gpu
+from tcdist.results import Timings
 from tcdist.count.cuda_sources import explicit_instantiations, source
 
 
@@ -124,7 +125,7 @@ def partitioned(graph, rowptr, col, parts, repeat):
 
 
 def bench_graph(spec, args):
-    timings = {}
+    timings = Timings()
     t0 = time.perf_counter()
     graph = tcdist.load_graph(spec, device="gpu", timings=timings)
     cupy.cuda.Device().synchronize()
@@ -132,7 +133,7 @@ def bench_graph(spec, args):
     host_rowptr, host_col = cupy.asnumpy(graph.rowptr), cupy.asnumpy(graph.col)
     _, upload_ms = event_times(lambda: (cupy.asarray(host_rowptr), cupy.asarray(host_col)) and 0, args.repeat)
     rowptr, col = cupy.asarray(host_rowptr), cupy.asarray(host_col)
-    row = {"graph": spec, "n": graph.n, "m": graph.m, "read_s": timings["read"], "build_s": timings["build"],
+    row = {"graph": spec, "n": graph.n, "m": graph.m, "read_s": timings.read, "build_s": timings.build,
            "load_s": load_s, "transfer_ms": median(upload_ms), "kernels": {}}
     counts = set()
     for name, tile, options in configurations(args):
