@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# On a lent GPU host, from the repository root:  bash jobs/gpu_host.sh tests|bench [bench options]
+# Installs the carried wheels (.whl/: pymetis), points the tests at the carried datasets
+# (.datasets/) and the host's Open MPI, then runs the GPU and MPI tests or the rank benchmark.
+# Logs and results go to $OUT (the device tool brings them back).
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1 TCDIST_DATASETS=$PWD/.datasets
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+export TCDIST_MPIEXEC="mpirun --allow-run-as-root --oversubscribe --bind-to none"
+nvidia-smi -L
+what=$1; shift
+case $what in
+  tests) python3 -m pytest -m "gpu or mpi" -q -p no:cacheprovider "$@" 2>&1 | tee "$OUT/pytest-gpu-mpi.log" ;;
+  bench) (cd jobs && python3 bench_ranks.py --mpirun "$TCDIST_MPIEXEC" "$@") 2>&1 | tee "$OUT/bench.log" ;;
+esac
