@@ -330,6 +330,9 @@ def _on_rank_zero(command):
 
 
 def main(argv=None):
+    # Numba's coloured errors make colorama write a colour reset to stdout at exit whenever stdout
+    # is a terminal, which it is for every rank under Open MPI's mpirun (a pty): that broke --json.
+    os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
     args = build_parser().parse_args(argv)
     from tcdist.dist.comm import SerialComm, launch_rank, world
 

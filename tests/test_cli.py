@@ -90,3 +90,27 @@ def test_python_m_and_console_script_agree():
     via_module = run_module("count", "--json", "-q")
     for result in (via_script, via_module):
         assert result.returncode == 0 and json.loads(result.stdout)["triangles"] == 1612010
+
+
+def test_json_on_a_terminal_is_only_json():
+    """Open MPI gives every rank a pty as stdout. With colorama installed, Numba's coloured errors
+    made colorama write a colour reset there at exit, after the JSON record."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    command = [sys.executable, "-m", "tcdist", "count", "--backend", "cpu", "--json", "-q"]
+    result = subprocess.run(command, stdout=follower, stderr=subprocess.PIPE, timeout=300)
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal is closed once everything is read
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(leader)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(out.decode())["triangles"] == 1612010
