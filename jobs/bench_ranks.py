@@ -50,7 +50,7 @@ def phases(record):
     }
 
 
-def bench_graph(spec, ranks_list, launcher, work, backend, log):
+def bench_graph(spec, ranks_list, launcher, work, backend, log, save):
     sizes = sorted({f * r for r in ranks_list for f in (1, 2, 4)} | {1})
     rows, root = [], {}
     for parts in sizes:
@@ -73,6 +73,7 @@ def bench_graph(spec, ranks_list, launcher, work, backend, log):
                 row = {"graph": spec, "n": r["n"], "m": r["m"], "triangles": r["triangles"], "parts": parts,
                        "ranks": ranks, "schedule": schedule, **phases(r)}
                 rows.append(row)
+                save(rows, root)
                 log(f"  R={ranks} {schedule:7s} kernel {row['kernel_s'] * 1e3:8.1f} ms  read {row['store_read_s']:.2f} s"
                     f"  transfer {row['transfer_s']:.2f} s  count wall {row['count_wall_s']:.2f} s")
         os.remove(store)
@@ -132,12 +133,15 @@ def main():
         print(line, flush=True)
 
     for spec in args.graphs:
-        rows, root = bench_graph(spec, args.ranks, launcher, args.work, args.backend, log)
-        result["rows"] += rows
-        result["root"][spec] = root
-        result["speedups"] = speedups(result["rows"])
-        with open(args.out, "w") as f:  # after every graph, so a cut-off run keeps what it measured
-            json.dump(result, f, indent=1)
+        done = list(result["rows"])
+
+        def save(rows, root):  # after every run, so a cut-off benchmark keeps what it measured
+            result["rows"], result["root"][spec] = done + rows, root
+            result["speedups"] = speedups(result["rows"])
+            with open(args.out, "w") as f:
+                json.dump(result, f, indent=1)
+
+        bench_graph(spec, args.ranks, launcher, args.work, args.backend, log, save)
     for s in result["speedups"]:
         log(f"{s['graph']} P={s['parts']} R={s['ranks']} {s['schedule']:7s}: kernel {s['kernel_speedup']:.2f}x, "
             f"count wall {s['count_wall_speedup']:.2f}x")

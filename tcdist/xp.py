@@ -26,3 +26,20 @@ def segment_ids(counts):
     ends = xp.cumsum(counts)
     total = int(ends[-1]) if ends.size else 0
     return xp.searchsorted(ends, xp.arange(total, dtype=xp.int64), side="right")
+
+
+SELECT_BATCH = 1 << 30  # CuPy's boolean indexing overflows once 2^31 elements are selected
+
+
+def select(mask, *arrays):
+    """``a[mask]`` for each array, taken in batches of SELECT_BATCH elements, so that CuPy can
+    select more than 2^31 of them (its boolean indexing counts the selection in a 32-bit int)."""
+    if mask.size <= SELECT_BATCH:
+        return tuple(a[mask] for a in arrays)
+    xp = array_module(mask)
+    pieces = [[] for _ in arrays]
+    for lo in range(0, mask.size, SELECT_BATCH):
+        part = mask[lo : lo + SELECT_BATCH]
+        for piece, a in zip(pieces, arrays):
+            piece.append(a[lo : lo + SELECT_BATCH][part])
+    return tuple(xp.concatenate(piece) for piece in pieces)

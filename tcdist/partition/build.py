@@ -17,7 +17,7 @@ induced edges per level.
 from tcdist import progress
 from tcdist.graph.graph import col_dtype
 from tcdist.partition.part import PRUNE_MODES, Part
-from tcdist.xp import array_module, segment_ids
+from tcdist.xp import array_module, segment_ids, select
 
 LOCAL, OUT, IN = 1, 2, 4
 _BATCH = 1 << 24  # candidate edges expanded at a time, to bound memory
@@ -57,11 +57,11 @@ def _members(rowptr, col, assignment, n):
     first = xp.ones(keys.size, dtype=bool)
     first[1:] = keys[1:] != keys[:-1]
     member_of = xp.cumsum(first, dtype=xp.int64) - 1
-    unique_keys = keys[first]
+    (unique_keys,) = select(first, keys)
     member_flags = xp.zeros(unique_keys.size, dtype=xp.int64)
     for bit in (LOCAL, OUT, IN):
         hit = xp.zeros(unique_keys.size, dtype=bool)
-        hit[member_of[(flags & bit) != 0]] = True
+        hit[select((flags & bit) != 0, member_of)[0]] = True
         member_flags |= hit * bit
     return unique_keys, member_flags
 
@@ -115,7 +115,7 @@ def _prune(xp, mode, flags, src_m, tgt_m):
         reach = alive[src_m] & ~alive[tgt_m]
         if not bool(reach.any()):
             return alive, alive[src_m]
-        alive[tgt_m[reach]] = True
+        alive[select(reach, tgt_m)[0]] = True
 
 
 def build_parts(graph, assignment, num_parts, prune="lstc"):
@@ -154,12 +154,12 @@ def _build_parts(graph, assignment, num_parts, prune, bar):
 
     v_ind = xp.diff(m_offset)
     e_ind = xp.bincount(m_part[src_m], minlength=num_parts)
-    n_local = xp.bincount(m_part[(m_flags & LOCAL) != 0], minlength=num_parts)
+    n_local = xp.bincount(select((m_flags & LOCAL) != 0, m_part)[0], minlength=num_parts)
 
     kept_index = xp.cumsum(keep_m, dtype=xp.int64) - 1
-    k_part, k_vertex = m_part[keep_m], m_vertex[keep_m]
+    k_part, k_vertex = select(keep_m, m_part, m_vertex)
     k_offset = xp.searchsorted(k_part, boundaries)
-    src_m, tgt_m = src_m[keep_e], tgt_m[keep_e]
+    src_m, tgt_m = select(keep_e, src_m, tgt_m)
     src_k, tgt_k = kept_index[src_m], kept_index[tgt_m]
     tgt_local = (m_flags[tgt_m] & LOCAL) != 0
     del src_m, tgt_m, keep_e
