@@ -50,8 +50,9 @@ def phases(record):
     }
 
 
-def bench_graph(spec, ranks_list, launcher, work, backend, log, save):
+def bench_graph(spec, ranks_list, launcher, work, backend, log, save, only=None):
     sizes = sorted({f * r for r in ranks_list for f in (1, 2, 4)} | {1})
+    sizes = [p for p in sizes if not only or p in only]
     rows, root = [], {}
     for parts in sizes:
         store = os.path.join(work, f"{spec.replace(':', '-')}-p{parts}.h5")
@@ -120,6 +121,7 @@ def main():
     p.add_argument("--ranks", nargs="+", type=int, default=[1, 2])
     p.add_argument("--mpirun", default="mpirun", help="launcher and its options")
     p.add_argument("--device", required=True, help="the machine kind, e.g. nvidia-h200-x2")
+    p.add_argument("--parts", nargs="+", type=int, help="only these P (default: R, 2R, 4R of every R, and 1)")
     p.add_argument("--backend", default="gpu", help="gpu, or cpu to try the job without one")
     p.add_argument("--work", default="/tmp/tcdist-bench", help="folder for the stores")
     p.add_argument("--out", required=True)
@@ -141,7 +143,7 @@ def main():
             with open(args.out, "w") as f:
                 json.dump(result, f, indent=1)
 
-        bench_graph(spec, args.ranks, launcher, args.work, args.backend, log, save)
+        bench_graph(spec, args.ranks, launcher, args.work, args.backend, log, save, args.parts)
     for s in result["speedups"]:
         log(f"{s['graph']} P={s['parts']} R={s['ranks']} {s['schedule']:7s}: kernel {s['kernel_speedup']:.2f}x, "
             f"count wall {s['count_wall_speedup']:.2f}x")

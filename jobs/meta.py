@@ -8,6 +8,10 @@ import sys
 
 
 def commit():
+    """The commit measured: TCDIST_COMMIT when the tree was copied to the GPU host (its .git there
+    is not this checkout's), else git's HEAD, marked +dirty when code differs from it."""
+    if os.environ.get("TCDIST_COMMIT"):
+        return os.environ["TCDIST_COMMIT"]
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
         # results and prose do not change what is measured; code does

@@ -4,7 +4,9 @@ Every (part, vertex) pair that a part needs is a *member*, flagged LOCAL (the ve
 the part), OUT (it has an in-edge from a local vertex: N+(L)) or IN (an out-edge to one:
 N-(L)). One sort of packed keys finds all members of all parts; expanding each member's
 row of the global CSR and looking the targets up among the members gives every part's
-induced subgraph; no part costs a pass over the whole graph.
+induced subgraph; no part costs a pass over the whole graph. Parts are built in groups whose
+candidate edges are bounded, so many parts of a large graph do not hold their temporaries
+at the same time.
 
 Algorithm 2 removes, until none is left, proxies of in-degree 0 and their out-edges. The
 oriented graph is acyclic, so what survives is exactly L and the proxies reachable from L
@@ -127,8 +129,28 @@ def build_parts(graph, assignment, num_parts, prune="lstc"):
     """
     if prune not in PRUNE_MODES:
         raise ValueError(f"unknown prune mode {prune!r}")
-    with progress.bar(num_parts + 3, f"partition into {num_parts} parts", "steps") as bar:
+    with progress.bar(num_parts + 2, f"partition into {num_parts} parts", "steps") as bar:
         return _build_parts(graph, assignment, num_parts, prune, bar)
+
+
+GROUP_CANDIDATES = 1 << 28  # candidate edges of the parts built together (about 20 GB of temporaries)
+
+
+def _groups(out_degree, m_offset, m_vertex):
+    """Runs [first, last) of consecutive parts whose candidate edges (the out-degrees of their
+    members) stay within GROUP_CANDIDATES, so the parts' temporaries never coexist for a large
+    graph in many parts; a part above the bound is a group of its own."""
+    xp = array_module(m_offset)
+    per_member = xp.zeros(m_vertex.size + 1, dtype=xp.int64)
+    xp.cumsum(out_degree[m_vertex], out=per_member[1:])
+    ends = per_member[m_offset].tolist()
+    groups, first = [], 0
+    for last in range(1, len(ends)):
+        if last - first > 1 and ends[last] - ends[first] > GROUP_CANDIDATES:
+            groups.append((first, last - 1))
+            first = last - 1
+    groups.append((first, len(ends) - 1))
+    return groups
 
 
 def _build_parts(graph, assignment, num_parts, prune, bar):
@@ -143,14 +165,24 @@ def _build_parts(graph, assignment, num_parts, prune, bar):
     order = locals_first(part, m_offset[:-1], (flags & LOCAL) != 0)  # member order: part, locals first, rank
     m_part, m_vertex, m_flags = (xp.empty_like(a) for a in (part, vertex, flags))
     m_part[order], m_vertex[order], m_flags[order] = part, vertex, flags
-    del part, vertex, flags
+    del part, vertex, flags, keys, order
+    bar.update()
+    parts = []
+    for first, last in _groups(xp.diff(rowptr), m_offset, m_vertex):
+        lo, hi = int(m_offset[first]), int(m_offset[last])
+        parts += _build_group(rowptr, col, first, m_offset[first : last + 1] - lo, m_part[lo:hi] - first,
+                              m_vertex[lo:hi], m_flags[lo:hi], prune, bar)
+    bar.update()
+    return parts
 
-    del keys, order
-    bar.update()
+
+def _build_group(rowptr, col, first, m_offset, m_part, m_vertex, m_flags, prune, bar):
+    """Parts first, first + 1, ... from their members (indices and parts relative to the group)."""
+    xp = array_module(rowptr)
+    num_parts = m_offset.size - 1
+    boundaries = xp.arange(num_parts + 1, dtype=xp.int64)
     src_m, tgt_m = _induced_edges(rowptr, col, m_offset, m_vertex)
-    bar.update()
     keep_m, keep_e = _prune(xp, prune, m_flags, src_m, tgt_m)
-    bar.update()
 
     v_ind = xp.diff(m_offset)
     e_ind = xp.bincount(m_part[src_m], minlength=num_parts)
@@ -179,10 +211,10 @@ def _build_parts(graph, assignment, num_parts, prune, bar):
         xp.cumsum(row_length[lo:hi], out=rowptr_i[1:])
         col_i = col_k[int(e_offset[i]) : int(e_offset[i + 1])].astype(col_dtype(size))
         parts.append(Part.make(
-            index=i,
+            index=first + i,
             rowptr=rowptr_i,
             col=col_i,
-            global_id=k_vertex[lo:hi],
+            global_id=k_vertex[lo:hi].copy(),
             n_local=int(n_local[i]),
             v_ind=int(v_ind[i]),
             e_ind=int(e_ind[i]),
