@@ -26,8 +26,8 @@ from meta import median, metadata, networkit_triangles
 
 import tcdist
 from tcdist.count import CPU_KERNELS, gpu
-from tcdist.results import Timings
 from tcdist.count.cuda_sources import explicit_instantiations, source
+from tcdist.results import Timings
 
 
 def event_times(fn, repeat):

@@ -95,22 +95,29 @@ def speedups(rows):
 
 
 def plot(rows, path):
+    """Speedup against one rank on the same store (the analogue of LSTC Fig. 8): kernel phase
+    solid, count wall time dashed, one colour per P and schedule, ideal scaling dotted."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    ups = speedups(rows)
     graphs = sorted({r["graph"] for r in rows})
-    fig, axes = plt.subplots(1, len(graphs), figsize=(6 * len(graphs), 4), squeeze=False)
+    fig, axes = plt.subplots(1, len(graphs), figsize=(6 * len(graphs), 4.5), squeeze=False)
     for ax, graph in zip(axes[0], graphs):
-        for schedule, style in (("static", "-o"), ("dynamic", "--s")):
-            for parts in sorted({r["parts"] for r in rows if r["graph"] == graph}):
-                pts = sorted((r["ranks"], r["kernel_s"] * 1e3) for r in rows
-                             if r["graph"] == graph and r["parts"] == parts and r["schedule"] == schedule)
-                if len(pts) > 1:
-                    ax.plot(*zip(*pts), style, label=f"P={parts} {schedule}")
-        ax.set(title=f"{graph}: kernel phase (max over ranks)", xlabel="GPUs (ranks)", ylabel="ms")
-        ax.legend(fontsize=7)
+        ranks = sorted({r["ranks"] for r in rows if r["graph"] == graph})
+        ax.plot(ranks, ranks, ":", color="gray", label="ideal")
+        keys = sorted({(s["parts"], s["schedule"]) for s in ups if s["graph"] == graph})
+        for colour, (parts, schedule) in enumerate(keys):
+            mine = sorted((s["ranks"], s) for s in ups if (s["graph"], s["parts"], s["schedule"]) == (graph, parts, schedule))
+            x = [1] + [r for r, _ in mine]
+            for key, style in (("kernel_speedup", "-o"), ("count_wall_speedup", "--s")):
+                ax.plot(x, [1] + [s[key] for _, s in mine], style, color=f"C{colour}",
+                        label=f"P={parts} {schedule}, {'kernel' if key == 'kernel_speedup' else 'count wall'}")
+        ax.set(title=f"{graph}: speedup over one GPU on the same store", xlabel="GPUs (ranks)", ylabel="speedup",
+               xticks=ranks)
+        ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
