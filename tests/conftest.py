@@ -61,5 +61,5 @@ def cli(capsys):
 
 def run_module(*args, **kwargs):
     """Run ``python -m tcdist ARGS`` in a child process (for exit status and no-traceback checks)."""
-    return subprocess.run([sys.executable, "-m", "tcdist", *map(str, args)], capture_output=True, text=True,
-                          timeout=300, **kwargs)
+    kwargs.setdefault("timeout", 300)
+    return subprocess.run([sys.executable, "-m", "tcdist", *map(str, args)], capture_output=True, text=True, **kwargs)

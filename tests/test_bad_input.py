@@ -166,6 +166,90 @@ def test_real_process_exits_2_without_traceback(tmp_path):
     bad.write_text("1 2\n2 x\n")
     result = run_module("count", bad)
     assert result.returncode == 2
-    assert result.stderr.strip() == f"tcdist: error: {bad}:2: 'x' is not an integer vertex id"
+    assert result.stderr.strip() == f"tcdist: error: {bad}:2: 'x' is not an integer vertex id (decimal digits only)"
     debug = run_module("count", bad, "--debug")
     assert debug.returncode == 2 and "Traceback" in debug.stderr
+
+
+def wiki_vote_bytes():
+    from conftest import DATASETS
+
+    return gzip.decompress((DATASETS / "Wiki-Vote.txt.gz").read_bytes())
+
+
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n", b"\n"])
+def test_every_line_ending_gives_the_published_count(tmp_path, cli, ending):
+    """Lone CR ends once read Wiki-Vote as almost no edges (0 triangles, exit 0)."""
+    path = tmp_path / "wiki.txt"
+    path.write_bytes(wiki_vote_bytes().replace(b"\r\n", b"\n").replace(b"\n", ending))
+    assert cli("count", path, "--json").json()["triangles"] == 608389
+
+
+def test_a_stray_cr_ends_a_line_wherever_the_chunks_fall(tmp_path, monkeypatch):
+    from tcdist.io import read, text
+
+    lines = [b"%d %d" % (i, i + 1) for i in range(200)]
+    data = (b"# comment\n" + b"\r\n".join(lines[:100]) + b"\r" + b"\n".join(lines[100:150]) + b"\n# in the middle\n"
+            + b"\n".join(lines[150:]) + b"\n")
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(data)
+    for size in (3, 7, 64, 1 << 20):  # CRs and CRLFs cut at every place by the chunking
+        monkeypatch.setattr(text, "CHUNK_BYTES", size)
+        edges = read(path)
+        assert edges.src.tolist() == list(range(200)) and edges.dst.tolist() == list(range(1, 201)), size
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\r\n".join(lines[:50]) + b"\r\n1 x\r\n")
+    for size in (3, 7, 1 << 20):
+        monkeypatch.setattr(text, "CHUNK_BYTES", size)
+        with pytest.raises(text.InputError, match=r"bad.txt:51: 'x' is not an integer"):
+            read(bad)
+
+
+INPUT_ERRORS = {
+    "hexadecimal id": (b"1 2\n2 3\n0x3 1\n", "bad.txt:3: '0x3' is not an integer vertex id"),
+    "plus sign": (b"1 2\n2 +3\n3 1\n", "bad.txt:2: '+3' is not an integer vertex id"),
+    "control byte shown escaped": (b"1 2\n2 3\x01\n", "bad.txt:2: '3\\x01' is not an integer vertex id"),
+    "NUL past the binary check shown escaped": (b"1 2\n" * 3000 + b"2 \x003\n",
+                                                "bad.txt:3001: '\\x003' is not an integer vertex id"),
+    "UTF-16": ("1 2\n2 3\n".encode("utf-16"), "bad.txt: UTF-16 text; tcdist reads ASCII or UTF-8"),
+}
+
+
+@pytest.mark.parametrize("name", INPUT_ERRORS)
+def test_input_refused_with_its_line(tmp_path, cli, name):
+    content, message = INPUT_ERRORS[name]
+    path = tmp_path / "bad.txt"
+    path.write_bytes(content)
+    result = cli("count", path)
+    assert result.code == 2 and "\x00" not in result.err
+    assert message in one_line(result)
+
+
+def test_latin1_comments_are_text(tmp_path, cli):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(b"# Gr\xf6\xdfe: caf\xe9\n1 2\n2 3\n3 1\n")
+    assert cli("count", path, "--json").json()["triangles"] == 1
+
+
+def test_a_one_field_header_is_skipped_without_a_final_newline(tmp_path, cli):
+    path = tmp_path / "head.txt"
+    path.write_bytes(b"3\n1 2")
+    result = cli("count", path, "--json")
+    assert result.json()["m"] == 1 and "head.txt:1: skipped a header line" in result.err
+
+
+def test_dev_zero_is_refused_at_once():
+    """/dev/zero was read forever."""
+    result = run_module("count", "/dev/zero", timeout=30)
+    assert result.returncode == 2 and "/dev/zero: binary data (NUL byte at offset 0)" in result.stderr
+
+
+def test_text_without_line_ends_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
+    from tcdist.io import read, text
+
+    monkeypatch.setattr(text, "MAX_LINE_BYTES", 1 << 16)
+    monkeypatch.setattr(text, "CHUNK_BYTES", 1 << 14)
+    path = tmp_path / "one-line.txt"
+    path.write_bytes(b"1 2 " * (1 << 16))
+    with pytest.raises(text.InputError, match="one-line.txt:1: no line end in the first .* bytes: not a text edge list"):
+        read(path)

@@ -3,15 +3,19 @@
 import numpy as np
 
 from tcdist.io.edges import EdgeList
-from tcdist.io.text import data_lines, read_pairs, sniff_delimiter
+from tcdist.io.text import data_lines, read_pairs, show, sniff_delimiter
 
 _HEAD_BYTES = 1 << 16
 
 
 def _leading_lines(chunk):
-    """(end offset, index, tokens, raw) of the first lines of a chunk."""
+    """(end offset, index, tokens, raw) of the first lines of a chunk (its last line too when the
+    file ends without a newline)."""
     end = 0
-    for i, raw in enumerate(bytes(chunk[:_HEAD_BYTES]).split(b"\n")[:-1]):
+    lines = bytes(chunk[:_HEAD_BYTES]).split(b"\n")
+    if len(chunk) > _HEAD_BYTES or not lines[-1]:
+        lines.pop()  # cut by the head's size, or the empty rest after the final newline
+    for i, raw in enumerate(lines):
         end += len(raw) + 1
         tokens = next((t for _, t in data_lines(raw)), [])
         yield end, i, tokens, raw
@@ -27,7 +31,7 @@ def _header(path, warnings):
         end, i, tokens, raw = data[0]
         skip_bytes, skip_lines = end - len(raw) - 1, i
         if len(tokens) == 1 and len(data) > 1 and len(data[1][2]) >= 2:
-            warnings.append(f"{path}:{i + 1}: skipped a header line holding one field ('{tokens[0].decode(errors='replace')}')")
+            warnings.append(f"{path}:{i + 1}: skipped a header line holding one field ('{show(tokens[0])}')")
             skip_bytes, skip_lines = end, i + 1
             raw = data[1][3]
         return skip_bytes, skip_lines, sniff_delimiter(raw)

@@ -22,10 +22,11 @@ from tcdist import progress
 from tcdist.errors import InputError
 
 CHUNK_BYTES = 32 << 20
+MAX_LINE_BYTES = 64 << 20  # no edge-list line is this long: past it the input is not an edge list
 GZIP_MAGIC = b"\x1f\x8b"
 INT64_MAX = 2**63 - 1
 _COMMENT = (b"#", b"%")
-_INTEGER = re.compile(rb"[+-]?[0-9]+")
+_DECIMAL = re.compile(rb"-?[0-9]+")
 _SEPARATORS = b" \t\r\v\f,"
 
 
@@ -61,23 +62,37 @@ def read_block(stream, path, size):
     return bytes(buf[: _read_into(stream, path, memoryview(buf))])
 
 
-def iter_chunks(stream, path, size=CHUNK_BYTES):
-    """Yield (memoryview of whole lines, number of its first line), copying no data.
+def iter_chunks(stream, path, size=None):
+    """Yield (memoryview of whole lines, number of its first line).
 
+    A line ends at LF, CRLF or a lone CR, on every path: chunks holding a CR are rewritten
+    with LF ends (a CR at the end of what was read waits for the next read, which may bring
+    its LF), so the parsers, the header sniffing and the line numbers only ever see LF.
     Each chunk gets a fresh buffer that starts with the partial line the last one left.
     """
+    size = size or CHUNK_BYTES
     rest = b""
     line = 1
     while True:
         buf = bytearray(len(rest) + size)
         buf[: len(rest)] = rest
         end = len(rest) + _read_into(stream, path, memoryview(buf)[len(rest):])
-        if end == len(rest):
-            if rest:
-                yield memoryview(rest), line
+        at_eof = end < len(buf)  # _read_into stops short only at the end of the stream
+        if end == 0:
             return
-        cut = buf.rfind(b"\n", 0, end) + 1
+        if line == 1 and not rest:
+            refuse_binary(buf[:end], path)
+        held = 0 if at_eof or buf[end - 1] != 13 else 1  # a CR that may be the first half of a CRLF
+        if buf.find(b"\r", 0, end) >= 0:
+            buf = bytearray(bytes(buf[: end - held]).replace(b"\r\n", b"\n").replace(b"\r", b"\n") + buf[end - held : end])
+            end = len(buf)
+        if at_eof:  # the last chunk takes the last line, newline or not
+            yield memoryview(buf)[:end], line
+            return
+        cut = buf.rfind(b"\n", 0, end - held) + 1
         if cut == 0:
+            if end > MAX_LINE_BYTES:
+                raise InputError(path, f"no line end in the first {end:,} bytes: not a text edge list", line)
             rest = bytes(buf[:end])
             continue
         rest = bytes(buf[cut:end])
@@ -86,16 +101,16 @@ def iter_chunks(stream, path, size=CHUNK_BYTES):
 
 
 def refuse_binary(head, path):
-    """Refuse data that is not text (a NUL byte or invalid UTF-8 near the start)."""
+    """Refuse data that is not a text graph: UTF-16 text, or a NUL byte near the start. Other bytes
+    that are not UTF-8 (a Latin-1 comment, say) are the parser's business: in a comment they are
+    skipped, in an id they are an error naming the line."""
     sample = bytes(head[:8192])
+    lanes = [sample[k::2].count(0) / max(len(sample) // 2, 1) for k in (0, 1)]  # NUL share of even, odd bytes
+    if sample[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(sample) >= 8 and max(lanes) > 0.75 and min(lanes) < 0.25):
+        raise InputError(path, "UTF-16 text; tcdist reads ASCII or UTF-8 (convert it: iconv -f UTF-16 -t UTF-8)")
     nul = sample.find(b"\x00")
     if nul >= 0:
         raise InputError(path, f"binary data (NUL byte at offset {nul}), not a text graph")
-    try:
-        sample.decode("utf-8")
-    except UnicodeDecodeError as e:
-        if e.start < len(sample) - 4:  # a multi-byte character cut at the end of the sample is fine
-            raise InputError(path, f"binary data (byte 0x{sample[e.start]:02x} at offset {e.start}), not a text graph") from None
 
 
 def data_lines(chunk):
@@ -107,19 +122,22 @@ def data_lines(chunk):
             yield i, tokens
 
 
-def _show(token):
-    text = token.decode("utf-8", "replace")
+def show(token):
+    """A token as it may appear in a one-line message: at most 24 characters, anything not
+    printable (a NUL, a control byte, a byte that is not UTF-8) written as an escape."""
+    text = token.decode("utf-8", "backslashreplace")
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
     return text if len(text) <= 24 else text[:21] + "..."
 
 
 def _token_problem(token):
-    if not _INTEGER.fullmatch(token):
-        return f"'{_show(token)}' is not an integer vertex id"
+    if not _DECIMAL.fullmatch(token):
+        return f"'{show(token)}' is not an integer vertex id (decimal digits only)"
     value = int(token)
     if value < 0:
         return f"negative vertex id {value}"
     if value > INT64_MAX:
-        return f"vertex id {_show(token)} is out of range (largest allowed is 2^63-1)"
+        return f"vertex id {show(token)} is out of range (largest allowed is 2^63-1)"
     return None
 
 
@@ -127,7 +145,7 @@ def locate_problem(chunk, first_line):
     """(line, problem) of the first line that is not two integer ids (error path only)."""
     for i, tokens in data_lines(chunk):
         if len(tokens) < 2:
-            return first_line + i, f"expected two vertex ids, found one field '{_show(tokens[0])}'"
+            return first_line + i, f"expected two vertex ids, found one field '{show(tokens[0])}'"
         for token in tokens[:2]:
             problem = _token_problem(token)
             if problem:
@@ -197,14 +215,24 @@ def _parse_canonical(text):
     return _table_pairs(table)
 
 
+def _hex_like(text):
+    """pyarrow reads '0x10' as 16; ids are decimal, so text with an x takes the checked path."""
+    text = bytes(text)  # a memoryview's `in` compares items, not bytes
+    return text.find(b"x") >= 0 or text.find(b"X") >= 0
+
+
 def parse_chunk(chunk, first_line, delimiter, path):
     """Two int64 arrays from a chunk, or an InputError naming the first bad line."""
+    if not _hex_like(chunk):
+        try:
+            return _parse_regular(chunk, delimiter)
+        except (pa.ArrowInvalid, KeyError):
+            pass
     try:
-        return _parse_regular(chunk, delimiter)
-    except (pa.ArrowInvalid, KeyError):
-        pass
-    try:
-        return _parse_canonical(normalise(chunk))
+        text = normalise(chunk)
+        if _hex_like(text):
+            raise pa.ArrowInvalid("a hexadecimal id")
+        return _parse_canonical(text)
     except pa.ArrowInvalid:
         line, problem = locate_problem(chunk, first_line)
         raise InputError(path, problem, line) from None
@@ -231,7 +259,6 @@ def read_pairs(path, header, validate):
         first = True
         for chunk, line in iter_chunks(stream, path):
             if first:
-                refuse_binary(chunk, path)
                 skip_bytes, skip_lines, delimiter = header(chunk)
                 chunk, line, first = chunk[skip_bytes:], line + skip_lines, False
             a, b = parse_chunk(chunk, line, delimiter, path)
