@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcdist.errors import TcdistError
+from tcdist.errors import InputError, TcdistError
+from tcdist.graph.graph import csr_problem
 from tcdist.partition.part import Part
 
 BACKENDS = ("auto", "cpu", "gpu")
@@ -162,10 +163,19 @@ class Device:
         return not self.is_gpu or nbytes <= free_gpu_bytes()
 
     def put(self, part: Part, num_parts: int) -> tuple[Part, float]:
-        """The part on this device and the seconds its copy took. A part that does not fit in free
-        GPU memory stops the run with a number of parts that would."""
-        if not self.is_gpu:
-            return part, 0.0
+        """The part on this device and the seconds its copy took, its CSR checked there (whole-array
+        passes on the device: sorted rows, ids in range) before any kernel trusts it. A part that
+        does not fit in free GPU memory stops the run with a number of parts that would."""
+        seconds = 0.0
+        if self.is_gpu:
+            part, seconds = self._upload(part, num_parts)
+        problem = csr_problem(part.rowptr, part.col, part.n_local)
+        if problem:
+            raise InputError(part.source, f"part {part.index}: {problem}") if part.source else \
+                TcdistError(f"part {part.index}: {problem}")
+        return part, seconds
+
+    def _upload(self, part: Part, num_parts: int) -> tuple[Part, float]:
         import cupy
 
         if isinstance(part.rowptr, cupy.ndarray) and isinstance(part.col, cupy.ndarray):
@@ -179,7 +189,8 @@ class Device:
         t0 = time.perf_counter()
         rowptr, col = cupy.asarray(part.rowptr), cupy.asarray(part.col)
         cupy.cuda.Device().synchronize()
-        return Part(part.index, rowptr, col, part.global_id, part.n_local, part.stats), time.perf_counter() - t0
+        moved = Part(part.index, rowptr, col, part.global_id, part.n_local, part.stats, part.source)
+        return moved, time.perf_counter() - t0
 
     def count(self, part: Part) -> int:
         """Triangles of the part whose lowest-rank vertex is local (the part as put() returned it)."""

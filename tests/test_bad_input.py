@@ -123,7 +123,7 @@ def test_corrupt_hdf5_dataset_is_caught_by_its_checksum(tmp_path, cli):
     path.write_bytes(bytes(data))
     result = cli("count", path)
     assert result.code == 2 and one_line(result) == (
-        f"tcdist: error: {path}: dataset 'col' is corrupt (checksum mismatch or truncated data)")
+        f"tcdist: error: {path}: the graph's arrays or attributes do not match its digest (corrupt or altered)")
 
 
 @pytest.mark.parametrize("args,problem", [

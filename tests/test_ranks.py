@@ -96,7 +96,7 @@ def test_a_rank_that_fails_mid_count_ends_the_job_with_its_message(tmp_path):
     store = tmp_path / "parts.h5"
     assert mpiexec(1, "partition", GRAPH, "-o", store, "-P", 4).returncode == 0
     with h5py.File(store) as f:
-        offset = f["part00002/col"].id.get_chunk_info(0).byte_offset
+        offset = f["part00002/col"].id.get_offset()
     data = bytearray(store.read_bytes())
     data[offset + 40] ^= 0x5A
     store.write_bytes(bytes(data))
@@ -104,7 +104,7 @@ def test_a_rank_that_fails_mid_count_ends_the_job_with_its_message(tmp_path):
     result = mpiexec(3, "count", store, "--backend", "cpu", timeout=120)
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert time.monotonic() - started < 60
-    assert "tcdist: error: rank " in result.stderr and "part00002/col' is corrupt" in result.stderr
+    assert "tcdist: error: rank " in result.stderr and "part 2 is corrupt" in result.stderr
 
 
 def test_count_triangles_takes_a_communicator(tmp_path):

@@ -41,9 +41,9 @@ def test_round_trip_keeps_every_array_and_attribute(tmp_path):
         for name in ROUND_TRIP:
             assert np.array_equal(getattr(a, name), getattr(b, name))
     with h5py.File(path) as f:
-        assert f.attrs["format"] == "tcdist-partitions" and f.attrs["version"] == 1
+        assert f.attrs["format"] == "tcdist-partitions" and f.attrs["version"] == 2
         assert f.attrs["tcdist_version"] == tcdist.__version__
-        assert all(f[f"part{i:05d}/col"].fletcher32 for i in range(5) if f[f"part{i:05d}/col"].size)
+        assert len(f.attrs["digest"]) == 32 and all(len(f[f"part{i:05d}"].attrs["digest"]) == 32 for i in range(5))
 
 
 def test_count_from_store_equals_direct_count(parts_file, cli):
@@ -88,13 +88,14 @@ def test_store_with_other_options_is_refused(parts_file, cli):
 
 def test_corrupt_part_dataset_is_refused(parts_file, cli):
     with h5py.File(parts_file, "r") as f:
-        offset = f["part00002/col"].id.get_chunk_info(0).byte_offset
+        offset = f["part00002/col"].id.get_offset()
     data = bytearray(parts_file.read_bytes())
     data[offset + 40] ^= 0x5A
     parts_file.write_bytes(bytes(data))
     result = cli("count", parts_file)
     assert result.code == 2
-    assert one_line(result) == f"tcdist: error: {parts_file}: dataset 'part00002/col' is corrupt (checksum mismatch or truncated data)"
+    assert one_line(result) == (f"tcdist: error: {parts_file}: part 2 is corrupt "
+                                "(its arrays or attributes do not match its digest)")
 
 
 def test_truncated_store_is_refused(parts_file, cli):
@@ -106,9 +107,9 @@ def test_truncated_store_is_refused(parts_file, cli):
 
 def test_future_version_store_is_refused(parts_file, cli):
     with h5py.File(parts_file, "a") as f:
-        f.attrs["version"] = 2
+        f.attrs["version"] = 3
     result = cli("count", parts_file)
-    assert result.code == 2 and "tcdist-partitions version 2 is not supported" in one_line(result)
+    assert result.code == 2 and "tcdist-partitions version 3 is not supported" in one_line(result)
 
 
 def test_store_with_a_missing_part_is_refused(parts_file, cli):
@@ -118,11 +119,76 @@ def test_store_with_a_missing_part_is_refused(parts_file, cli):
     assert result.code == 2 and one_line(result) == f"tcdist: error: {parts_file}: part 3 of 4 is missing"
 
 
-def test_inconsistent_part_is_refused(parts_file, cli):
+@pytest.mark.parametrize("group,name,value,problem", [
+    ("part00001", "n_local", 7, "part 1 is corrupt (its arrays or attributes do not match its digest)"),
+    ("part00001", "work", 0, "part 1 is corrupt"),
+    ("", "parts", 2, "the store header does not match its digest"),
+    ("", "parts", 10**10, "part 4 of 10000000000 is missing"),
+    ("", "fingerprint", "0" * 32, "the store header does not match its digest"),
+    ("", "seed", 4, "the store header does not match its digest"),
+    ("part00001", "n_local", "seven", "part 1: attribute 'n_local' is not an integer"),
+    ("", "graph_n", 1.5, "store header: attribute 'graph_n' is not an integer"),
+])
+def test_a_changed_attribute_is_refused(parts_file, cli, group, name, value, problem):
+    """Attributes were outside every checksum: a flipped n_local changed the count, a smaller
+    'parts' dropped parts, a huge one looped for hours, a swapped fingerprint reused another store."""
     with h5py.File(parts_file, "a") as f:
-        f["part00001"].attrs["n_local"] = 10**9
+        (f[group] if group else f).attrs[name] = value
     result = cli("count", parts_file)
-    assert result.code == 2 and one_line(result) == f"tcdist: error: {parts_file}: part 1: inconsistent arrays"
+    assert result.code == 2 and problem in one_line(result)
+
+
+def test_a_missing_attribute_is_refused(parts_file, cli):
+    with h5py.File(parts_file, "a") as f:
+        del f["part00002"].attrs["n_local"]
+    result = cli("count", parts_file)
+    assert result.code == 2 and "part 2: attribute 'n_local' is missing" in one_line(result)
+
+
+def _rewrite_with(tmp_path, change):
+    """A store whose part 1 was altered before it was written, so its digests are consistent."""
+    p = partition_graph(tcdist.load_graph("rmat:12"), 3, seed=1)
+    change(p.parts[1])
+    path = tmp_path / "altered.h5"
+    write_store(p, path)
+    return path
+
+
+def _reverse_a_row(part):
+    row = int(np.flatnonzero(np.diff(part.rowptr) >= 2)[0])
+    lo, hi = part.rowptr[row], part.rowptr[row + 1]
+    part.col[lo:hi] = part.col[lo:hi][::-1].copy()
+
+
+def _lower_a_row_end(part):
+    part.rowptr[2] = part.rowptr[3] + 1
+
+
+def _point_outside(part):
+    """Once a segfault: an id past the end reached the Numba kernel unchecked."""
+    part.col[-1] = part.n + 1000
+
+
+@pytest.mark.parametrize("change,problem", [
+    (_reverse_a_row, "a row is not sorted (or repeats a column)"),
+    (_lower_a_row_end, "rowptr does not rise from 0 to the number of edges"),
+    (_point_outside, "a column index lies outside 0..{last}"),
+])
+def test_a_consistently_signed_store_with_a_bad_csr_is_refused(tmp_path, cli, change, problem):
+    path = _rewrite_with(tmp_path, change)
+    result = cli("count", path, "--backend", "cpu")
+    with Store(path) as store:
+        last = store.stats(1)["v_res"] - 1
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {path}: part 1: {problem.format(last=last)}"
+
+
+def test_a_graph_file_with_a_changed_attribute_or_array_is_refused(tmp_path, cli):
+    path = tmp_path / "g.h5"
+    assert cli("convert", "rmat:10", path).code == 0
+    with h5py.File(path, "a") as f:
+        f.attrs["m"] = 5
+    result = cli("count", path)
+    assert result.code == 2 and "do not match its digest" in one_line(result)
 
 
 def test_a_graph_file_is_not_a_store(tmp_path, cli):

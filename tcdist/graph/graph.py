@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tcdist.xp import array_module, to_numpy
+from tcdist.xp import array_module, segment_ids, to_numpy
 
 MAX_VERTICES = 3_037_000_499  # n * n must fit in int64: edges are sorted as packed keys u * n + v
 
@@ -13,6 +13,33 @@ MAX_VERTICES = 3_037_000_499  # n * n must fit in int64: edges are sorted as pac
 def col_dtype(n):
     """Column indices are int32 while ids fit, int64 beyond: one canonical dtype per graph size."""
     return np.int32 if n < 2**31 else np.int64
+
+
+def csr_problem(rowptr, col, n_local: int, *, ascending: bool = False) -> str | None:
+    """What is wrong with an oriented CSR that a kernel would trust, or None: rowptr int64 from 0
+    to len(col) and never falling, ids in range, every row strictly increasing, 0 <= n_local <= n
+    (and with ascending, every edge u -> v with u < v). Whole-array passes, NumPy or CuPy."""
+    xp = array_module(rowptr)
+    n = int(rowptr.size) - 1
+    if rowptr.dtype != np.int64 or rowptr.ndim != 1 or n < 0:
+        return "rowptr is not a one-dimensional int64 array"
+    if col.dtype.kind != "i" or col.ndim != 1:
+        return "col is not a one-dimensional integer array"
+    if int(rowptr[0]) != 0 or int(rowptr[-1]) != col.size or (n and bool((rowptr[1:] < rowptr[:-1]).any())):
+        return "rowptr does not rise from 0 to the number of edges"
+    if not 0 <= n_local <= n:
+        return f"{n_local} local vertices in a part of {n}"
+    if col.size == 0:
+        return None
+    if int(col.min()) < 0 or int(col.max()) >= n:
+        return f"a column index lies outside 0..{n - 1}"
+    row_start = xp.zeros(col.size + 1, dtype=bool)
+    row_start[rowptr[:-1]] = True
+    if bool((~row_start[1 : col.size] & (col[1:] <= col[:-1])).any()):
+        return "a row is not sorted (or repeats a column)"
+    if ascending and bool((col <= segment_ids(xp.diff(rowptr))).any()):
+        return "an edge u -> v has u >= v (not oriented by rank)"
+    return None
 
 
 class CSR:

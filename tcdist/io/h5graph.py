@@ -1,52 +1,53 @@
-"""tcdist's binary graph format: the oriented CSR in HDF5, read back far faster than text."""
+"""tcdist's binary graph format: the oriented CSR in HDF5, read back far faster than text.
+
+Version 2: contiguous datasets and a digest over the attributes and the arrays' block
+checksums (io/hdf5.py); on read the digest is checked and the CSR's structure too (sorted
+rows, ids in range, every edge from a lower to a higher rank), since a kernel trusts it.
+"""
 
 import h5py
 import numpy as np
 
 from tcdist import __version__
 from tcdist.errors import InputError
-from tcdist.graph.graph import Graph, col_dtype
-from tcdist.io.hdf5 import check_format, open_h5, read_array, write_dataset
+from tcdist.graph.graph import Graph, col_dtype, csr_problem
+from tcdist.io.hdf5 import array_checksum, check_format, digest, open_h5, plain, read_array, read_attrs, write_dataset
 from tcdist.io.write import atomic_path
 
 FORMAT = "tcdist-graph"
-VERSION = 1
+VERSION = 2
+_ATTRS = {"n": int, "m": int, "self_loops": int, "duplicates": int, "name": str, "fingerprint": str}
+_ARRAYS = ("rowptr", "col", "original_id")
 
 
 def write_graph(graph, path):
     """Write the graph to path (atomically)."""
+    attrs = {"n": graph.n, "m": graph.m, "self_loops": int(graph.self_loops), "duplicates": int(graph.duplicates),
+             "name": str(graph.name), "fingerprint": graph.fingerprint()}
     with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
-        f.attrs.update(
-            format=FORMAT,
-            version=VERSION,
-            tcdist_version=__version__,
-            n=graph.n,
-            m=graph.m,
-            self_loops=graph.self_loops,
-            duplicates=graph.duplicates,
-            name=graph.name,
-            fingerprint=graph.fingerprint(),
-        )
-        write_dataset(f, "rowptr", np.asarray(graph.rowptr, np.int64))
-        write_dataset(f, "col", np.asarray(graph.col, col_dtype(graph.n)))
-        write_dataset(f, "original_id", np.asarray(graph.original_id, np.int64))
+        arrays = {
+            "rowptr": write_dataset(f, "rowptr", np.asarray(graph.rowptr, np.int64)),
+            "col": write_dataset(f, "col", np.asarray(graph.col, col_dtype(graph.n))),
+            "original_id": write_dataset(f, "original_id", np.asarray(graph.original_id, np.int64)),
+        }
+        f.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, **attrs,
+                       digest=digest(attrs, arrays))
 
 
 def read_graph(path):
-    """Read a graph written by write_graph, verifying its fingerprint."""
+    """Read a graph written by write_graph, its digest and its structure checked."""
     with open_h5(path) as f:
         check_format(path, f, FORMAT, VERSION)
-        graph = Graph(
-            rowptr=read_array(path, f, "rowptr"),
-            col=read_array(path, f, "col"),
-            original_id=read_array(path, f, "original_id"),
-            name=str(f.attrs.get("name", path)),
-            self_loops=int(f.attrs.get("self_loops", 0)),
-            duplicates=int(f.attrs.get("duplicates", 0)),
-        )
-        expected = f.attrs.get("fingerprint")
-    if graph.rowptr.dtype != np.int64 or graph.rowptr.size < 1 or graph.original_id.size != graph.n:
-        raise InputError(path, "inconsistent CSR arrays")
-    if graph.fingerprint() != expected:
-        raise InputError(path, "fingerprint mismatch: the CSR arrays do not match the graph that was written")
+        attrs = read_attrs(path, f, _ATTRS, "graph header")
+        arrays = {k: read_array(path, f, k) for k in _ARRAYS}
+        stored = plain(f.attrs.get("digest", ""))
+    if digest(attrs, {k: array_checksum(a) for k, a in arrays.items()}) != stored:
+        raise InputError(path, "the graph's arrays or attributes do not match its digest (corrupt or altered)")
+    graph = Graph(rowptr=arrays["rowptr"], col=arrays["col"], original_id=arrays["original_id"], name=attrs["name"],
+                  self_loops=attrs["self_loops"], duplicates=attrs["duplicates"])
+    problem = csr_problem(graph.rowptr, graph.col, graph.n, ascending=True)
+    if problem is None and (graph.original_id.size != graph.n or (graph.n, graph.m) != (attrs["n"], attrs["m"])):
+        problem = "original_id, n or m do not match the CSR"
+    if problem:
+        raise InputError(path, f"inconsistent CSR arrays: {problem}")
     return graph

@@ -47,6 +47,7 @@ class Part(CSR):
     global_id: object
     n_local: int
     stats: dict
+    source: str | None = None  # the store it was read from, for messages
 
     @classmethod
     def make(cls, *, index, rowptr, col, global_id, n_local, v_ind, e_ind):

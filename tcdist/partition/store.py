@@ -1,16 +1,20 @@
 """The HDF5 partition store: written once by the root rank, read part by part by any rank.
 
-Layout (format 'tcdist-partitions', version 1):
+Layout (format 'tcdist-partitions', version 2):
 
     /                attrs: format, version, tcdist_version, graph_n, graph_m, fingerprint,
-                     graph_name, self_loops, duplicates, scheme, parts, seed, prune
-    /assignment      part of every vertex of the graph (rank order)
+                     graph_name, self_loops, duplicates, scheme, parts, seed, prune, digest
+    /assignment      part of every vertex of the graph (rank order); attr: checksum
     /partNNNNN/      rowptr (int64), col (int32 or int64), global_id (int64);
-                     attrs: n_local, v_ind, v_res, e_ind, e_res, bytes, work
+                     attrs: n_local, v_ind, v_res, e_ind, e_res, bytes, work, digest
 
-Every dataset carries a fletcher32 checksum. The file is written under a temporary name
-and renamed when complete, so a crash never leaves a file that looks valid.
+Every number a count depends on is covered by a digest (io/hdf5.py): a part's digest covers
+its attributes and its arrays; the root's covers the header, every part's digest and the
+assignment's checksum, so a flipped attribute, a dropped part or a part taken from another
+store is refused. The file is written under a temporary name and renamed when complete.
 """
+
+import json
 
 import h5py
 import numpy as np
@@ -18,56 +22,80 @@ import numpy as np
 from tcdist import __version__
 from tcdist.errors import InputError
 from tcdist.graph.graph import col_dtype
-from tcdist.io.hdf5 import check_format, open_h5, read_array, write_dataset
+from tcdist.io.hdf5 import array_checksum, check_format, digest, open_h5, plain, read_array, read_attrs, write_dataset
 from tcdist.io.write import atomic_path
 from tcdist.partition.part import STAT_KEYS, Part, Partitioning, partitioning_id
 from tcdist.xp import to_numpy
 
 FORMAT = "tcdist-partitions"
-VERSION = 1
-_HEADER = ("graph_n", "graph_m", "fingerprint", "graph_name", "self_loops", "duplicates", "scheme", "seed", "prune")
+VERSION = 2
+_HEADER = {"graph_n": int, "graph_m": int, "fingerprint": str, "graph_name": str, "self_loops": int,
+           "duplicates": int, "scheme": str, "seed": int, "prune": str, "parts": int}
+_PART = {**{k: int for k in STAT_KEYS}, "digest": str}
 
 
 def _group_name(i):
     return f"part{i:05d}"
 
 
+def _root_digest(header, part_digests, assignment_checksum):
+    return digest({**header, "part_digests": part_digests, "assignment": assignment_checksum}, {})
+
+
 def write_store(partitioning, path):
     """Write a partitioning to path (atomically)."""
     p = partitioning
+    header = {k: plain(getattr(p, k)) for k in _HEADER if k != "parts"} | {"parts": p.num_parts}
     with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
-        f.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, parts=p.num_parts,
-                       **{k: getattr(p, k) for k in _HEADER})
+        assignment = ""
         if p.assignment is not None:
-            write_dataset(f, "assignment", to_numpy(p.assignment).astype(np.int32 if p.num_parts < 2**31 else np.int64))
+            ids = to_numpy(p.assignment).astype(np.int32 if p.num_parts < 2**31 else np.int64)
+            assignment = json.dumps(write_dataset(f, "assignment", ids))
+            f["assignment"].attrs["checksum"] = assignment
+        part_digests = []
         for part in p.parts:
             g = f.create_group(_group_name(part.index))
-            write_dataset(g, "rowptr", to_numpy(part.rowptr).astype(np.int64))
-            write_dataset(g, "col", to_numpy(part.col).astype(col_dtype(part.n)))
-            write_dataset(g, "global_id", to_numpy(part.global_id).astype(np.int64))
-            g.attrs.update(part.stats)
+            arrays = {
+                "rowptr": write_dataset(g, "rowptr", to_numpy(part.rowptr).astype(np.int64)),
+                "col": write_dataset(g, "col", to_numpy(part.col).astype(col_dtype(part.n))),
+                "global_id": write_dataset(g, "global_id", to_numpy(part.global_id).astype(np.int64)),
+            }
+            stats = {k: int(part.stats[k]) for k in STAT_KEYS}
+            part_digests.append(digest(stats, arrays))
+            g.attrs.update(stats, digest=part_digests[-1])
+        f.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, **header,
+                       digest=_root_digest(header, part_digests, assignment))
 
 
 class Store:
-    """An open partition store; parts are read one at a time, with checksums verified."""
+    """An open partition store; parts are read one at a time, each checked against its digest."""
 
     def __init__(self, path):
         self.path = str(path)
         self._file = open_h5(self.path)
         try:
-            check_format(self.path, self._file, FORMAT, VERSION)
-            attrs = self._file.attrs
-            missing = [k for k in (*_HEADER, "parts") if k not in attrs]
-            if missing:
-                raise InputError(self.path, f"incomplete partition store header (missing {', '.join(missing)})")
-            self.header = {k: attrs[k].item() if hasattr(attrs[k], "item") else attrs[k] for k in (*_HEADER, "parts")}
-            self.num_parts = int(self.header["parts"])
-            absent = [i for i in range(self.num_parts) if _group_name(i) not in self._file]
-            if absent:
-                raise InputError(self.path, f"part {absent[0]} of {self.num_parts} is missing")
+            self._check_header()
         except Exception:
             self._file.close()
             raise
+
+    def _check_header(self):
+        f = self._file
+        check_format(self.path, f, FORMAT, VERSION)
+        self.header = read_attrs(self.path, f, _HEADER, "store header")
+        self.num_parts = self.header["parts"]
+        if self.num_parts < 1:
+            raise InputError(self.path, f"store header: {self.num_parts} parts")
+        groups = len(f.keys())  # a corrupt part count cannot send the checks below past the file's groups
+        absent = next((i for i in range(min(self.num_parts, groups + 1)) if _group_name(i) not in f), None)
+        if absent is not None:
+            raise InputError(self.path, f"part {absent} of {self.num_parts} is missing")
+        part_digests = [read_attrs(self.path, f[_group_name(i)], {"digest": str}, f"part {i}")["digest"]
+                        for i in range(self.num_parts)]
+        assignment = plain(f["assignment"].attrs.get("checksum", "")) if "assignment" in f else ""
+        stored = plain(f.attrs.get("digest", ""))
+        if stored != _root_digest(self.header, part_digests, assignment):
+            raise InputError(self.path, "the store header does not match its digest (corrupt or altered attributes)")
 
     def __enter__(self):
         return self
@@ -84,25 +112,23 @@ class Store:
         return partitioning_id(h["fingerprint"], self.num_parts, h["scheme"], h["prune"], h["seed"])
 
     def stats(self, i):
-        """The statistics of part i, without reading its arrays."""
-        attrs = self._file[_group_name(i)].attrs
-        return {k: int(attrs[k]) for k in STAT_KEYS}
+        """The statistics of part i, without reading its arrays (covered by the digest checked on read)."""
+        attrs = read_attrs(self.path, self._file[_group_name(i)], _PART, f"part {i}")
+        return {k: attrs[k] for k in STAT_KEYS}
 
     def part(self, i):
-        """Part i, its arrays checked against their checksums and each other."""
+        """Part i, its arrays and attributes checked against its digest. The structure of its CSR
+        (sorted rows, ids in range) is checked where it is counted (Device.put)."""
         g = self._file[_group_name(i)]
-        rowptr, col, global_id = (read_array(self.path, g, k) for k in ("rowptr", "col", "global_id"))
-        stats = self.stats(i)
-        n = rowptr.size - 1
-        consistent = (
-            rowptr.dtype == np.int64 and n >= 0 and rowptr[0] == 0 and rowptr[-1] == col.size
-            and global_id.size == n and 0 <= stats["n_local"] <= n
-            and (stats["v_res"], stats["e_res"]) == (n, col.size)
-            and (col.size == 0 or (0 <= col.min() and col.max() < n))
-        )
-        if not consistent:
+        attrs = read_attrs(self.path, g, _PART, f"part {i}")
+        arrays = {k: read_array(self.path, g, k) for k in ("rowptr", "col", "global_id")}
+        stats = {k: attrs[k] for k in STAT_KEYS}
+        if digest(stats, {k: array_checksum(a) for k, a in arrays.items()}) != attrs["digest"]:
+            raise InputError(self.path, f"part {i} is corrupt (its arrays or attributes do not match its digest)")
+        rowptr, col, global_id = arrays["rowptr"], arrays["col"], arrays["global_id"]
+        if global_id.size != rowptr.size - 1 or (stats["v_res"], stats["e_res"]) != (rowptr.size - 1, col.size):
             raise InputError(self.path, f"part {i}: inconsistent arrays")
-        return Part(i, rowptr, col, global_id, stats["n_local"], stats)
+        return Part(i, rowptr, col, global_id, stats["n_local"], stats, source=self.path)
 
     def matches(self, fingerprint, num_parts, scheme, prune, seed):
         """None if this store holds exactly that partitioning, else what differs."""
@@ -113,14 +139,22 @@ class Store:
         differ = [f"{k} {h[k]} (asked for {v})" for k, v in wanted.items() if h[k] != v]
         return f"it holds {', '.join(differ)}" if differ else None
 
+    def assignment(self):
+        """The part of every vertex, checked against its checksum."""
+        f = self._file
+        if "assignment" not in f:
+            return None
+        ids = read_array(self.path, f, "assignment")
+        if json.dumps(array_checksum(ids)) != plain(f["assignment"].attrs.get("checksum", "")):
+            raise InputError(self.path, "dataset 'assignment' is corrupt (checksum mismatch)")
+        return ids
+
     def partitioning(self):
         """The whole partitioning in memory."""
         h = self.header
-        assignment = read_array(self.path, self._file, "assignment") if "assignment" in self._file else None
         return Partitioning(
             parts=[self.part(i) for i in range(self.num_parts)],
-            scheme=h["scheme"], prune=h["prune"], seed=int(h["seed"]),
-            graph_n=int(h["graph_n"]), graph_m=int(h["graph_m"]), fingerprint=h["fingerprint"],
-            graph_name=h["graph_name"], self_loops=int(h["self_loops"]), duplicates=int(h["duplicates"]),
-            assignment=assignment,
+            scheme=h["scheme"], prune=h["prune"], seed=h["seed"], graph_n=h["graph_n"], graph_m=h["graph_m"],
+            fingerprint=h["fingerprint"], graph_name=h["graph_name"], self_loops=h["self_loops"],
+            duplicates=h["duplicates"], assignment=self.assignment(),
         )
