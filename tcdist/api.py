@@ -8,7 +8,9 @@ import time
 
 from tcdist.dist import run
 from tcdist.dist.comm import as_comm
-from tcdist.partition import Partitioning, partition_graph
+from tcdist.errors import TcdistError
+from tcdist.io.write import output_target
+from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.store import write_store
 from tcdist.results import Timings, TriangleCount
 from tcdist.source import EMBEDDED_NAME, EMBEDDED_TRIANGLES, Source, embedded_path, load_graph, open_store_source
@@ -18,19 +20,41 @@ __all__ = ["count_triangles", "load_graph", "partition", "open_store_source", "T
 
 
 def partition(source: Source = None, *, parts: int, scheme: str = "random", prune: str = "lstc", seed: int = 0,
-              output: str | os.PathLike | None = None, timings: Timings | None = None) -> Partitioning:
-    """LSTC partitioning of a source into parts (written to the store ``output`` if given)."""
-    run.Plan(parts=parts, scheme=scheme, prune=prune)  # checks the options before any work
+              output: str | os.PathLike | None = None, force: bool = False,
+              timings: Timings | None = None) -> Partitioning:
+    """LSTC partitioning of a source into parts (written to the store ``output`` if given).
+
+    An existing output is replaced only when it is a store of the same graph, or with force.
+    """
+    run.Plan(parts=parts, scheme=scheme, prune=prune, seed=seed)  # checks the options before any work
+    if output is not None:
+        output_target(output, inputs=[source])
     timings = Timings() if timings is None else timings
     graph = load_graph(source, seed=seed, timings=timings)
+    check_parts(parts, graph)
+    replace = force or _same_graph_store(output, graph)
     t0 = time.perf_counter()
     result = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed)
     timings.partition += time.perf_counter() - t0
     if output is not None:
         t0 = time.perf_counter()
-        write_store(result, output)
+        write_store(result, output, replace=replace)
         timings.store_write += time.perf_counter() - t0
     return result
+
+
+def _same_graph_store(output, graph) -> bool:
+    """Whether an existing output may be replaced: only a partition store of this very graph."""
+    if output is None or not os.path.exists(output):
+        return False
+    store = open_store_source(output)
+    if store is None:
+        raise TcdistError(f"{output}: exists and is not a partition store; use --force to replace it")
+    with store:
+        if store.header["fingerprint"] != graph.fingerprint():
+            raise TcdistError(f"{output}: is a partition store of another graph ({store.header['graph_name']}); "
+                              "use --force to replace it")
+    return True
 
 
 def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str | None = None,

@@ -48,6 +48,16 @@ def _positive(text):
     return value
 
 
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 2^64-1, got {value}")
+    return value
+
+
 def _common(p):
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout, no progress bars")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars or warnings")
@@ -64,7 +74,7 @@ def _partition_options(p, required):
     p.add_argument("--prune", choices=list(PRUNE_MODES), default=None,
                    help="lstc: Algorithm 2, drop proxies of in-degree 0 until none is left; none: the induced "
                         "subgraphs as built; minimal: only L, N+(L) and the edges a local triangle uses [lstc]")
-    p.add_argument("--seed", type=int, default=0, help="seed for generators and random partitions [0]")
+    p.add_argument("--seed", type=_seed, default=0, help="seed for generators and random partitions, 0 to 2^64-1 [0]")
 
 
 def build_parser():
@@ -103,6 +113,9 @@ def build_parser():
                                       "are counted independently. Writes OUT.h5 for `tcdist count OUT.h5`.")
     part.add_argument("graph", nargs="?", metavar="GRAPH", help="file or generator spec (default: embedded ego-Facebook)")
     part.add_argument("-o", "--output", required=True, metavar="OUT.h5")
+    part.add_argument("--force", action="store_true",
+                      help="replace OUT.h5 even when it is not a store of this graph (never an input file, a device "
+                           "or a FIFO; a symbolic link is followed and the file it names replaced)")
     _partition_options(part, required=True)
     _common(part)
     part.set_defaults(func=_on_rank_zero(cmd_partition))
@@ -112,7 +125,7 @@ def build_parser():
                                       "after orientation. With a partition store: the statistics of every part "
                                       "(LSTC Tables 3-4). Without: versions, threads, GPUs and MPI.")
     info.add_argument("graph", nargs="?", metavar="GRAPH")
-    info.add_argument("--seed", type=int, default=0, help="seed for generator specs [0]")
+    info.add_argument("--seed", type=_seed, default=0, help="seed for generator specs [0]")
     _common(info)
     info.set_defaults(func=_on_rank_zero(cmd_info))
 
@@ -122,7 +135,7 @@ def build_parser():
                                          "list (.txt/.tsv/.el, .gz to compress) of the clean edges in original ids.")
     convert.add_argument("graph", metavar="GRAPH")
     convert.add_argument("output", metavar="OUT")
-    convert.add_argument("--seed", type=int, default=0, help="seed for generator specs [0]")
+    convert.add_argument("--seed", type=_seed, default=0, help="seed for generator specs [0]")
     _common(convert)
     convert.set_defaults(func=_on_rank_zero(cmd_convert))
 
@@ -132,7 +145,7 @@ def build_parser():
                                           "or an .h5 graph (cleaned and oriented).")
     generate.add_argument("spec", metavar="SPEC", help="rmat:SCALE[:EDGEFACTOR] er:N:M grid:ROWS:COLS complete:N tripartite:A:B:C")
     generate.add_argument("-o", "--output", required=True, metavar="OUT")
-    generate.add_argument("--seed", type=int, default=0, help="random seed [0]")
+    generate.add_argument("--seed", type=_seed, default=0, help="random seed [0]")
     _common(generate)
     generate.set_defaults(func=_on_rank_zero(cmd_generate))
     return parser
@@ -158,6 +171,10 @@ def _seconds(timings):
 
 def cmd_count(args, comm):
     from tcdist.api import count_triangles
+    from tcdist.io.write import output_target
+
+    if args.json_file and comm.rank == 0:
+        output_target(args.json_file, inputs=[args.graph])
 
     r = count_triangles(args.graph, backend=args.backend, kernel=args.kernel, threads=args.threads,
                         parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store,
@@ -217,7 +234,7 @@ def cmd_partition(args):
 
     timings = Timings()
     p = partition(args.graph, parts=args.parts, scheme=args.scheme or "random", prune=args.prune or "lstc",
-                  seed=args.seed, output=args.output, timings=timings)
+                  seed=args.seed, output=args.output, force=args.force, timings=timings)
     stats = [{"part": part.index, **part.stats} for part in p.parts]
     record = {"output": args.output, "graph": p.graph_name, "n": p.graph_n, "m": p.graph_m, "parts": p.num_parts,
               "scheme": p.scheme, "prune": p.prune, "seed": p.seed, "fingerprint": p.fingerprint,
@@ -281,8 +298,13 @@ def cmd_info(args):
     return 0
 
 
-def _is_hdf5_name(path):
-    return path.lower().endswith((".h5", ".hdf5"))
+def _checked_output(args, source):
+    """The kind of file args.output names ('h5' or 'text'), refused before any work if it cannot be written."""
+    from tcdist.io.write import output_kind, output_target
+
+    kind = output_kind(args.output)
+    output_target(args.output, inputs=[source])
+    return kind
 
 
 def cmd_convert(args):
@@ -290,8 +312,9 @@ def cmd_convert(args):
     from tcdist.io.h5graph import write_graph
     from tcdist.io.write import write_edge_list
 
+    kind = _checked_output(args, args.graph)
     g = load_graph(args.graph, seed=args.seed)
-    if _is_hdf5_name(args.output):
+    if kind == "h5":
         write_graph(g, args.output)
     else:
         src = g.original_id[g.xp.repeat(g.xp.arange(g.n), g.out_degree())]
@@ -307,8 +330,9 @@ def cmd_generate(args):
     from tcdist.io.h5graph import write_graph
     from tcdist.io.write import write_edge_list
 
+    kind = _checked_output(args, None)
     edges = generate(args.spec, seed=args.seed)
-    if _is_hdf5_name(args.output):
+    if kind == "h5":
         write_graph(build_graph(edges), args.output)
     else:
         write_edge_list(edges.src, edges.dst, args.output)

@@ -22,12 +22,16 @@ from tcdist.dist.comm import is_serial, sum_uint64
 from tcdist.dist.guard import abort_on_error, collective
 from tcdist.dist.schedule import SCHEDULES, DynamicQueue, by_work, static_plan
 from tcdist.errors import InputError, TcdistError
-from tcdist.partition import PRUNE_MODES, SCHEMES, Part, partition_graph
+from tcdist.io.write import OutputExists, output_target
+from tcdist.partition import PRUNE_MODES, SCHEMES, Part, check_parts, partition_graph
 from tcdist.partition.journal import Journal
 from tcdist.partition.store import Store, write_store
 from tcdist.pipeline import count_parts
 from tcdist.results import PartResult, RankResult, Timings, TriangleCount
 from tcdist.source import load_graph, open_store_source
+
+
+MAX_PARTS = 2**31 - 1  # a part id is stored as int32
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,10 @@ class Plan:
         p = self.parts
         if p is not None and (not isinstance(p, int) or isinstance(p, bool) or p < 1):
             raise TcdistError(f"parts must be a positive integer, got {p!r}")
+        if p is not None and p > MAX_PARTS:
+            raise TcdistError(f"parts must be at most {MAX_PARTS:,}, got {p:,}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2**64:
+            raise TcdistError(f"seed must be an integer from 0 to 2^64-1, got {self.seed!r}")
         if self.scheme is not None and self.scheme not in SCHEMES:
             raise TcdistError(f"unknown partitioning scheme '{self.scheme}' (choose from {', '.join(SCHEMES)})")
         if self.prune is not None and self.prune not in PRUNE_MODES:
@@ -102,6 +110,8 @@ def _temporary_store() -> str:
 
 def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings) -> tuple[Prepared, list | None]:
     """Rank 0's part of the run; returns the plan for every rank and, with one rank, the parts in memory."""
+    if plan.store is not None:
+        output_target(plan.store, inputs=[source])  # before any work: a bad name fails at once
     source_store = open_store_source(source)
     if source_store is not None:
         with source_store:
@@ -111,15 +121,10 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings) -
     if plan.whole and ranks == 1:
         whole = Part(0, graph.rowptr, graph.col, None, graph.n, {})
         return Prepared(_header_of_graph(graph, 1, None, None), {0: 0}, partitioned=False), [whole]
-    parts, scheme, prune = plan.parts or ranks, plan.scheme or "random", plan.prune or "lstc"
+    parts, scheme, prune = plan.parts or min(ranks, max(graph.n, 1)), plan.scheme or "random", plan.prune or "lstc"
+    check_parts(parts, graph)
     if plan.store is not None and os.path.exists(plan.store):
-        with Store(plan.store) as existing:
-            why = existing.matches(graph.fingerprint(), parts, scheme, prune, plan.seed)
-            if why:
-                raise InputError(plan.store, f"{why}; remove it or choose another store")
-            prepared = _from_store(existing, plan)
-        prepared.header["warnings"] = list(graph.warnings)
-        return prepared, None
+        return _reuse(plan, graph, parts, scheme, prune), None
     t0 = time.perf_counter()
     partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=plan.seed)
     timings.partition += time.perf_counter() - t0
@@ -130,9 +135,23 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings) -
         prepared.temporary = plan.store is None
         prepared.journal = None if prepared.temporary else partitioning.id
         t0 = time.perf_counter()
-        write_store(partitioning, prepared.store)
+        try:
+            write_store(partitioning, prepared.store, replace=False)
+        except OutputExists:  # another run wrote the store meanwhile: use it if it is this partitioning
+            return _reuse(plan, graph, parts, scheme, prune), None
         timings.store_write += time.perf_counter() - t0
     return prepared, partitioning.parts if ranks == 1 else None
+
+
+def _reuse(plan: Plan, graph, parts, scheme, prune) -> Prepared:
+    """The existing --store, if it holds this partitioning of this graph; refused (never replaced) if not."""
+    with Store(plan.store) as existing:
+        why = existing.matches(graph.fingerprint(), parts, scheme, prune, plan.seed)
+        if why:
+            raise InputError(plan.store, f"{why}; remove it or choose another store")
+        prepared = _from_store(existing, plan)
+    prepared.header["warnings"] = list(graph.warnings)
+    return prepared
 
 
 def _start_journal(prepared: Prepared, plan: Plan) -> None:

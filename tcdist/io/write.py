@@ -1,6 +1,15 @@
-"""Writing files so that a crash never leaves a half-written file under the final name."""
+"""Writing files so that nothing is damaged: a file is written under a temporary name beside
+its target and renamed only when complete; the target is checked before any work starts.
+
+What may be replaced: a regular file (or nothing). A directory, a device, a FIFO or a socket
+is refused, and so is one of the run's own input files. A symbolic link is followed on
+purpose: the file it points to is replaced and the link stays. A write that must not replace
+anything (a new partition store) links the finished file into place, which fails if another
+process got there first, instead of renaming over it.
+"""
 
 import os
+import stat
 from contextlib import contextmanager
 
 import numpy as np
@@ -9,23 +18,77 @@ import pyarrow.csv as pcsv
 
 from tcdist.errors import TcdistError
 
+TEXT_SUFFIXES = (".txt", ".tsv", ".el", ".edges", ".csv")
+
+
+class OutputExists(TcdistError):
+    """The name was free when the write began and taken when it ended (another process wrote it)."""
+
+
+def output_target(path, inputs=()) -> str:
+    """The file that writing ``path`` replaces, refused now (before any work) if it must not be."""
+    path = os.fspath(path)
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target)
+    if not os.path.isdir(directory):
+        raise TcdistError(f"{path}: directory {os.path.dirname(os.path.abspath(path))} does not exist")
+    if os.path.exists(target):
+        mode = os.stat(target).st_mode
+        if stat.S_ISDIR(mode):
+            raise TcdistError(f"{path}: is a directory")
+        if not stat.S_ISREG(mode):
+            raise TcdistError(f"{path}: is a device, FIFO or socket, not a regular file; tcdist replaces only files")
+        for given in inputs:
+            if isinstance(given, (str, os.PathLike)) and os.path.exists(given) and os.path.samefile(given, target):
+                raise TcdistError(f"{path}: is the input {os.fspath(given)}; write to another name")
+    if not os.access(directory, os.W_OK):
+        raise TcdistError(f"{path}: directory {directory} is not writable")
+    return target
+
 
 @contextmanager
-def atomic_path(path):
-    """Yield a temporary name beside path; rename it to path only if the block succeeds."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise TcdistError(f"{path}: directory {directory} does not exist")
-    if os.path.isdir(path):
-        raise TcdistError(f"{path}: is a directory")
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.tmp{os.getpid()}")
+def atomic_path(path, *, replace=True):
+    """Yield a temporary name beside the target of path; put it in place only if the block succeeds.
+
+    replace=False: fail with OutputExists rather than replace a file that appeared meanwhile.
+    Errors of the file system (full disk, no permission) become one-line TcdistErrors.
+    """
+    target = output_target(path)
+    tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp{os.getpid()}")
     try:
         yield tmp
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, target)
+        else:
+            _link_new(tmp, target, path)
+    except OSError as e:
+        raise TcdistError(f"{path}: cannot write ({e.strerror or e})") from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def _link_new(tmp, target, path):
+    """Put tmp in place as target only if target does not exist (atomic where hard links exist)."""
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise OutputExists(f"{path}: another process wrote this file while tcdist was writing it") from None
+    except OSError:  # a file system without hard links: check, then rename
+        if os.path.exists(target):
+            raise OutputExists(f"{path}: another process wrote this file while tcdist was writing it") from None
+        os.replace(tmp, target)
+
+
+def output_kind(path) -> str:
+    """'h5' or 'text' from an output name; any other name is refused, never written as something else."""
+    name = os.fspath(path).lower()
+    if name.endswith((".h5", ".hdf5")):
+        return "h5"
+    if name.endswith(TEXT_SUFFIXES) or name.endswith(tuple(s + ".gz" for s in TEXT_SUFFIXES)):
+        return "text"
+    raise TcdistError(f"{path}: tcdist writes tcdist HDF5 (.h5, .hdf5) or text edge lists "
+                      f"({', '.join(TEXT_SUFFIXES)}, each optionally .gz); choose one of those names")
 
 
 def write_edge_list(src, dst, path):
@@ -40,8 +103,5 @@ def write_edge_list(src, dst, path):
 
 def write_text(path, text):
     """A small text file (a JSON record), written atomically."""
-    try:
-        with atomic_path(path) as tmp, open(tmp, "w") as f:
-            f.write(text)
-    except OSError as e:
-        raise TcdistError(f"{path}: cannot write ({e.strerror})") from None
+    with atomic_path(path) as tmp, open(tmp, "w") as f:
+        f.write(text)

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from tcdist.errors import TcdistError
 from tcdist.graph.graph import Graph
 from tcdist.partition.build import build_parts
 from tcdist.partition.part import PRUNE_MODES, Part, Partitioning
 from tcdist.partition.schemes import SCHEMES, assign
+
+
+def check_parts(num_parts: int, graph: Graph) -> None:
+    """Refuse more parts than vertices: the algorithms allow empty parts, but a user asking for
+    10^9 parts of a small graph would only wait for memory to run out."""
+    if num_parts > max(graph.n, 1):
+        raise TcdistError(f"--parts {num_parts:,} is more than the {graph.n:,} vertices of {graph.name or 'the graph'}: "
+                          "every part needs a vertex")
 
 
 def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", prune: str = "lstc",
@@ -27,4 +36,4 @@ def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", pru
     )
 
 
-__all__ = ["PRUNE_MODES", "SCHEMES", "Part", "Partitioning", "assign", "build_parts", "partition_graph"]
+__all__ = ["check_parts", "PRUNE_MODES", "SCHEMES", "Part", "Partitioning", "assign", "build_parts", "partition_graph"]

@@ -42,11 +42,12 @@ def _root_digest(header, part_digests, assignment_checksum):
     return digest({**header, "part_digests": part_digests, "assignment": assignment_checksum}, {})
 
 
-def write_store(partitioning, path):
-    """Write a partitioning to path (atomically)."""
+def write_store(partitioning, path, *, replace=True):
+    """Write a partitioning to path (atomically); replace=False refuses to replace a file that
+    appeared while writing (io.write.OutputExists)."""
     p = partitioning
     header = {k: plain(getattr(p, k)) for k in _HEADER if k != "parts"} | {"parts": p.num_parts}
-    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+    with atomic_path(path, replace=replace) as tmp, h5py.File(tmp, "w") as f:
         assignment = ""
         if p.assignment is not None:
             ids = to_numpy(p.assignment).astype(np.int32 if p.num_parts < 2**31 else np.int64)
