@@ -6,7 +6,7 @@ import os
 import sys
 import traceback
 
-from tcdist import __version__, progress
+from tcdist import __version__, progress, signals
 from tcdist.errors import TcdistError
 
 DESCRIPTION = """\
@@ -362,11 +362,20 @@ def main(argv=None):
 
     comm = SerialComm()
     rank = launch_rank()
+    signals.install()
     try:
         comm = world()
         rank = comm.rank
         progress.enable(rank == 0 and not (args.json or args.quiet))
-        return args.func(args, comm)
+        code = args.func(args, comm)
+        signals.check()
+        return code
+    except signals.Stopped as e:
+        print(f"tcdist: stopped by {e} (temporary files removed)", file=sys.stderr)
+        return 128 + e.signum
+    except BrokenPipeError:  # stdout closed early (| head): not an error of tcdist's
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
     except TcdistError as e:
         if args.debug:
             traceback.print_exc()
@@ -378,8 +387,5 @@ def main(argv=None):
             traceback.print_exc()
         print("tcdist: error: out of memory (try a smaller graph, or --parts to count in pieces)", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("tcdist: interrupted", file=sys.stderr)
-        return 130
     finally:
         comm.Free()

@@ -15,7 +15,7 @@ from numba import njit, prange
 _STRIDES_PER_THREAD = 64
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _marker(rowptr, col, n_local, strides, mark):
     """Mark N+(u) in a per-thread byte array, then look up the w of every N+(v) up to max N+(u)."""
     found_in = np.zeros(strides, np.uint64)
@@ -42,7 +42,7 @@ def _marker(rowptr, col, n_local, strides, mark):
     return found_in.sum()
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _merge(rowptr, col, n_local, strides, mark):
     """Merge the sorted rows N+(u) and N+(v) for every oriented edge u -> v."""
     found_in = np.zeros(strides, np.uint64)

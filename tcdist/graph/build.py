@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcdist import progress
+from tcdist import memory, progress
 from tcdist.errors import TcdistError
 from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
 from tcdist.io.edges import EdgeList
@@ -58,12 +58,19 @@ def csr_from_sorted_keys(keys, n):
     return rowptr, (keys % n).astype(col_dtype(n))
 
 
+_BUILD_BYTES_PER_EDGE = 64  # the raw pairs, packed keys and their sort, ids and the CSR
+
+
 def build_graph(edges: EdgeList) -> Graph:
     """The simple undirected graph of an edge list, oriented and relabelled by (degree, id) rank.
 
     Self loops, duplicate and reciprocal edges are dropped and counted; ids are compacted,
     so vertices that only had self loops (or no edge at all) do not exist.
     """
+    if array_module(edges.src) is np:
+        memory.require(_BUILD_BYTES_PER_EDGE * len(edges), f"building the graph of {edges.name} ({len(edges):,} edges)",
+                       "convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5), or count a "
+                       "smaller graph")
     with progress.bar(4, f"build {edges.name}", "steps") as bar:
         return _build(edges, bar)
 

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from tcdist import progress
+from tcdist import memory, progress
 from tcdist.errors import TcdistError
 from tcdist.io.edges import EdgeList
 
@@ -86,6 +86,8 @@ def rmat(scale, edge_factor=16, *, seed=0, xp=np):
 
 def erdos_renyi(n, m, *, seed=0, xp=np):
     """m edges with endpoints drawn uniformly from n vertices (TRICORE's 'RD' graphs)."""
+    if n < 1:
+        raise TcdistError(f"er: N must be at least 1, got {n}")
     rng = _Random(xp, seed)
     return rng.integers(n, m), rng.integers(n, m)
 
@@ -121,6 +123,26 @@ GENERATORS = {
     "tripartite": (tripartite, "tripartite:A:B:C", "K_{A,B,C}, A*B*C triangles"),
 }
 _SPEC = re.compile(r"([a-z]+)((?::\d+)+)")
+_GENERATED_BYTES_PER_EDGE = 48  # src and dst (int64) and the draws they are made from
+
+
+def _edges_of_spec(kind, args):
+    """How many raw edges a spec makes (for the memory estimate; 0 when the arguments are off)."""
+    try:
+        if kind == "rmat":  # a scale out of range is the generator's own error
+            return (args[1] if len(args) > 1 else 16) << args[0] if 1 <= args[0] <= 40 else 0
+        if kind == "er":
+            return args[1]
+        if kind == "grid":
+            return 3 * args[0] * args[1]
+        if kind == "complete":
+            return args[0] * args[0] // 2
+        if kind == "tripartite":
+            a, b, c = args
+            return a * b + a * c + b * c
+    except (IndexError, ValueError, OverflowError):
+        pass
+    return 0
 
 
 def is_spec(text):
@@ -138,6 +160,9 @@ def generate(spec: str, *, seed: int = 0, xp=np) -> EdgeList:
         raise TcdistError(f"unknown generator spec '{spec}' (known: {known})")
     fn, usage, _ = GENERATORS[match.group(1)]
     args = [int(x) for x in match.group(2)[1:].split(":")]
+    if xp is np:
+        memory.require(_GENERATED_BYTES_PER_EDGE * _edges_of_spec(match.group(1), args), f"generating '{spec}'",
+                       "generate a smaller graph, or on a machine with more memory")
     try:
         src, dst = fn(*args, seed=seed, xp=xp) if fn in (rmat, erdos_renyi) else fn(*args, seed=seed)
     except TypeError:

@@ -9,6 +9,7 @@ process got there first, instead of renaming over it.
 """
 
 import os
+import re
 import stat
 from contextlib import contextmanager
 
@@ -16,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
+from tcdist import signals
 from tcdist.errors import TcdistError
 
 TEXT_SUFFIXES = (".txt", ".tsv", ".el", ".edges", ".csv")
@@ -57,15 +59,26 @@ def atomic_path(path, *, replace=True):
     tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp{os.getpid()}")
     try:
         yield tmp
+        signals.check()  # never put in place what a signal interrupted, even if the signal was swallowed
         if replace:
             os.replace(tmp, target)
         else:
             _link_new(tmp, target, path)
     except OSError as e:
-        raise TcdistError(f"{path}: cannot write ({e.strerror or e})") from None
+        raise TcdistError(f"{path}: cannot write ({_os_problem(e)})") from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def _os_problem(error: OSError) -> str:
+    """The reason of a failed write in a few words (HDF5 puts errno and a multi-line report in its text)."""
+    found = re.search(r"errno = (\d+)", str(error))
+    if found:
+        return os.strerror(int(found.group(1)))
+    if error.errno:
+        return os.strerror(error.errno)
+    return " ".join(str(error).split())[:200]
 
 
 def _link_new(tmp, target, path):

@@ -4,6 +4,10 @@ A scheme is one function ``(graph, num_parts, seed) -> int array of length n``; 
 it in SCHEMES.
 """
 
+import os
+import sys
+from contextlib import contextmanager
+
 import numpy as np
 
 from tcdist.errors import TcdistError
@@ -34,8 +38,22 @@ def metis_scheme(graph, num_parts, seed):
     starts = np.zeros(graph.n + 1, np.int64)
     np.cumsum(np.bincount(keys // graph.n, minlength=graph.n), out=starts[1:])
     adjacency = pymetis.CSRAdjacency(starts.astype(np.int32), (keys % graph.n).astype(np.int32))
-    result = pymetis.part_graph(num_parts, adjacency, options=pymetis.Options(seed=seed))
+    with _stdout_to_stderr():  # METIS prints its diagnostics on stdout, which --json keeps for the record
+        result = pymetis.part_graph(num_parts, adjacency, options=pymetis.Options(seed=seed % 2**31))
     return np.asarray(result.vertex_part, np.int64)
+
+
+@contextmanager
+def _stdout_to_stderr():
+    """Point file descriptor 1 at stderr for a while (C libraries write to it directly)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 SCHEMES = {"random": random_scheme, "contiguous": contiguous_scheme, "metis": metis_scheme}

@@ -1,0 +1,39 @@
+"""Ending on a signal: SIGINT, SIGTERM and SIGHUP (Ctrl-C, a Slurm time limit, a closed
+terminal) unwind tcdist like an error, so every temporary file is removed, and the process
+exits with 128 + the signal's number.
+
+The handler both raises and remembers: a library can swallow an exception raised inside its
+own callbacks (h5py did, and a run then ended with status 0 after a partial write), so
+``check()`` is asked again before a file is put in place and when the command ends.
+"""
+
+import signal
+
+HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_received = None
+
+
+class Stopped(BaseException):
+    """A signal ended the run (a BaseException, so that no `except Exception` keeps it)."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _handler(signum, frame):
+    global _received
+    _received = signum
+    raise Stopped(signum)
+
+
+def install():
+    """Handle the signals in this (main) thread; the CLI does this, the library leaves them alone."""
+    for signum in HANDLED:
+        signal.signal(signum, _handler)
+
+
+def check():
+    """Raise Stopped if a signal arrived, even one whose exception was swallowed on the way."""
+    if _received is not None:
+        raise Stopped(_received)

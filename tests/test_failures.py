@@ -1,0 +1,107 @@
+"""Ending badly, cleanly: signals, a full disk, too little memory, a closed stdout, noisy libraries."""
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import run_module
+
+
+def one_line(text):
+    lines = text.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in text, text
+    return lines[0]
+
+
+def tcdist_process(*args, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "tcdist", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_during_a_store_write_leaves_no_file(tmp_path, signum):
+    """SIGTERM and SIGHUP left full-size hidden temporaries; Ctrl-C was swallowed (exit 0)."""
+    out = tmp_path / "p.h5"
+    job = tcdist_process("partition", "complete:2000", "-P", "8", "-o", out)
+    deadline = time.monotonic() + 120
+    while not any(p.name.startswith(".p.h5.tmp") for p in tmp_path.iterdir()):
+        assert job.poll() is None and time.monotonic() < deadline, "the store write never began"
+        time.sleep(0.001)
+    job.send_signal(signum)
+    _, err = job.communicate(timeout=60)
+    assert job.returncode == 128 + signum, err
+    assert f"stopped by {signal.Signals(signum).name}" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_stops_a_long_cpu_kernel_at_once():
+    job = tcdist_process("count", "complete:4000", "--backend", "cpu", "--threads", "1", "--kernel", "merge")
+    time.sleep(5)  # the graph is built in about 2 s; counting it takes over 15 s on one thread
+    assert job.poll() is None
+    sent = time.monotonic()
+    job.send_signal(signal.SIGINT)
+    _, err = job.communicate(timeout=60)
+    assert job.returncode == 130 and time.monotonic() - sent < 2, err
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", small], capture_output=True).returncode:
+        if os.environ.get("CI"):
+            pytest.fail("cannot mount a small tmpfs to fill (CI runs as root)")
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        for output in ("g.h5", "g.txt"):
+            result = run_module("convert", "rmat:14", small / output)
+            assert result.returncode == 2 and "No space left on device" in one_line(result.stderr)
+            assert list(small.iterdir()) == []
+    finally:
+        subprocess.run(["umount", small], check=True)
+
+
+def test_too_little_memory_is_refused_with_an_estimate():
+    """rmat:24 under a 4 GiB limit (the kind Slurm sets) was a silent OOM kill."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    result = run_module("count", "rmat:24", "--backend", "cpu", preexec_fn=limit)
+    assert result.returncode == 2
+    assert "generating 'rmat:24' needs about 12.0 GiB of memory but the address-space limit" in one_line(result.stderr)
+    result = run_module("count", "er:1000:3000000000", "--backend", "cpu")
+    assert result.returncode == 2 and "needs about 134.1 GiB of memory" in one_line(result.stderr)
+
+
+def test_a_closed_stdout_is_not_a_traceback():
+    first = subprocess.Popen([sys.executable, "-m", "tcdist", "info", "rmat:10"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    first.stdout.close()  # like `| head -0`
+    _, err = first.communicate(timeout=120)
+    assert first.returncode == 141 and b"Traceback" not in err
+
+
+def test_metis_diagnostics_do_not_reach_the_json_record(monkeypatch, capfd):
+    import pymetis
+
+    from tcdist.cli import main
+
+    real = pymetis.part_graph
+
+    def chatty(*args, **kwargs):
+        os.write(1, b"*** METIS says something on stdout\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pymetis, "part_graph", chatty)
+    assert main(["count", "rmat:10", "-P", "2", "--scheme", "metis", "--json", "--backend", "cpu"]) == 0
+    out, err = capfd.readouterr()
+    assert json.loads(out)["parts"] == 2 and "METIS says something" in err
+
+
+def test_an_empty_er_spec_is_one_line():
+    result = run_module("count", "er:0:5")
+    assert result.returncode == 2 and one_line(result.stderr) == "tcdist: error: er: N must be at least 1, got 0"
