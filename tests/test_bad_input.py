@@ -1,6 +1,8 @@
 """Bad input and impossible options: exit status 2, one line on stderr naming the file and line."""
 
 import gzip
+import json
+import os
 
 import h5py
 import numpy as np
@@ -253,3 +255,35 @@ def test_text_without_line_ends_is_refused_before_it_is_read_whole(tmp_path, mon
     path.write_bytes(b"1 2 " * (1 << 16))
     with pytest.raises(text.InputError, match="one-line.txt:1: no line end in the first .* bytes: not a text edge list"):
         read(path)
+
+
+@pytest.mark.parametrize("name", ["email-Enron.txt.gz", "ca-GrQc.mtx.gz"])
+@pytest.mark.parametrize("how", ["-", "/dev/stdin", "fifo"])
+def test_input_that_can_be_read_only_once(tmp_path, name, how):
+    """Pipes, FIFOs and <(...) ended in a traceback: the reader seeked."""
+    import threading
+
+    from conftest import DATASETS, manifest
+
+    expected = next(e["published_triangles"] for e in manifest() if e["file"] == name)
+    raw = (DATASETS / name).read_bytes()
+    data = raw if name.endswith(".txt.gz") else gzip.decompress(raw)  # gzip and plain text both travel
+    if how == "fifo":
+        fifo = tmp_path / "graph"
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=fifo.write_bytes, args=(data,))
+        writer.start()
+        result = run_module("count", fifo, "--json")
+        writer.join()
+    else:
+        result = run_module("count", how, "--json", input=data.decode("latin-1"), encoding="latin-1")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["triangles"] == expected
+
+
+def test_an_hdf5_file_through_a_pipe_is_refused(tmp_path, cli):
+    path = tmp_path / "g.h5"
+    assert cli("convert", "complete:5", path).code == 0
+    result = run_module("count", "-", input=path.read_bytes().decode("latin-1"), encoding="latin-1")
+    assert result.returncode == 2 and "an HDF5 file cannot be read from a pipe" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

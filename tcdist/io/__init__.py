@@ -12,7 +12,7 @@ from tcdist.io.generators import generate, is_spec
 from tcdist.io.h5graph import read_graph
 from tcdist.io.hdf5 import HDF5_MAGIC
 from tcdist.io.mtx import read_mtx
-from tcdist.io.text import open_binary, read_block
+from tcdist.io.text import is_stream, open_binary, read_block
 
 EDGE_LIST_SUFFIXES = (".txt", ".tsv", ".csv", ".el", ".edges", ".snap", ".edgelist")
 MTX_SUFFIXES = (".mtx", ".mm")
@@ -45,8 +45,20 @@ def detect_format(path: str | os.PathLike) -> str:
     return _sniff(path)
 
 
+def _read_stream(path):
+    """Input that can be read only once: the format from its first bytes, then one pass."""
+    with open_binary(path) as (stream, raw):
+        head = stream.peek(64)[:64]
+        if head.startswith(HDF5_MAGIC):
+            raise InputError(path, "an HDF5 file cannot be read from a pipe; give its path")
+        reader = read_mtx if head.lower().startswith(b"%%matrixmarket") else read_edge_list
+        return reader(path, (stream, raw))
+
+
 def check_readable(path):
     """One-line errors for a missing path, a directory or an unreadable file."""
+    if path == "-":
+        return
     if not os.path.exists(path):
         raise InputError(path, "no such file")
     if os.path.isdir(path):
@@ -58,6 +70,8 @@ def check_readable(path):
 def read(path: str | os.PathLike) -> EdgeList | Graph:
     """An EdgeList (text formats) or a Graph (tcdist HDF5) from a file."""
     check_readable(path)
+    if is_stream(path):
+        return _read_stream(path)
     fmt = detect_format(path)
     if fmt == "h5":
         return read_graph(path)

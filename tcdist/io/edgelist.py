@@ -47,8 +47,8 @@ def _nonnegative(a, b):
     return row, f"negative vertex id {min(int(a[row]), int(b[row]))}"
 
 
-def read_edge_list(path):
+def read_edge_list(path, stream=None):
     """Read an edge list (plain or gzip); the name and line of a bad line are in the error."""
     warnings = []
-    src, dst = read_pairs(path, _header(path, warnings), _nonnegative)
+    src, dst = read_pairs(path, _header(path, warnings), _nonnegative, stream)
     return EdgeList(src, dst, str(path), warnings)

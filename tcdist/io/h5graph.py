@@ -11,7 +11,8 @@ import numpy as np
 from tcdist import __version__
 from tcdist.errors import InputError
 from tcdist.graph.graph import Graph, col_dtype, csr_problem
-from tcdist.io.hdf5 import array_checksum, check_format, digest, open_h5, plain, read_array, read_attrs, write_dataset
+from tcdist.io.hdf5 import (array_checksum, check_format, damage_is_input_error, digest, open_h5, plain, read_array,
+                            read_attrs, write_dataset)
 from tcdist.io.write import atomic_path
 
 FORMAT = "tcdist-graph"
@@ -36,7 +37,7 @@ def write_graph(graph, path):
 
 def read_graph(path):
     """Read a graph written by write_graph, its digest and its structure checked."""
-    with open_h5(path) as f:
+    with open_h5(path) as f, damage_is_input_error(path):
         check_format(path, f, FORMAT, VERSION)
         attrs = read_attrs(path, f, _ATTRS, "graph header")
         arrays = {k: read_array(path, f, k) for k in _ARRAYS}

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import zlib
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 
 import h5py
@@ -21,6 +22,21 @@ from tcdist.errors import InputError
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 _BLOCK = 64 << 20
+
+
+# What h5py raises on a damaged file, besides the checks of its own callers: missing objects
+# (KeyError), unreadable metadata (OSError, RuntimeError), odd types and shapes (ValueError, TypeError).
+_DAMAGE = (OSError, KeyError, RuntimeError, ValueError, TypeError, IndexError, OverflowError)
+
+
+@contextmanager
+def damage_is_input_error(path):
+    """Any failure of h5py while reading becomes one line naming the file."""
+    try:
+        yield
+    except _DAMAGE as e:
+        problem = " ".join(str(e).split())[:160]
+        raise InputError(path, f"damaged HDF5 file ({type(e).__name__}: {problem})") from None
 
 
 def array_checksum(a) -> list:
@@ -91,8 +107,8 @@ def read_array(path, group, name):
 
 def file_format(f):
     """The 'format' attribute of an open tcdist file, or None."""
-    found = f.attrs.get("format")
-    return found.decode() if isinstance(found, bytes) else found
+    found = plain(f.attrs.get("format"))
+    return found if isinstance(found, str) else None
 
 
 def check_format(path, f, expected, version):
@@ -110,5 +126,5 @@ def check_format(path, f, expected, version):
 
 def format_of_file(path):
     """The tcdist format name of an HDF5 file (None for a foreign one)."""
-    with open_h5(path) as f:
+    with damage_is_input_error(path), open_h5(path) as f:
         return file_format(f)

@@ -41,7 +41,7 @@ def _size_line(path, number, line):
     return rows, entries
 
 
-def read_mtx(path):
+def read_mtx(path, stream=None):
     """Read a Matrix Market coordinate file as the edges (i-1, j-1) of its entries."""
     declared = {}
 
@@ -68,7 +68,7 @@ def read_mtx(path):
         row = int(bad[0])
         return row, f"entry ({a[row]}, {b[row]}) is out of range 1..{n}"
 
-    src, dst = read_pairs(path, header, in_range)
+    src, dst = read_pairs(path, header, in_range, stream)
     if src.size != declared["entries"]:
         raise InputError(path, f"the size line declares {declared['entries']} entries but the file holds {src.size}")
     src -= 1

@@ -9,7 +9,9 @@ line, to name the first bad line in the error message.
 """
 
 import gzip
+import io
 import os
+import sys
 import re
 import zlib
 from contextlib import contextmanager
@@ -32,14 +34,23 @@ _SEPARATORS = b" \t\r\v\f,"
 
 @contextmanager
 def open_binary(path):
-    """A byte stream of the file, gunzipped when its first bytes say gzip, with the raw file for progress."""
-    raw = open(path, "rb")
+    """A byte stream of the file ('-': standard input), gunzipped when its first bytes say gzip,
+    with the raw file for progress. Nothing seeks, so pipes, FIFOs and <(...) read like files;
+    the stream can peek, for sniffing formats without consuming input."""
+    raw = sys.stdin.buffer if path == "-" else open(path, "rb")
     try:
-        magic = raw.read(2)
-        raw.seek(0)
-        yield (gzip.GzipFile(fileobj=raw, mode="rb") if magic == GZIP_MAGIC else raw), raw
+        if raw.peek(2)[:2] == GZIP_MAGIC:
+            yield io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20), raw
+        else:
+            yield raw, raw
     finally:
-        raw.close()
+        if raw is not sys.stdin.buffer:
+            raw.close()
+
+
+def is_stream(path) -> bool:
+    """Standard input, a pipe, a FIFO or a device: read once, front to back."""
+    return path == "-" or not os.path.isfile(path)
 
 
 def _read_into(stream, path, view):
@@ -246,16 +257,21 @@ def sniff_delimiter(line):
     return " "
 
 
-def read_pairs(path, header, validate):
+def read_pairs(path, header, validate, stream=None):
     """Read a text file of integer pairs in bulk.
 
     ``header(first_chunk) -> (bytes to skip, lines to skip, delimiter)`` handles what
     precedes the data; ``validate(a, b) -> (row, problem) | None`` checks ids per chunk.
+    stream: an already open (stream, raw) pair from open_binary (input that can be read once).
     Returns two int64 arrays.
     """
+    if stream is None:
+        with open_binary(path) as opened:
+            return read_pairs(path, header, validate, opened)
+    stream, raw = stream
     srcs, dsts = [], []
-    size = os.path.getsize(path)
-    with open_binary(path) as (stream, raw), progress.bar(size, f"read {os.path.basename(path)}", "B", True) as bar:
+    size = 0 if is_stream(path) else os.path.getsize(path)
+    with progress.bar(size or None, f"read {os.path.basename(path)}", "B", True) as bar:
         first = True
         for chunk, line in iter_chunks(stream, path):
             if first:
@@ -268,7 +284,7 @@ def read_pairs(path, header, validate):
                 raise InputError(path, problem, line_of_row(chunk, line, row))
             srcs.append(a)
             dsts.append(b)
-            bar.update(raw.tell() - bar.n)
+            bar.update((raw.tell() if size else bar.n + len(chunk)) - bar.n)
         if first:
             header(b"")
     if not srcs:

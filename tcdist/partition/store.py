@@ -22,7 +22,8 @@ import numpy as np
 from tcdist import __version__
 from tcdist.errors import InputError
 from tcdist.graph.graph import col_dtype
-from tcdist.io.hdf5 import array_checksum, check_format, digest, open_h5, plain, read_array, read_attrs, write_dataset
+from tcdist.io.hdf5 import (array_checksum, check_format, damage_is_input_error, digest, open_h5, plain, read_array,
+                            read_attrs, write_dataset)
 from tcdist.io.write import atomic_path
 from tcdist.partition.part import STAT_KEYS, Part, Partitioning, partitioning_id
 from tcdist.xp import to_numpy
@@ -75,7 +76,8 @@ class Store:
         self.path = str(path)
         self._file = open_h5(self.path)
         try:
-            self._check_header()
+            with damage_is_input_error(self.path):
+                self._check_header()
         except Exception:
             self._file.close()
             raise
@@ -114,15 +116,17 @@ class Store:
 
     def stats(self, i):
         """The statistics of part i, without reading its arrays (covered by the digest checked on read)."""
-        attrs = read_attrs(self.path, self._file[_group_name(i)], _PART, f"part {i}")
+        with damage_is_input_error(self.path):
+            attrs = read_attrs(self.path, self._file[_group_name(i)], _PART, f"part {i}")
         return {k: attrs[k] for k in STAT_KEYS}
 
     def part(self, i):
         """Part i, its arrays and attributes checked against its digest. The structure of its CSR
         (sorted rows, ids in range) is checked where it is counted (Device.put)."""
-        g = self._file[_group_name(i)]
-        attrs = read_attrs(self.path, g, _PART, f"part {i}")
-        arrays = {k: read_array(self.path, g, k) for k in ("rowptr", "col", "global_id")}
+        with damage_is_input_error(self.path):
+            g = self._file[_group_name(i)]
+            attrs = read_attrs(self.path, g, _PART, f"part {i}")
+            arrays = {k: read_array(self.path, g, k) for k in ("rowptr", "col", "global_id")}
         stats = {k: attrs[k] for k in STAT_KEYS}
         if digest(stats, {k: array_checksum(a) for k, a in arrays.items()}) != attrs["digest"]:
             raise InputError(self.path, f"part {i} is corrupt (its arrays or attributes do not match its digest)")
@@ -143,10 +147,12 @@ class Store:
     def assignment(self):
         """The part of every vertex, checked against its checksum."""
         f = self._file
-        if "assignment" not in f:
-            return None
-        ids = read_array(self.path, f, "assignment")
-        if json.dumps(array_checksum(ids)) != plain(f["assignment"].attrs.get("checksum", "")):
+        with damage_is_input_error(self.path):
+            if "assignment" not in f:
+                return None
+            ids = read_array(self.path, f, "assignment")
+            checksum = plain(f["assignment"].attrs.get("checksum", ""))
+        if json.dumps(array_checksum(ids)) != checksum:
             raise InputError(self.path, "dataset 'assignment' is corrupt (checksum mismatch)")
         return ids
 

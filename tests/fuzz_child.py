@@ -1,0 +1,52 @@
+"""One process that tries many damaged inputs in a row (run by test_fuzz.py).
+
+    python fuzz_child.py KIND ORIGINAL SEED CASES WORKDIR
+
+KIND is store, graph or text. Each case damages a copy of ORIGINAL, runs `tcdist count` on it
+in this process and prints one JSON line: the case, the exit status, the count and stderr.
+The parent judges them; a crash of this process shows as missing lines.
+"""
+
+import io
+import json
+import random
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+from tcdist.cli import main
+
+ALPHABET = b"0123456789 \t,\n\r#%-+x.\x00\xff"
+
+
+def damage(kind, data, rng):
+    data = bytearray(data)
+    action = rng.choice(["flip", "flip", "truncate", "splice"] if kind == "text" else ["flip", "flip", "truncate"])
+    if action == "truncate":
+        return bytes(data[: rng.randrange(len(data))]), action
+    if action == "splice":
+        at = rng.randrange(len(data) + 1)
+        return bytes(data[:at] + bytes(rng.choice(ALPHABET) for _ in range(rng.randint(1, 6))) + data[at:]), action
+    for _ in range(rng.randint(1, 3)):
+        data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+    return bytes(data), action
+
+
+def main_loop(kind, original, seed, cases, workdir):
+    rng = random.Random(seed)
+    data = Path(original).read_bytes()
+    suffix = {"store": ".h5", "graph": ".h5", "text": ".txt"}[kind]
+    for case in range(cases):
+        damaged, action = damage(kind, data, rng)
+        path = Path(workdir) / f"case{suffix}"
+        path.write_bytes(damaged)
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(["count", str(path), "--backend", "cpu", "--json", "--threads", "1"])
+        triangles = json.loads(out.getvalue())["triangles"] if code == 0 else None
+        print(json.dumps({"case": case, "action": action, "code": code, "triangles": triangles,
+                          "stderr": err.getvalue(), "input": damaged.hex() if kind == "text" else None}), flush=True)
+
+
+if __name__ == "__main__":
+    main_loop(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
