@@ -8,6 +8,7 @@ own callbacks (h5py did, and a run then ended with status 0 after a partial writ
 """
 
 import signal
+import sys
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _received = None
@@ -28,9 +29,21 @@ def _handler(signum, frame):
 
 
 def install():
-    """Handle the signals in this (main) thread; the CLI does this, the library leaves them alone."""
+    """Handle the signals in this (main) thread; the CLI does this, the library leaves them alone.
+
+    A Stopped raised inside a callback Python cannot propagate from (a weakref's, a __del__)
+    would be printed as "Exception ignored ... Traceback"; it is dropped silently instead, and
+    ``check()`` stops the run at the next step.
+    """
     for signum in HANDLED:
         signal.signal(signum, _handler)
+    default = sys.unraisablehook
+
+    def unraisable(info):
+        if not isinstance(info.exc_value, Stopped):
+            default(info)
+
+    sys.unraisablehook = unraisable
 
 
 def check():

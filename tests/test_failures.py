@@ -105,3 +105,22 @@ def test_metis_diagnostics_do_not_reach_the_json_record(monkeypatch, capfd):
 def test_an_empty_er_spec_is_one_line():
     result = run_module("count", "er:0:5")
     assert result.returncode == 2 and one_line(result.stderr) == "tcdist: error: er: N must be at least 1, got 0"
+
+
+def test_a_signal_inside_a_callback_is_not_a_traceback():
+    """A signal that lands in a weakref callback was printed as 'Exception ignored ... Traceback'."""
+    code = ("import sys, weakref\n"
+            "from tcdist import signals\n"
+            "signals.install()\n"
+            "class Thing: pass\n"
+            "def callback(_):\n"
+            "    signals._handler(2, None)\n"
+            "thing = Thing()\n"
+            "keep = weakref.ref(thing, callback)\n"
+            "del thing\n"
+            "try:\n"
+            "    signals.check()\n"
+            "except signals.Stopped as e:\n"
+            "    sys.exit(128 + e.signum)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 130 and result.stderr == ""
