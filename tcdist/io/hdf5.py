@@ -12,8 +12,8 @@ import hashlib
 import json
 import os
 import zlib
-from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import h5py
 import numpy as np

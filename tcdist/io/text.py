@@ -11,8 +11,8 @@ line, to name the first bad line in the error message.
 import gzip
 import io
 import os
-import sys
 import re
+import sys
 import zlib
 from contextlib import contextmanager
 
