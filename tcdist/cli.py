@@ -166,7 +166,7 @@ def _emit(args, record, lines, warnings=()):
 
 
 def _seconds(timings):
-    return " | ".join(f"{k} {v:.3f} s" for k, v in timings.items() if v)
+    return " | ".join(f"{k} {v:.3f} s" for k, v in timings.items() if v >= 0.0005 or k in ("count", "total"))
 
 
 def cmd_count(args, comm):
