@@ -88,8 +88,8 @@ def _header_of_graph(graph, parts, scheme, prune) -> dict:
 
 def _header_of_store(store: Store) -> dict:
     h = store.header
-    return {"n": int(h["graph_n"]), "m": int(h["graph_m"]), "name": h["graph_name"], "self_loops": int(h["self_loops"]),
-            "duplicates": int(h["duplicates"]), "warnings": [], "parts": store.num_parts, "scheme": h["scheme"],
+    return {"n": h["graph_n"], "m": h["graph_m"], "name": h["graph_name"], "self_loops": h["self_loops"],
+            "duplicates": h["duplicates"], "warnings": [], "parts": store.num_parts, "scheme": h["scheme"],
             "prune": h["prune"]}
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import heapq
 import threading
 
+from tcdist.errors import TcdistError
+
 SCHEDULES = ("static", "dynamic")
 
 
@@ -42,8 +44,6 @@ class DynamicQueue:
         from mpi4py import MPI
 
         if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
-            from tcdist.errors import TcdistError
-
             raise TcdistError("--schedule dynamic needs an MPI with MPI_THREAD_MULTIPLE; use --schedule static")
         self._comm = comm.Dup()
         self._order = order

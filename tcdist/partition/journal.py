@@ -10,19 +10,18 @@ match is ignored (its part is counted again), never trusted.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import socket
 
 from tcdist.errors import TcdistError
+from tcdist.io.hdf5 import digest
 from tcdist.results import PartResult
 
 
 def _digest(entry: dict) -> str:
-    body = json.dumps({k: v for k, v in entry.items() if k != "digest"}, sort_keys=True)
-    return hashlib.blake2b(body.encode(), digest_size=16).hexdigest()
+    return digest({k: v for k, v in entry.items() if k != "digest"}, {})
 
 
 class Journal:
