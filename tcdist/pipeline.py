@@ -13,16 +13,19 @@ from tcdist.results import PartResult
 
 def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], Part], *, num_parts: int,
                 rank: int = 0, record: Callable[[PartResult], None] | None = None,
-                expected: int | None = None) -> list[PartResult]:
+                expected: int | None = None, check: Callable[[], None] | None = None) -> list[PartResult]:
     """Count the parts named by indices, one at a time (only one is held at once).
 
     fetch(i) gives part i (read from a store or taken from memory: timed as store_read);
     record, if given, receives each result as soon as it exists (the journal);
-    expected is how many parts this rank will count, for the progress bar (None when dynamic).
+    expected is how many parts this rank will count, for the progress bar (None when dynamic);
+    check, if given, is called before each part and raises to stop (another rank failed).
     """
     results = []
     label = "count parts" if num_parts > 1 else "count"
     for index in progress.iterate(indices, expected, label):
+        if check is not None:
+            check()
         t0 = time.perf_counter()
         part = fetch(index)
         read = time.perf_counter() - t0

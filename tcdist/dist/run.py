@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from tcdist.device import Device, check_backend
 from tcdist.dist.binding import node_local
 from tcdist.dist.comm import is_serial, sum_uint64
-from tcdist.dist.guard import abort_on_error, collective
+from tcdist.dist.guard import collective, independently
 from tcdist.dist.schedule import SCHEDULES, DynamicQueue, by_work, static_plan
 from tcdist.errors import InputError, TcdistError
 from tcdist.io.write import OutputExists, output_target
@@ -225,13 +225,17 @@ def _count_mine(comm, plan: Plan, prepared: Prepared, device: Device, in_memory:
     journal = Journal(prepared.store, prepared.journal, prepared.header["parts"]) if prepared.journal else None
     try:
         mine, expected = _my_parts(comm, plan, prepared)
-        with abort_on_error(comm, debug=debug):
-            results = count_parts(device, mine, in_memory.__getitem__ if store is None else store.part,
-                                  num_parts=prepared.header["parts"], rank=comm.rank,
-                                  record=journal.record if journal else None, expected=expected)
-            if isinstance(mine, DynamicQueue):
-                mine.close()
-        return results
+
+        def work(check):
+            try:
+                return count_parts(device, mine, in_memory.__getitem__ if store is None else store.part,
+                                   num_parts=prepared.header["parts"], rank=comm.rank,
+                                   record=journal.record if journal else None, expected=expected, check=check)
+            finally:
+                if isinstance(mine, DynamicQueue):
+                    mine.close()
+
+        return independently(comm, work, debug=debug)
     finally:
         if store is not None:
             store.close()

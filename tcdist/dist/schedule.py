@@ -35,8 +35,9 @@ class DynamicQueue:
     """Parts handed out one at a time, heaviest first, by request and reply.
 
     Rank 0 answers requests from a thread while its main thread counts its own parts, so no
-    rank waits for another to finish a kernel; -1 tells a rank that nothing is left. The
-    queue has its own communicator, so its messages never meet another collective.
+    rank waits for another to finish a kernel; -1 tells a rank that nothing is left. A rank
+    that stops early (it or another rank failed) says so in close(), so rank 0's thread still
+    ends. The queue has its own communicator, so its messages never meet another collective.
     Needs MPI_THREAD_MULTIPLE (mpi4py asks for it by default).
     """
 
@@ -48,6 +49,7 @@ class DynamicQueue:
         self._comm = comm.Dup()
         self._order = order
         self._next = 0
+        self._finished = False
         self._lock = threading.Lock()
         self._server = None
         if self._comm.rank == 0:
@@ -67,8 +69,8 @@ class DynamicQueue:
         finished = 0
         status = MPI.Status()
         while finished < self._comm.size - 1:
-            self._comm.recv(source=MPI.ANY_SOURCE, tag=_REQUEST, status=status)
-            part = self._take()
+            leaving = self._comm.recv(source=MPI.ANY_SOURCE, tag=_REQUEST, status=status)
+            part = -1 if leaving else self._take()
             finished += part < 0
             self._comm.send(part, dest=status.Get_source(), tag=_REPLY)
 
@@ -77,12 +79,16 @@ class DynamicQueue:
             if self._comm.rank == 0:
                 part = self._take()
             else:
-                part = self._comm.sendrecv(None, dest=0, sendtag=_REQUEST, source=0, recvtag=_REPLY)
+                part = self._comm.sendrecv(False, dest=0, sendtag=_REQUEST, source=0, recvtag=_REPLY)
             if part < 0:
+                self._finished = True
                 return
             yield part
 
     def close(self):
+        """Leave the queue (told rank 0 already if it ran dry); rank 0 waits for every rank to leave."""
+        if self._comm.rank != 0 and not self._finished:
+            self._comm.sendrecv(True, dest=0, sendtag=_REQUEST, source=0, recvtag=_REPLY)
         if self._server is not None:
             self._server.join()
         self._comm.Free()
