@@ -14,7 +14,7 @@ from tcdist.errors import TcdistError
 from tcdist.graph import Graph, build_graph
 from tcdist.graph.build import edge_arrays
 from tcdist.io.edges import EdgeList
-from tcdist.io.hdf5 import HDF5_MAGIC, format_of_file
+from tcdist.io.seal import read_seal
 from tcdist.partition.store import FORMAT as STORE_FORMAT
 from tcdist.partition.store import Store
 from tcdist.results import Timings
@@ -107,7 +107,5 @@ def open_store_source(source: Source) -> Store | None:
     """A Store if source is the path of a partition store, else None."""
     if not isinstance(source, (str, os.PathLike)) or not os.path.isfile(source):
         return None
-    with open(source, "rb") as f:
-        if f.read(len(HDF5_MAGIC)) != HDF5_MAGIC:
-            return None
-    return Store(source) if format_of_file(source) == STORE_FORMAT else None
+    found = read_seal(source)
+    return Store(source) if found is not None and found[0]["format"] == STORE_FORMAT else None

@@ -4,11 +4,14 @@ import json
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
+import h5py
 import pytest
 
 from tcdist.cli import main
+from tcdist.io.seal import read_seal, write_seal
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = Path(os.environ.get("TCDIST_DATASETS", REPO.parent / "shared" / "datasets"))
@@ -57,6 +60,16 @@ def cli(capsys):
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+@contextmanager
+def edited_h5(path):
+    """Edit a tcdist HDF5 file with h5py, then seal it again: a file altered behind its seal (as
+    another program or a future tcdist could write it), to reach the checks behind the seal."""
+    seal, _ = read_seal(path)
+    with h5py.File(path, "a") as f:
+        yield f
+    write_seal(path, seal["format"], seal["version"])
 
 
 def run_module(*args, **kwargs):

@@ -7,7 +7,7 @@ import os
 import h5py
 import numpy as np
 import pytest
-from conftest import run_module
+from conftest import edited_h5, run_module
 
 EDGE_LIST_ERRORS = {
     "non-numeric": ("1 2\n2 three\n", 2, "'three' is not an integer vertex id"),
@@ -94,13 +94,14 @@ def test_foreign_hdf5(tmp_path, cli):
         f["data"] = np.arange(10)
     result = cli("count", path)
     assert result.code == 2
-    assert one_line(result) == f"tcdist: error: {path}: not a tcdist file (no 'format' attribute); expected tcdist-graph"
+    assert one_line(result) == (f"tcdist: error: {path}: not a tcdist HDF5 file (no tcdist seal: written by another "
+                                "program or an older tcdist; write it again with this one)")
 
 
 def test_future_version_hdf5(tmp_path, cli):
     path = tmp_path / "g.h5"
     assert cli("convert", "complete:5", path).code == 0
-    with h5py.File(path, "a") as f:
+    with edited_h5(path) as f:
         f.attrs["version"] = 99
     result = cli("count", path)
     assert result.code == 2 and "version 99 is not supported" in one_line(result)

@@ -3,8 +3,10 @@
 import h5py
 import numpy as np
 import pytest
+from conftest import edited_h5, run_module
 
 import tcdist
+from tcdist.errors import InputError
 from tcdist.partition import partition_graph
 from tcdist.partition import store as store_module
 from tcdist.partition.store import Store, write_store
@@ -41,7 +43,7 @@ def test_round_trip_keeps_every_array_and_attribute(tmp_path):
         for name in ROUND_TRIP:
             assert np.array_equal(getattr(a, name), getattr(b, name))
     with h5py.File(path) as f:
-        assert f.attrs["format"] == "tcdist-partitions" and f.attrs["version"] == 2
+        assert f.attrs["format"] == "tcdist-partitions" and f.attrs["version"] == 3
         assert f.attrs["tcdist_version"] == tcdist.__version__
         assert len(f.attrs["digest"]) == 32 and all(len(f[f"part{i:05d}"].attrs["digest"]) == 32 for i in range(5))
 
@@ -106,14 +108,14 @@ def test_truncated_store_is_refused(parts_file, cli):
 
 
 def test_future_version_store_is_refused(parts_file, cli):
-    with h5py.File(parts_file, "a") as f:
-        f.attrs["version"] = 3
+    with edited_h5(parts_file) as f:
+        f.attrs["version"] = 4
     result = cli("count", parts_file)
-    assert result.code == 2 and "tcdist-partitions version 3 is not supported" in one_line(result)
+    assert result.code == 2 and "tcdist-partitions version 4 is not supported" in one_line(result)
 
 
 def test_store_with_a_missing_part_is_refused(parts_file, cli):
-    with h5py.File(parts_file, "a") as f:
+    with edited_h5(parts_file) as f:
         del f["part00003"]
     result = cli("count", parts_file)
     assert result.code == 2 and one_line(result) == f"tcdist: error: {parts_file}: part 3 of 4 is missing"
@@ -132,14 +134,14 @@ def test_store_with_a_missing_part_is_refused(parts_file, cli):
 def test_a_changed_attribute_is_refused(parts_file, cli, group, name, value, problem):
     """Attributes were outside every checksum: a flipped n_local changed the count, a smaller
     'parts' dropped parts, a huge one looped for hours, a swapped fingerprint reused another store."""
-    with h5py.File(parts_file, "a") as f:
+    with edited_h5(parts_file) as f:
         (f[group] if group else f).attrs[name] = value
     result = cli("count", parts_file)
     assert result.code == 2 and problem in one_line(result)
 
 
 def test_a_missing_attribute_is_refused(parts_file, cli):
-    with h5py.File(parts_file, "a") as f:
+    with edited_h5(parts_file) as f:
         del f["part00002"].attrs["n_local"]
     result = cli("count", parts_file)
     assert result.code == 2 and "part 2: attribute 'n_local' is missing" in one_line(result)
@@ -185,7 +187,7 @@ def test_a_consistently_signed_store_with_a_bad_csr_is_refused(tmp_path, cli, ch
 def test_a_graph_file_with_a_changed_attribute_or_array_is_refused(tmp_path, cli):
     path = tmp_path / "g.h5"
     assert cli("convert", "rmat:10", path).code == 0
-    with h5py.File(path, "a") as f:
+    with edited_h5(path) as f:
         f.attrs["m"] = 5
     result = cli("count", path)
     assert result.code == 2 and "do not match its digest" in one_line(result)
@@ -239,3 +241,70 @@ def test_metis_without_pymetis_says_how_to_install(monkeypatch, cli):
     monkeypatch.setattr(builtins, "__import__", no_pymetis)
     result = cli("count", "rmat:8", "-P", "2", "--scheme", "metis")
     assert result.code == 2 and "pip install 'tcdist[metis]'" in one_line(result)
+
+
+def test_an_edit_behind_the_seal_is_refused_before_libhdf5_parses_it(parts_file, cli):
+    with h5py.File(parts_file, "a") as f:  # a valid HDF5 edit, but not sealed again
+        f["part00001"].attrs["n_local"] = 7
+    size = parts_file.stat().st_size
+    result = cli("count", parts_file)
+    assert result.code == 2 and one_line(result).startswith(
+        f"tcdist: error: {parts_file}: truncated or altered file ({size:,} bytes, its seal says ")
+
+
+def test_a_flipped_metadata_bit_that_hung_libhdf5_is_refused(tmp_path):
+    """Found by the fuzz test (seed 101, case 88): bit 3 of byte 3349 of the HDF5 part of this
+    store sent h5py's first attribute read into an endless loop inside libhdf5. The byte is
+    where libhdf5 1.14 (h5py 3.x wheels) lays out this store; elsewhere the flip still must be refused."""
+    path = tmp_path / "s.h5"
+    assert run_module("partition", "rmat:8", "-o", path, "-P", "3", "-q").returncode == 0
+    data = bytearray(path.read_bytes())
+    block = int(data[:32].split(b"\n")[0].split()[-1])
+    data[block + 3349] ^= 1 << 3
+    path.write_bytes(bytes(data))
+    result = run_module("count", path, "--backend", "cpu", timeout=60)
+    assert result.returncode == 2 and "damaged HDF5 metadata" in result.stderr
+
+
+def test_no_metadata_flip_reaches_libhdf5(parts_file, monkeypatch):
+    """Every bit flipped outside the raw data (every 7th byte, a different bit each) is refused by
+    the seal before h5py is asked to open the file."""
+    from tcdist.io import hdf5, seal
+
+    fields, block = seal.read_seal(parts_file)
+    raw = [range(o, o + n) for o, n in fields["raw"]]
+    original = parts_file.read_bytes()
+    opened = []
+    monkeypatch.setattr(hdf5.h5py, "File", lambda *a, **k: opened.append(a))
+    positions = [i for i in range(block, len(original), 7) if not any(i in r for r in raw)]
+    assert len(positions) > 500
+    for i in positions:
+        damaged = bytearray(original)
+        damaged[i] ^= 1 << (i % 8)
+        parts_file.write_bytes(bytes(damaged))
+        with pytest.raises(InputError, match="damaged HDF5 metadata"):
+            hdf5.open_h5(parts_file)
+    assert opened == []
+
+
+@pytest.mark.parametrize("first,problem", [
+    (b"tcdist-seal 1 999\n", "damaged tcdist seal (its first line)"),
+    (b"tcdist-seal 1 2048\n{{", "damaged tcdist seal (not JSON)"),
+    (b"tcdist-seal 1 2147483648\n", "damaged tcdist seal (its first line)"),
+])
+def test_a_damaged_seal_is_one_line(parts_file, cli, first, problem):
+    data = bytearray(parts_file.read_bytes())
+    data[: len(first)] = first
+    parts_file.write_bytes(bytes(data))
+    result = cli("count", parts_file)
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {parts_file}: {problem}"
+
+
+def test_a_seal_with_odd_fields_is_one_line(parts_file, cli):
+    data = parts_file.read_bytes()
+    first, rest = data.split(b"\n", 1)
+    text = rest.split(b"\0", 1)[0]
+    odd = text.replace(b'"version":3', b'"version":-3')
+    parts_file.write_bytes(first + b"\n" + odd + data[len(first) + 1 + len(odd):])
+    result = cli("count", parts_file)
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {parts_file}: damaged tcdist seal (odd fields or ranges)"

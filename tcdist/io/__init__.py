@@ -10,7 +10,7 @@ from tcdist.io.edgelist import read_edge_list
 from tcdist.io.edges import EdgeList
 from tcdist.io.generators import generate, is_spec
 from tcdist.io.h5graph import read_graph
-from tcdist.io.hdf5 import HDF5_MAGIC
+from tcdist.io.hdf5 import looks_hdf5
 from tcdist.io.mtx import read_mtx
 from tcdist.io.text import is_stream, open_binary, read_block
 
@@ -22,7 +22,7 @@ HDF5_SUFFIXES = (".h5", ".hdf5")
 def _sniff(path):
     """Format from content: HDF5 magic, a Matrix Market banner, else an edge list."""
     with open(path, "rb") as f:
-        if f.read(8) == HDF5_MAGIC:
+        if looks_hdf5(f.read(16)):
             return "h5"
     with open_binary(path) as (stream, _):
         head = read_block(stream, path, 64)
@@ -40,8 +40,8 @@ def detect_format(path: str | os.PathLike) -> str:
         return "mtx"
     if name.endswith(EDGE_LIST_SUFFIXES):
         with open(path, "rb") as f:
-            magic = f.read(8)
-        return "h5" if magic == HDF5_MAGIC else "edgelist"
+            head = f.read(16)
+        return "h5" if looks_hdf5(head) else "edgelist"
     return _sniff(path)
 
 
@@ -49,7 +49,7 @@ def _read_stream(path):
     """Input that can be read only once: the format from its first bytes, then one pass."""
     with open_binary(path) as (stream, raw):
         head = stream.peek(64)[:64]
-        if head.startswith(HDF5_MAGIC):
+        if looks_hdf5(head):
             raise InputError(path, "an HDF5 file cannot be read from a pipe; give its path")
         reader = read_mtx if head.lower().startswith(b"%%matrixmarket") else read_edge_list
         return reader(path, (stream, raw))

@@ -1,11 +1,10 @@
 """tcdist's binary graph format: the oriented CSR in HDF5, read back far faster than text.
 
-Version 2: contiguous datasets and a digest over the attributes and the arrays' block
-checksums (io/hdf5.py); on read the digest is checked and the CSR's structure too (sorted
+Version 3: sealed (io/seal.py), contiguous datasets and a digest over the attributes and the
+arrays' block checksums (io/hdf5.py); on read the digest is checked and the CSR's structure too (sorted
 rows, ids in range, every edge from a lower to a higher rank), since a kernel trusts it.
 """
 
-import h5py
 import numpy as np
 
 from tcdist import __version__
@@ -13,10 +12,11 @@ from tcdist.errors import InputError
 from tcdist.graph.graph import Graph, col_dtype, csr_problem
 from tcdist.io.hdf5 import (array_checksum, check_format, damage_is_input_error, digest, open_h5, plain, read_array,
                             read_attrs, write_dataset)
+from tcdist.io.seal import sealed_file
 from tcdist.io.write import atomic_path
 
 FORMAT = "tcdist-graph"
-VERSION = 2
+VERSION = 3
 _ATTRS = {"n": int, "m": int, "self_loops": int, "duplicates": int, "name": str, "fingerprint": str}
 _ARRAYS = ("rowptr", "col", "original_id")
 
@@ -25,7 +25,7 @@ def write_graph(graph, path):
     """Write the graph to path (atomically)."""
     attrs = {"n": graph.n, "m": graph.m, "self_loops": int(graph.self_loops), "duplicates": int(graph.duplicates),
              "name": str(graph.name), "fingerprint": graph.fingerprint()}
-    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+    with atomic_path(path) as tmp, sealed_file(tmp, FORMAT, VERSION, datasets=len(_ARRAYS)) as f:
         arrays = {
             "rowptr": write_dataset(f, "rowptr", np.asarray(graph.rowptr, np.int64)),
             "col": write_dataset(f, "col", np.asarray(graph.col, col_dtype(graph.n))),

@@ -19,6 +19,8 @@ import h5py
 import numpy as np
 
 from tcdist.errors import InputError
+from tcdist.io.seal import MAGIC as SEAL_MAGIC
+from tcdist.io.seal import check_seal
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 _BLOCK = 64 << 20
@@ -82,8 +84,15 @@ def write_dataset(group, name, data):
     return array_checksum(data)
 
 
+def looks_hdf5(head: bytes) -> bool:
+    """The first bytes of an HDF5 file: tcdist's seal, or HDF5's own signature."""
+    return head.startswith((SEAL_MAGIC, HDF5_MAGIC))
+
+
 def open_h5(path):
-    """Open an HDF5 file for reading, refusing truncated or non-HDF5 files in one line."""
+    """Open a tcdist HDF5 file for reading once its seal holds (io/seal.py): libhdf5 never
+    parses metadata tcdist did not write. Refuses truncated or non-HDF5 files in one line."""
+    check_seal(path)
     try:
         return h5py.File(path, "r")
     except OSError as e:
@@ -123,8 +132,3 @@ def check_format(path, f, expected, version):
         raise InputError(path, f"{expected} version {found_version} is not supported (this tcdist reads version "
                                f"{version}){hint}")
 
-
-def format_of_file(path):
-    """The tcdist format name of an HDF5 file (None for a foreign one)."""
-    with damage_is_input_error(path), open_h5(path) as f:
-        return file_format(f)

@@ -1,6 +1,6 @@
 """The HDF5 partition store: written once by the root rank, read part by part by any rank.
 
-Layout (format 'tcdist-partitions', version 2):
+Layout (format 'tcdist-partitions', version 3; sealed, io/seal.py):
 
     /                attrs: format, version, tcdist_version, graph_n, graph_m, fingerprint,
                      graph_name, self_loops, duplicates, scheme, parts, seed, prune, digest
@@ -16,7 +16,6 @@ store is refused. The file is written under a temporary name and renamed when co
 
 import json
 
-import h5py
 import numpy as np
 
 from tcdist import __version__
@@ -24,12 +23,13 @@ from tcdist.errors import InputError
 from tcdist.graph.graph import col_dtype
 from tcdist.io.hdf5 import (array_checksum, check_format, damage_is_input_error, digest, open_h5, plain, read_array,
                             read_attrs, write_dataset)
+from tcdist.io.seal import sealed_file
 from tcdist.io.write import atomic_path
 from tcdist.partition.part import STAT_KEYS, Part, Partitioning, partitioning_id
 from tcdist.xp import to_numpy
 
 FORMAT = "tcdist-partitions"
-VERSION = 2
+VERSION = 3
 _HEADER = {"graph_n": int, "graph_m": int, "fingerprint": str, "graph_name": str, "self_loops": int,
            "duplicates": int, "scheme": str, "seed": int, "prune": str, "parts": int}
 _PART = {**{k: int for k in STAT_KEYS}, "digest": str}
@@ -48,7 +48,8 @@ def write_store(partitioning, path, *, replace=True):
     appeared while writing (io.write.OutputExists)."""
     p = partitioning
     header = {k: plain(getattr(p, k)) for k in _HEADER if k != "parts"} | {"parts": p.num_parts}
-    with atomic_path(path, replace=replace) as tmp, h5py.File(tmp, "w") as f:
+    with atomic_path(path, replace=replace) as tmp, \
+            sealed_file(tmp, FORMAT, VERSION, datasets=3 * p.num_parts + 1) as f:
         assignment = ""
         if p.assignment is not None:
             ids = to_numpy(p.assignment).astype(np.int32 if p.num_parts < 2**31 else np.int64)
