@@ -71,9 +71,17 @@ def available() -> tuple[int, str]:
     return min(limits) if limits else (1 << 62, "no known limit")
 
 
+def size_text(nbytes: int) -> str:
+    """Bytes for people: '312 KiB', '1.5 GiB'."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if nbytes >= 1 << shift:
+            return f"{nbytes / (1 << shift):.1f} {unit}"
+    return f"{max(nbytes, 0)} bytes"
+
+
 def require(nbytes: int, what: str, way_out: str) -> None:
     """Refuse a step whose estimate exceeds what this process may still take."""
     room, limit = available()
     if nbytes > room:
-        raise TcdistError(f"{what} needs about {nbytes / 2**30:.1f} GiB of memory but {limit} leaves "
-                          f"{max(room, 0) / 2**30:.1f} GiB; {way_out}")
+        raise TcdistError(f"{what} needs about {size_text(nbytes)} of memory but {limit} leaves "
+                          f"{size_text(room)}; {way_out}")

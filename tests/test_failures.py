@@ -77,6 +77,21 @@ def test_too_little_memory_is_refused_with_an_estimate():
     assert result.returncode == 2 and "needs about 134.1 GiB of memory" in one_line(result.stderr)
 
 
+def test_a_text_file_too_large_for_memory_is_refused_while_reading(tmp_path, cli, monkeypatch):
+    """Reading held every chunk's pairs and then a concatenated copy, unchecked: a file larger
+    than memory ended in an OOM kill. Now what it needs is estimated from the first chunk."""
+    from tcdist import memory
+
+    path = tmp_path / "g.txt"
+    path.write_text("".join(f"{i} {i + 1}\n" for i in range(20000)))
+    monkeypatch.setattr(memory, "available", lambda: (100_000, "the cgroup's memory limit"))
+    result = cli("count", path, "--backend", "cpu")
+    assert result.code == 2 and one_line(result.err) == (
+        f"tcdist: error: reading {path} (about 20,000 edges) needs about 312.5 KiB of memory but the cgroup's "
+        "memory limit leaves 97.7 KiB; convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5), or give "
+        "the job more memory")
+
+
 def test_a_closed_stdout_is_not_a_traceback():
     first = subprocess.Popen([sys.executable, "-m", "tcdist", "info", "rmat:10"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from tcdist import progress
+from tcdist import memory, progress
 from tcdist.errors import InputError
 
 CHUNK_BYTES = 32 << 20
@@ -271,6 +271,7 @@ def read_pairs(path, header, validate, stream=None):
     stream, raw = stream
     srcs, dsts = [], []
     size = 0 if is_stream(path) else os.path.getsize(path)
+    held, checked = 0, 0
     with progress.bar(size or None, f"read {os.path.basename(path)}", "B", True) as bar:
         first = True
         for chunk, line in iter_chunks(stream, path):
@@ -284,10 +285,23 @@ def read_pairs(path, header, validate, stream=None):
                 raise InputError(path, problem, line_of_row(chunk, line, row))
             srcs.append(a)
             dsts.append(b)
+            held += a.nbytes + b.nbytes
             bar.update((raw.tell() if size else bar.n + len(chunk)) - bar.n)
+            if held > 2 * checked:  # after the first chunk, then whenever what is held doubles
+                _require_room(path, held, held * size // max(raw.tell(), 1) if size else held)
+                checked = held
         if first:
             header(b"")
     if not srcs:
         empty = np.empty(0, np.int64)
         return empty, empty
+    _require_room(path, held, held)
     return np.concatenate(srcs), np.concatenate(dsts)
+
+
+def _require_room(path, held: int, whole: int) -> None:
+    """Refuse early when the file's pairs (estimated from what was read so far) and their
+    concatenation will not fit: whole bytes of pairs, held of them already in memory."""
+    memory.require(2 * whole - held, f"reading {path} (about {whole // 16:,} edges)",
+                   "convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5), or give the "
+                   "job more memory")
