@@ -17,7 +17,7 @@ TEXT = b"# a small graph\n1 2\n2 3\n3 1\n3 4\n4 5\n5 3\n4 1\n6 7\n"
 def reference_count(data: bytes):
     """The count of the graph tcdist's grammar reads from data, or None where it must refuse it
     (an independent reading: universal line ends, '#'/'%' comments, blank/tab/comma separators,
-    two decimal non-negative ids per data line, a one-field first line skipped as a header)."""
+    two decimal non-negative ids per data line, lines before the first edge skipped as a header)."""
     head = data[:8192]
     if b"\x00" in head:
         return None
@@ -28,8 +28,8 @@ def reference_count(data: bytes):
         tokens = [t for t in re.split(rb"[ \t\v\f,]+", line) if t]
         if tokens:
             rows.append(tokens)
-    if rows and len(rows[0]) == 1 and len(rows) > 1 and len(rows[1]) >= 2:
-        rows = rows[1:]
+    edge_like = [len(t) >= 2 and all(re.fullmatch(rb"[+-]?[0-9]+", x) for x in t[:2]) for t in rows]
+    rows = rows[edge_like.index(True):] if True in edge_like else rows  # a header before the first edge
     adj = {}
     for tokens in rows:
         if len(tokens) < 2 or not all(re.fullmatch(rb"-?[0-9]+", t) for t in tokens[:2]):

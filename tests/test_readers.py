@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tcdist
+from tcdist.errors import InputError
 from tcdist.io import detect_format, read, text
 
 TRIANGLE_PLUS = [(1, 2), (2, 3), (3, 1), (3, 4)]  # one triangle and a pendant edge
@@ -53,6 +54,22 @@ def test_one_field_header_line_is_skipped_with_a_warning(tmp_path):
     edges = read(path)
     assert sorted(zip(edges.src.tolist(), edges.dst.tolist())) == sorted(TRIANGLE_PLUS)
     assert len(edges.warnings) == 1 and "g.txt:1" in edges.warnings[0] and "10900" in edges.warnings[0]
+
+
+def test_a_header_without_a_comment_marker_is_skipped_with_one_warning(tmp_path):
+    """Some published SNAP files have header lines without '#': they were an error at line 1."""
+    path = write(tmp_path / "g.txt", "Directed graph (each unordered pair once)\nFromNodeId\tToNodeId\n1\t2\n2\t3\n"
+                                     "3\t1\n3\t4\n")
+    edges = read(path)
+    assert sorted(zip(edges.src.tolist(), edges.dst.tolist())) == sorted(TRIANGLE_PLUS)
+    assert edges.warnings == [f"{path}:1-2: skipped 2 header lines before the first edge ('Directed graph (each "
+                              "...', 'FromNodeId ToNodeId')"]
+
+
+def test_after_the_first_edge_a_bad_line_is_still_an_error(tmp_path):
+    path = write(tmp_path / "g.txt", "FromNodeId ToNodeId\n1 2\n2 3\nfoo bar\n3 1\n")
+    with pytest.raises(InputError, match=r"g.txt:4: 'foo' is not an integer vertex id"):
+        read(path)
 
 
 def test_directed_and_reciprocal_edges_become_one_undirected_edge(tmp_path):

@@ -1,11 +1,14 @@
 """SNAP, KONECT and Graph Challenge edge lists: two integer ids per line, anything after ignored."""
 
+import re
+
 import numpy as np
 
 from tcdist.io.edges import EdgeList
 from tcdist.io.text import data_lines, read_pairs, show, sniff_delimiter
 
-_HEAD_BYTES = 1 << 16
+_HEAD_BYTES = 1 << 16  # a header is looked for in the file's first 64 KiB
+_ID = re.compile(rb"[+-]?[0-9]+")
 
 
 def _leading_lines(chunk):
@@ -21,20 +24,27 @@ def _leading_lines(chunk):
         yield end, i, tokens, raw
 
 
+def _looks_like_an_edge(tokens):
+    """Two leading tokens that look like ids; a bad one ('+3') is still the parser's error."""
+    return len(tokens) >= 2 and all(_ID.fullmatch(t) for t in tokens[:2])
+
+
 def _header(path, warnings):
+    """Lines before the first edge that are not edges (a header without '#', as some SNAP files
+    have) are skipped with one warning naming them; after the first edge, a bad line is an error."""
     def header(chunk):
-        skip_bytes = skip_lines = 0
-        lines = list(_leading_lines(chunk))
-        data = [(end, i, tokens, raw) for end, i, tokens, raw in lines if tokens]
+        data = [(end, i, tokens, raw) for end, i, tokens, raw in _leading_lines(chunk) if tokens]
         if not data:
             return 0, 0, " "
-        end, i, tokens, raw = data[0]
-        skip_bytes, skip_lines = end - len(raw) - 1, i
-        if len(tokens) == 1 and len(data) > 1 and len(data[1][2]) >= 2:
-            warnings.append(f"{path}:{i + 1}: skipped a header line holding one field ('{show(tokens[0])}')")
-            skip_bytes, skip_lines = end, i + 1
-            raw = data[1][3]
-        return skip_bytes, skip_lines, sniff_delimiter(raw)
+        first = next((k for k, line in enumerate(data) if _looks_like_an_edge(line[2])), 0)
+        end, i, tokens, raw = data[first]
+        if first:
+            skipped = data[:first]
+            where = f"{skipped[0][1] + 1}" + (f"-{skipped[-1][1] + 1}" if first > 1 else "")
+            shown = ", ".join(f"'{show(b' '.join(line[2]))}'" for line in skipped[:3]) + (", ..." if first > 3 else "")
+            warnings.append(f"{path}:{where}: skipped {'a header line' if first == 1 else f'{first} header lines'} "
+                            f"before the first edge ({shown})")
+        return end - len(raw) - 1, i, sniff_delimiter(raw)
 
     return header
 
