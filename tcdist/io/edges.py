@@ -13,6 +13,7 @@ class EdgeList:
     dst: np.ndarray
     name: str
     warnings: list = field(default_factory=list)
+    labels: object = None  # the vertices' labels when the source's ids were not integers; ids index them
 
     def __len__(self):
         return int(self.src.size)
