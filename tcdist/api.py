@@ -29,7 +29,7 @@ def partition(source: Source = None, *, parts: int, scheme: str = "random", prun
     run.Plan(parts=parts, scheme=scheme, prune=prune, seed=seed)  # checks the options before any work
     if output is not None:
         output_target(output, inputs=[source])
-    timings = Timings() if timings is None else timings
+    timings, started = Timings() if timings is None else timings, time.perf_counter()
     graph = load_graph(source, seed=seed, timings=timings)
     check_parts(parts, graph)
     replace = force or _same_graph_store(output, graph)
@@ -40,6 +40,7 @@ def partition(source: Source = None, *, parts: int, scheme: str = "random", prun
         t0 = time.perf_counter()
         write_store(result, output, replace=replace)
         timings.store_write += time.perf_counter() - t0
+    timings.finish(started)
     return result
 
 
@@ -61,7 +62,7 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
                     threads: int | None = None, parts: int | None = None, scheme: str | None = None,
                     prune: str | None = None, seed: int = 0, store: str | os.PathLike | None = None,
                     tile: int | None = None, schedule: str = "static", resume: bool = False,
-                    comm=None, debug: bool = False) -> TriangleCount:
+                    per_vertex: bool = False, comm=None, debug: bool = False) -> TriangleCount:
     """Count the triangles of a source exactly (see load_graph for the sources accepted).
 
     parts, scheme, prune: count LSTC parts (default: the whole graph as one part; one part per
@@ -72,11 +73,15 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     comm: an mpi4py communicator; every rank calls this function, rank 0 reads and partitions,
     each rank counts its parts on its own GPU (schedule 'static' or 'dynamic'), and every rank
     returns the same result. Without comm, one process counts everything.
+    per_vertex: also count every vertex's triangles (CPU backend; parts and ranks too): the
+    result's per_vertex holds .vertex (source ids or labels), .triangles and .clustering
+    (on rank 0), and transitivity and average_clustering are set.
     """
     plan = run.Plan(parts=parts, scheme=scheme, prune=prune, seed=seed,
                     store=None if store is None else os.fspath(store), schedule=schedule, resume=resume)
     comm = as_comm(comm)
     try:
-        return run.count(comm, source, plan, backend=backend, kernel=kernel, tile=tile, threads=threads, debug=debug)
+        return run.count(comm, source, plan, backend=backend, kernel=kernel, tile=tile, threads=threads,
+                         per_vertex=per_vertex, debug=debug)
     finally:
         comm.Free()

@@ -3,6 +3,7 @@
 import argparse
 import json
 import os
+import signal
 import sys
 import traceback
 
@@ -104,6 +105,10 @@ def build_parser():
     count.add_argument("--resume", action="store_true",
                        help="count only the parts that the journal of the store does not hold yet (after a failed run)")
     count.add_argument("--json-file", metavar="FILE", help="also write the --json record to FILE")
+    count.add_argument("--per-vertex", metavar="FILE",
+                       help="also write every vertex's triangles and local clustering coefficient to FILE "
+                            "(vertex,triangles,clustering; .csv, .parquet or .h5), in the input's own ids, and add "
+                            "the transitivity and average clustering to the summary (CPU backend, parts and ranks)")
     _common(count)
     count.set_defaults(func=cmd_count)
 
@@ -165,26 +170,37 @@ def _emit(args, record, lines, warnings=()):
         print("\n".join(lines))
 
 
+def _cleaning(r) -> str:
+    """What cleaning did to the input's edges, in words."""
+    return (f"dropped {r.self_loops:,} self loops and {r.duplicates:,} repeated edges; merged {r.reciprocal:,} "
+            "edges given in both directions")
+
+
 def _seconds(timings):
-    return " | ".join(f"{k} {v:.3f} s" for k, v in timings.items() if v >= 0.0005 or k in ("count", "total"))
+    return " | ".join(f"{k} {v:.3f} s" for k, v in timings.items() if v >= 0.0005 or k == "total")
 
 
 def cmd_count(args, comm):
     from tcdist.api import count_triangles
+    from tcdist.clustering import per_vertex_kind, write_per_vertex
     from tcdist.io.write import output_target
 
-    if args.json_file and comm.rank == 0:
-        output_target(args.json_file, inputs=[args.graph])
+    if comm.rank == 0:
+        for path in filter(None, (args.json_file, args.per_vertex)):
+            output_target(path, inputs=[args.graph])
+        if args.per_vertex:
+            per_vertex_kind(args.per_vertex)
 
     r = count_triangles(args.graph, backend=args.backend, kernel=args.kernel, threads=args.threads,
                         parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store,
-                        tile=args.tile, schedule=args.schedule, resume=args.resume, comm=comm, debug=args.debug)
+                        tile=args.tile, schedule=args.schedule, resume=args.resume,
+                        per_vertex=bool(args.per_vertex), comm=comm, debug=args.debug)
     if comm.rank != 0:
         return 0
     lines = [
         r.name,
         f"  vertices   {r.n:,}",
-        f"  edges      {r.m:,}   (dropped {r.self_loops:,} self loops, {r.duplicates:,} duplicate edges)",
+        f"  edges      {r.m:,}   ({_cleaning(r)})",
         f"  triangles  {r.triangles:,}",
         f"  backend    {r.backend}, kernel {r.kernel}, {r.threads} threads, {r.parts} part(s), {r.ranks} rank(s)",
         f"  time       {_seconds(r.timings)}",
@@ -193,6 +209,10 @@ def cmd_count(args, comm):
         resumed = f", {r.resumed_parts} taken from the journal" if r.resumed_parts else ""
         lines[-2:-2] = [f"  parts      {r.parts} ({r.scheme}, prune {r.prune}, schedule {r.schedule}{resumed})"]
         lines += ["", *parts_table(r.part_stats, r.n, r.m, extra=("triangles", "rank"))]
+    if r.per_vertex is not None:
+        write_per_vertex(r.per_vertex, args.per_vertex)
+        lines[4:4] = [f"  clustering transitivity {r.transitivity:.6f}, average local {r.average_clustering:.6f}; "
+                      f"per vertex in {args.per_vertex}"]
     if r.ranks > 1:
         lines += ["", *ranks_table(r.rank_stats)]
     _emit(args, r.to_dict(), lines, r.warnings)
@@ -253,11 +273,11 @@ def _graph_info(args):
     s = g.stats()
     d = s["degree"]
     record = {"name": g.name, "n": g.n, "m": g.m, "self_loops": g.self_loops, "duplicates": g.duplicates,
-              **s, "fingerprint": g.fingerprint(), "timings": timings.to_dict()}
+              "reciprocal": g.reciprocal, **s, "fingerprint": g.fingerprint(), "timings": timings.to_dict()}
     lines = [
         g.name,
         f"  vertices          {g.n:,}",
-        f"  edges             {g.m:,}   (dropped {g.self_loops:,} self loops, {g.duplicates:,} duplicate edges)",
+        f"  edges             {g.m:,}   ({_cleaning(g)})",
         f"  degree            min {d['min']:,}  mean {d['mean']:.2f}  median {d['median']:g}  max {d['max']:,}",
         f"  wedges            {s['wedges']:,}",
         f"  max out-degree    {s['max_out_degree']:,}   (after (degree, id) orientation)",
@@ -353,6 +373,26 @@ def _on_rank_zero(command):
     return run
 
 
+def _exit_status(e: BaseException, args, rank: int) -> int:
+    """The exit status of a run that ended in e, after its one line on stderr."""
+    signum = e.signum if isinstance(e, signals.Stopped) else signals.received()
+    if signum is not None:  # also another exception a signal caused (one raised inside a lock)
+        print(f"tcdist: stopped by {signal.Signals(signum).name} (temporary files removed)", file=sys.stderr)
+        return 128 + signum
+    if isinstance(e, BrokenPipeError):  # stdout closed early (| head): not an error of tcdist's
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
+    if not isinstance(e, (TcdistError, MemoryError)):
+        raise e
+    if args.debug:
+        traceback.print_exc()
+    if isinstance(e, MemoryError):
+        print("tcdist: error: out of memory (try a smaller graph, or --parts to count in pieces)", file=sys.stderr)
+    elif rank == 0:  # errors are collective: every rank raised it, rank 0 says it once
+        print(f"tcdist: error: {e}", file=sys.stderr)
+    return 2
+
+
 def main(argv=None):
     # Numba's coloured errors make colorama write a colour reset to stdout at exit whenever stdout
     # is a terminal, which it is for every rank under Open MPI's mpirun (a pty): that broke --json.
@@ -370,22 +410,7 @@ def main(argv=None):
         code = args.func(args, comm)
         signals.check()
         return code
-    except signals.Stopped as e:
-        print(f"tcdist: stopped by {e} (temporary files removed)", file=sys.stderr)
-        return 128 + e.signum
-    except BrokenPipeError:  # stdout closed early (| head): not an error of tcdist's
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 128 + 13
-    except TcdistError as e:
-        if args.debug:
-            traceback.print_exc()
-        if rank == 0:  # errors are collective: every rank raised it, rank 0 says it once
-            print(f"tcdist: error: {e}", file=sys.stderr)
-        return 2
-    except MemoryError:
-        if args.debug:
-            traceback.print_exc()
-        print("tcdist: error: out of memory (try a smaller graph, or --parts to count in pieces)", file=sys.stderr)
-        return 2
+    except BaseException as e:  # how it ended, by kind; anything else goes on as a traceback
+        return _exit_status(e, args, rank)
     finally:
         comm.Free()

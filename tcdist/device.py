@@ -203,6 +203,15 @@ class Device:
             return self._count(part.rowptr, part.col, part.n_local)
         return _interruptible(lambda: self._count(part.rowptr, part.col, part.n_local))
 
+    def count_per_vertex(self, part: Part):
+        """The triangles each vertex of the part is in, from its local rows (uint64 per vertex,
+        indexed like the part's rows). CPU only so far: the GPU kernel is not written yet."""
+        if self.is_gpu:
+            raise TcdistError("--per-vertex runs on the CPU backend for now; add --backend cpu")
+        from tcdist.count.cpu import per_vertex
+
+        return _interruptible(lambda: per_vertex(part.rowptr, part.col, part.n_local))
+
 
 def _interruptible(work: Callable):
     """work() on a daemon thread, waited for in steps short enough for signal handlers to run."""

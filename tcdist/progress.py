@@ -1,10 +1,16 @@
-"""Progress bars for long steps: shown on a terminal only, after one second, never in --json mode."""
+"""Progress bars for long steps: shown on a terminal only (a pty too: script, tmux), after one
+second, never in --json mode or in logs. A bar is redrawn every second by a thread of its own,
+so a step whose work comes in few large pieces (a build, one big part) still moves, and one
+that never reports progress still appears."""
 
 import sys
+import threading
+import time
 
 from tqdm import tqdm
 
 _enabled = False
+_TICK = 1.0  # seconds between redraws
 
 
 def enable(on):
@@ -13,18 +19,27 @@ def enable(on):
     _enabled = bool(on) and sys.stderr.isatty()
 
 
+class _Ticking(tqdm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._closed = threading.Event()
+        if not self.disable:
+            threading.Thread(target=self._tick, name="tcdist-progress", daemon=True).start()
+
+    def _tick(self):
+        while not self._closed.wait(_TICK):
+            if time.time() - self.start_t >= self.delay:
+                self.refresh()
+
+    def close(self):
+        self._closed.set()
+        super().close()
+
+
 def bar(total, desc, unit="it", scale=False):
-    """A tqdm bar that stays silent unless enabled and the step lasts over a second."""
-    return tqdm(
-        total=total,
-        desc=desc,
-        unit=unit,
-        unit_scale=scale,
-        disable=not _enabled,
-        delay=1.0,
-        leave=False,
-        file=sys.stderr,
-    )
+    """A bar that stays silent unless enabled and the step lasts over a second."""
+    return _Ticking(total=total, desc=desc, unit=unit, unit_scale=scale, disable=not _enabled, delay=1.0,
+                    leave=False, file=sys.stderr)
 
 
 def iterate(items, total, desc):

@@ -6,32 +6,55 @@ timings combine by maximum (the wall time of the slowest rank) while counts stil
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field, fields
 
 
 @dataclass
 class Timings:
-    """Seconds of each stage of one rank's run (or, combined, the slowest rank's)."""
+    """Seconds of each stage of one rank's run (or, combined, the slowest rank's); once finished,
+    the stages add up to the total."""
 
-    read: float = 0.0         # reading or generating the graph (root)
+    compile: float = 0.0      # choosing the device and compiling or loading its kernels
+    generate: float = 0.0     # generating a graph from a spec (root)
+    read: float = 0.0         # reading the graph (root)
     build: float = 0.0        # cleaning and orienting it (root)
     partition: float = 0.0    # LSTC Algorithms 1-2 (root)
     store_write: float = 0.0  # writing the HDF5 partition store (root)
     store_read: float = 0.0   # reading this rank's parts from the store
     transfer: float = 0.0     # host-to-GPU copies
     count: float = 0.0        # the counting kernels
+    other: float = 0.0        # the rest: waiting for other ranks, checks, Python between the stages
     total: float = 0.0        # wall time of the whole run on this rank
+
+    def finish(self, started: float) -> Timings:
+        """Close the run begun at perf_counter() == started: total is the wall time since, and
+        other what no stage accounts for."""
+        self.total = time.perf_counter() - started
+        staged = sum(getattr(self, f.name) for f in fields(self) if f.name not in ("other", "total"))
+        self.other = max(self.total - staged, 0.0)
+        return self
 
     def __add__(self, other: Timings) -> Timings:
         return Timings(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
     @staticmethod
     def slowest(many: list[Timings]) -> Timings:
-        """Per stage, the maximum over ranks: what the job waited for."""
-        return Timings(*(max((getattr(t, f.name) for t in many), default=0.0) for f in fields(Timings)))
+        """The timings of the rank that took longest (what the job waited for), whose stages add up."""
+        return max(many, key=lambda t: t.total, default=Timings())
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass
+class PerVertex:
+    """Per vertex of the graph: its id in the source, the triangles it is in and its local
+    clustering coefficient (NumPy arrays of one length)."""
+
+    vertex: object
+    triangles: object
+    clustering: object
 
 
 @dataclass
@@ -86,6 +109,7 @@ class TriangleCount:
     m: int
     self_loops: int
     duplicates: int
+    reciprocal: int
     backend: str
     kernel: str
     threads: int
@@ -101,9 +125,13 @@ class TriangleCount:
     rank_stats: list = field(default_factory=list)
     resumed_parts: int = 0
     warnings: list = field(default_factory=list)
+    transitivity: float | None = None         # 3 T / wedges (with per_vertex)
+    average_clustering: float | None = None   # the mean local clustering over the graph's vertices
+    per_vertex: PerVertex | None = None       # on rank 0 only (the arrays are reduced there)
 
     def __int__(self):
         return self.triangles
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Everything but the per-vertex arrays (written to their own file)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "per_vertex"}

@@ -50,3 +50,10 @@ def check():
     """Raise Stopped if a signal arrived, even one whose exception was swallowed on the way."""
     if _received is not None:
         raise Stopped(_received)
+
+
+def received():
+    """The signal that asked tcdist to stop, or None. An exception of another kind while one is
+    pending is the signal's doing (raised inside threading's locks, say, it surfaces as a
+    RuntimeError), so the run ends as stopped by it."""
+    return _received

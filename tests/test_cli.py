@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import DATASETS, run_module
 
 from tcdist.io import read
@@ -32,7 +33,7 @@ def test_count_json(cli):
 
 def test_count_reports_dropped_edges(cli):
     result = cli("count", DATASETS / "email-Eu-core.txt.gz")
-    assert "(dropped 642 self loops, 8,865 duplicate edges)" in result.out
+    assert "(dropped 642 self loops and 0 repeated edges; merged 8,865 edges given in both directions)" in result.out
     assert "triangles  105,461" in result.out
 
 
@@ -114,3 +115,46 @@ def test_json_on_a_terminal_is_only_json():
     os.close(leader)
     assert result.returncode == 0, result.stderr
     assert json.loads(out.decode())["triangles"] == 1612010
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("rmat:abc", "generator spec 'rmat:abc': expected rmat:SCALE[:EDGEFACTOR]"),
+    ("er:5", "generator spec 'er:5': expected er:N:M"),
+    ("rmat", "generator spec 'rmat': expected rmat:SCALE[:EDGEFACTOR]"),
+    ("foo:3", "'foo:3' is no file and no generator spec (generators: rmat:SCALE[:EDGEFACTOR], er:N:M"),
+])
+def test_a_bad_generator_spec_names_the_valid_forms(cli, spec, message):
+    """These were 'no such file'."""
+    result = cli("count", spec)
+    assert result.code == 2 and result.err.startswith(f"tcdist: error: {message}")
+
+
+def test_the_stages_add_up_to_the_total(cli):
+    """Compiling and generating were outside every stage (and compiling outside the total)."""
+    timings = cli("count", "rmat:12", "--backend", "cpu", "--json").json()["timings"]
+    assert timings["compile"] > 0 and timings["generate"] > 0 and timings["read"] == 0
+    assert sum(v for k, v in timings.items() if k != "total") == pytest.approx(timings["total"], rel=1e-9)
+
+
+def test_a_bar_moves_every_second_even_without_updates(monkeypatch):
+    """A bar was drawn only when its step reported progress: one long build or part showed
+    nothing at all (tqdm's delay is checked on updates only)."""
+    import io
+    import time
+
+    from tcdist import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    progress.enable(True)
+    try:
+        with progress.bar(4, "build", "steps"):
+            time.sleep(3.5)  # a step that reports nothing for 3.5 s
+    finally:
+        progress.enable(False)
+    frames = [f for f in terminal.getvalue().split("\r") if "build" in f]
+    assert len(frames) >= 2 and frames[0] != frames[-1], terminal.getvalue()

@@ -39,6 +39,22 @@ def test_a_signal_during_a_store_write_leaves_no_file(tmp_path, signum):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_signal_that_surfaces_as_another_error_still_ends_as_stopped(cli, monkeypatch):
+    """Raised inside threading's lock code (a store write's checksum pool), Stopped came out as a
+    RuntimeError and a traceback (seen in CI for SIGINT during a store write)."""
+    import tcdist.api
+    from tcdist import signals
+
+    def interrupted(*args, **kwargs):
+        monkeypatch.setattr(signals, "_received", signal.SIGTERM)
+        raise RuntimeError("release unlocked lock")
+
+    monkeypatch.setattr(tcdist.api, "count_triangles", interrupted)
+    result = cli("count", "rmat:5")
+    assert result.code == 128 + signal.SIGTERM and one_line(result.err) == (
+        "tcdist: stopped by SIGTERM (temporary files removed)")
+
+
 def test_ctrl_c_stops_a_long_cpu_kernel_at_once():
     job = tcdist_process("count", "complete:4000", "--backend", "cpu", "--threads", "1", "--kernel", "merge")
     time.sleep(5)  # the graph is built in about 2 s; counting it takes over 15 s on one thread

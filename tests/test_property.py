@@ -22,7 +22,9 @@ def test_matches_brute_force(edges, kernel):
     simple = {frozenset(p) for p in edges if p[0] != p[1]}
     assert result.m == len(simple)
     assert result.self_loops == sum(u == v for u, v in edges)
-    assert result.duplicates == len(edges) - result.self_loops - len(simple)
+    directed = {p for p in edges if p[0] != p[1]}
+    assert result.duplicates == len(edges) - result.self_loops - len(directed)  # the same pair again
+    assert result.reciprocal == len(directed) - len(simple)  # the other direction of a pair
 
 
 @settings(max_examples=50, deadline=None)

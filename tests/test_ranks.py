@@ -153,3 +153,14 @@ def test_a_rank_killed_mid_count_is_resumed_exactly(tmp_path):
     assert sum(len(s["parts"]) for s in record["rank_stats"]) == parts - finished
     again = mpiexec_json(1, "count", store, "--backend", "cpu", "--resume")
     assert (again["triangles"], again["resumed_parts"]) == (record["triangles"], parts)
+
+
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+def test_per_vertex_under_ranks_equals_one_process(tmp_path, cli, schedule):
+    """Each rank credits the vertices of its parts; rank 0 reduces the uint64 arrays and writes."""
+    alone = tmp_path / "alone.csv"
+    assert cli("count", GRAPH, "--backend", "cpu", "--per-vertex", alone).code == 0
+    ranked = tmp_path / "ranked.csv"
+    result = mpiexec(3, "count", GRAPH, "--backend", "cpu", "-P", "5", "--schedule", schedule, "--per-vertex", ranked)
+    assert result.returncode == 0, result.stderr
+    assert ranked.read_bytes() == alone.read_bytes()

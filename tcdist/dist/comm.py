@@ -103,6 +103,18 @@ def is_serial(comm) -> bool:
     return isinstance(comm, SerialComm)
 
 
+def sum_to_root(comm, counts):
+    """The element-wise exact sum over ranks of a uint64 array, on rank 0 (None elsewhere)."""
+    if is_serial(comm):
+        return counts
+    import numpy as np
+    from mpi4py import MPI
+
+    total = np.zeros_like(counts) if comm.rank == 0 else None
+    comm.Reduce(counts, total, op=MPI.SUM, root=0)
+    return total
+
+
 def sum_uint64(comm, value: int) -> int:
     """The exact sum over ranks of a non-negative count, as an MPI reduce of uint64."""
     if is_serial(comm):

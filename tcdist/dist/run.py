@@ -16,9 +16,12 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from tcdist.clustering import per_vertex_result
 from tcdist.device import Device, check_backend
 from tcdist.dist.binding import node_local
-from tcdist.dist.comm import is_serial, sum_uint64
+from tcdist.dist.comm import is_serial, sum_to_root, sum_uint64
 from tcdist.dist.guard import collective, independently
 from tcdist.dist.schedule import SCHEDULES, DynamicQueue, by_work, static_plan
 from tcdist.errors import InputError, TcdistError
@@ -29,6 +32,7 @@ from tcdist.partition.store import Store, write_store
 from tcdist.pipeline import count_parts
 from tcdist.results import PartResult, RankResult, Timings, TriangleCount
 from tcdist.source import load_graph, open_store_source
+from tcdist.xp import to_numpy
 
 
 MAX_PARTS = 2**31 - 1  # a part id is stored as int32
@@ -82,14 +86,14 @@ class Prepared:
 
 def _header_of_graph(graph, parts, scheme, prune) -> dict:
     return {"n": graph.n, "m": graph.m, "name": graph.name, "self_loops": graph.self_loops,
-            "duplicates": graph.duplicates, "warnings": list(graph.warnings), "parts": parts, "scheme": scheme,
+            "duplicates": graph.duplicates, "reciprocal": graph.reciprocal, "warnings": list(graph.warnings), "parts": parts, "scheme": scheme,
             "prune": prune}
 
 
 def _header_of_store(store: Store) -> dict:
     h = store.header
     return {"n": h["graph_n"], "m": h["graph_m"], "name": h["graph_name"], "self_loops": h["self_loops"],
-            "duplicates": h["duplicates"], "warnings": [], "parts": store.num_parts, "scheme": h["scheme"],
+            "duplicates": h["duplicates"], "reciprocal": h["reciprocal"], "warnings": [], "parts": store.num_parts, "scheme": h["scheme"],
             "prune": h["prune"]}
 
 
@@ -108,23 +112,23 @@ def _temporary_store() -> str:
     return os.path.abspath(f".tcdist-parts-{uuid.uuid4().hex[:12]}.h5")
 
 
-def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings) -> tuple[Prepared, list | None]:
-    """Rank 0's part of the run; returns the plan for every rank and, with one rank, the parts in memory."""
+def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, held: dict) -> Prepared:
+    """Rank 0's part of the run; returns the plan for every rank. It keeps in held the graph it
+    loaded ("graph") and, with one rank, the parts in memory ("parts")."""
     if plan.store is not None:
         output_target(plan.store, inputs=[source])  # before any work: a bad name fails at once
     source_store = open_store_source(source)
     if source_store is not None:
         with source_store:
-            prepared = _from_store(source_store, plan)
-        return prepared, None
-    graph = load_graph(source, seed=plan.seed, timings=timings, device=device)
+            return _from_store(source_store, plan)
+    graph = held["graph"] = load_graph(source, seed=plan.seed, timings=timings, device=device)
     if plan.whole and ranks == 1:
-        whole = Part(0, graph.rowptr, graph.col, None, graph.n, {})
-        return Prepared(_header_of_graph(graph, 1, None, None), {0: 0}, partitioned=False), [whole]
+        held["parts"] = [Part(0, graph.rowptr, graph.col, None, graph.n, {})]
+        return Prepared(_header_of_graph(graph, 1, None, None), {0: 0}, partitioned=False)
     parts, scheme, prune = plan.parts or min(ranks, max(graph.n, 1)), plan.scheme or "random", plan.prune or "lstc"
     check_parts(parts, graph)
     if plan.store is not None and os.path.exists(plan.store):
-        return _reuse(plan, graph, parts, scheme, prune), None
+        return _reuse(plan, graph, parts, scheme, prune)
     t0 = time.perf_counter()
     partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=plan.seed)
     timings.partition += time.perf_counter() - t0
@@ -138,9 +142,11 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings) -
         try:
             write_store(partitioning, prepared.store, replace=False)
         except OutputExists:  # another run wrote the store meanwhile: use it if it is this partitioning
-            return _reuse(plan, graph, parts, scheme, prune), None
+            return _reuse(plan, graph, parts, scheme, prune)
         timings.store_write += time.perf_counter() - t0
-    return prepared, partitioning.parts if ranks == 1 else None
+    if ranks == 1:
+        held["parts"] = partitioning.parts
+    return prepared
 
 
 def _reuse(plan: Plan, graph, parts, scheme, prune) -> Prepared:
@@ -180,34 +186,41 @@ def _my_parts(comm, plan: Plan, prepared: Prepared):
 
 
 def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None = None, tile: int | None = None,
-          threads: int | None = None, debug: bool = False) -> TriangleCount:
-    """Count the triangles of source on every rank of comm; every rank returns the same result."""
+          threads: int | None = None, per_vertex: bool = False, debug: bool = False) -> TriangleCount:
+    """Count the triangles of source on every rank of comm; every rank returns the same result
+    (with per_vertex, rank 0's also holds the per-vertex arrays)."""
     check_backend(backend)
+    if per_vertex and backend == "gpu":
+        raise TcdistError("--per-vertex runs on the CPU backend for now; add --backend cpu")
+    if per_vertex and plan.resume:
+        raise TcdistError("--per-vertex cannot resume a count (the journal holds totals only); leave out --resume")
     local_rank, local_size = node_local(comm)
 
     def ready_device():
-        device = Device.resolve(backend, kernel=kernel, tile=tile, threads=threads, local_rank=local_rank,
-                                local_size=local_size)
+        device = Device.resolve("cpu" if per_vertex else backend, kernel=kernel, tile=tile, threads=threads,
+                                local_rank=local_rank, local_size=local_size)
         device.warm_up()
         return device
 
+    start = time.perf_counter()
     device = collective(comm, ready_device, debug=debug)
-    start = time.perf_counter()  # compiling the kernels is not part of the count
-    timings, held = Timings(), {}
+    timings, held = Timings(compile=time.perf_counter() - start), {}
 
     def root():
-        prepared, held["parts"] = _prepare(source, plan, device, comm.size, timings)
+        prepared = _prepare(source, plan, device, comm.size, timings, held)
         _start_journal(prepared, plan)
         return prepared
 
     prepared = collective(comm, root, root_only=True, debug=debug)
     try:
-        results = _count_mine(comm, plan, prepared, device, held.get("parts"), debug)
+        credits = np.zeros(prepared.header["n"], np.uint64) if per_vertex else None
+        results = _count_mine(comm, plan, prepared, device, held.get("parts"), credits, debug)
+        credits = None if credits is None else sum_to_root(comm, credits)
         for r in results:
             timings.store_read += r.store_read
             timings.transfer += r.transfer
             timings.count += r.count
-        timings.total = time.perf_counter() - start
+        timings.finish(start)
         mine = RankResult(comm.rank, socket.gethostname(), device.kind, device.gpu, device.bus_id, device.threads,
                           results, timings)
         everyone = comm.allgather(mine)
@@ -215,10 +228,24 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
     finally:
         if prepared.temporary and comm.rank == 0 and os.path.exists(prepared.store):
             os.remove(prepared.store)
-    return _result(prepared, device, plan, counted, everyone, comm.size)
+    result = _result(prepared, device, plan, counted, everyone, comm.size)
+    if credits is not None:
+        ids, degree = _vertices(held.get("graph"), prepared)
+        result.per_vertex, result.transitivity, result.average_clustering = per_vertex_result(
+            ids, degree, credits, result.triangles)
+        result.kernel = "per-vertex (merge)"
+    return result
 
 
-def _count_mine(comm, plan: Plan, prepared: Prepared, device: Device, in_memory: list | None,
+def _vertices(graph, prepared: Prepared):
+    """Rank 0: every vertex's source id and degree, from the graph it loaded or from the store."""
+    if graph is not None:
+        return graph.vertex_ids(), to_numpy(graph.degree())
+    with Store(prepared.store) as store:
+        return store.vertices()
+
+
+def _count_mine(comm, plan: Plan, prepared: Prepared, device: Device, in_memory: list | None, credits,
                 debug: bool) -> list[PartResult]:
     """Count this rank's parts, from rank 0's memory (one rank) or from the store every rank opens."""
     store = None if in_memory is not None else collective(comm, lambda: Store(prepared.store), debug=debug)
@@ -230,7 +257,8 @@ def _count_mine(comm, plan: Plan, prepared: Prepared, device: Device, in_memory:
             try:
                 return count_parts(device, mine, in_memory.__getitem__ if store is None else store.part,
                                    num_parts=prepared.header["parts"], rank=comm.rank,
-                                   record=journal.record if journal else None, expected=expected, check=check)
+                                   record=journal.record if journal else None, expected=expected, check=check,
+                                   per_vertex=credits)
             finally:
                 if isinstance(mine, DynamicQueue):
                     mine.close()
@@ -250,7 +278,7 @@ def _result(prepared: Prepared, device: Device, plan: Plan, counted: int, everyo
         raise TcdistError(f"internal error: {len(parts)} part results for {h['parts']} parts")
     return TriangleCount(
         triangles=triangles, n=h["n"], m=h["m"], self_loops=h["self_loops"], duplicates=h["duplicates"],
-        backend=device.kind, kernel=device.kernel, threads=device.threads, parts=h["parts"], ranks=ranks,
+        reciprocal=h["reciprocal"], backend=device.kind, kernel=device.kernel, threads=device.threads, parts=h["parts"], ranks=ranks,
         name=h["name"], timings=Timings.slowest([r.timings for r in everyone]).to_dict(), scheme=h["scheme"],
         prune=h["prune"], schedule=plan.schedule if prepared.partitioned else None,
         store=None if prepared.temporary else prepared.store,

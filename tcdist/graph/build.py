@@ -18,13 +18,27 @@ from tcdist.xp import array_module
 
 def unique_sorted(xp, keys):
     """Sorted distinct values of keys."""
-    keys = xp.sort(keys)
+    return _distinct(xp, xp.sort(keys))
+
+
+def _distinct(xp, keys):
+    """The distinct values of sorted keys."""
     if keys.size:
         keep = xp.empty(keys.size, dtype=bool)
         keep[0] = True
         xp.not_equal(keys[1:], keys[:-1], out=keep[1:])
         keys = keys[keep]
     return keys
+
+
+def _undirected_keys(xp, u, v, n):
+    """(sorted distinct keys lo * n + hi of the undirected edges, repeated edges, edges also given
+    in the other direction), with one sort: each key carries its direction in its lowest bit
+    (2 * n^2 < 2^64 for every n up to MAX_VERTICES, so uint64 holds it)."""
+    lo, hi = xp.minimum(u, v), xp.maximum(u, v)
+    directed = unique_sorted(xp, (lo * n + hi).astype(xp.uint64) * xp.uint64(2) + (u > v).astype(xp.uint64))
+    keys = _distinct(xp, directed >> xp.uint64(1))
+    return keys.astype(xp.int64), int(u.size - directed.size), int(directed.size - keys.size)
 
 
 def compact_ids(src, dst):
@@ -87,8 +101,7 @@ def _build(edges, bar):
     n = int(ids.size)
     if n > MAX_VERTICES:
         raise TcdistError(f"{edges.name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
-    keys = unique_sorted(xp, xp.minimum(u, v) * n + xp.maximum(u, v))
-    duplicates = int(src.size - keys.size)
+    keys, duplicates, reciprocal = _undirected_keys(xp, u, v, n)
     bar.update()
     lo, hi = keys // n, keys % n
     del keys, u, v
@@ -107,20 +120,7 @@ def _build(edges, bar):
         name=edges.name,
         self_loops=self_loops,
         duplicates=duplicates,
+        reciprocal=reciprocal,
         warnings=list(edges.warnings),
+        labels=edges.labels,
     )
-
-
-def edge_arrays(src, dst, name):
-    """Validate two array-likes of vertex ids (API input) as int64 NumPy/CuPy arrays."""
-    xp = array_module(src, dst)
-    src, dst = xp.asarray(src), xp.asarray(dst)
-    if src.ndim != 1 or src.shape != dst.shape:
-        raise TcdistError(f"{name}: source and target arrays must be 1-D and of equal length")
-    if src.size and not (np.issubdtype(src.dtype, np.integer) and np.issubdtype(dst.dtype, np.integer)):
-        raise TcdistError(f"{name}: vertex ids must be integers, got {src.dtype} and {dst.dtype}")
-    src, dst = src.astype(xp.int64), dst.astype(xp.int64)
-    if src.size and int(min(src.min(), dst.min())) < 0:
-        raise TcdistError(f"{name}: vertex ids must be non-negative")
-    return src, dst
-

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tcdist.clustering import exact_sum, wedge_counts
 from tcdist.xp import array_module, segment_ids, to_numpy
 
 MAX_VERTICES = 3_037_000_499  # n * n must fit in int64: edges are sorted as packed keys u * n + v
@@ -72,8 +73,15 @@ class Graph(CSR):
     original_id: object
     name: str = ""
     self_loops: int = 0
-    duplicates: int = 0
+    duplicates: int = 0  # repeats of an edge already read in the same direction
+    reciprocal: int = 0  # edges read in both directions, merged into one undirected edge
     warnings: list = field(default_factory=list)
+    labels: object = None  # with ids that were not integers: original_id indexes these labels
+
+    def vertex_ids(self):
+        """Every vertex's id in the source (its label, when the source had labels), as NumPy."""
+        ids = to_numpy(self.original_id)
+        return ids if self.labels is None else to_numpy(self.labels)[ids]
 
     def out_degree(self):
         return self.xp.diff(self.rowptr)
@@ -105,7 +113,7 @@ class Graph(CSR):
                 "mean": 2 * self.m / self.n,
                 "median": float(xp.median(deg)),
             },
-            "wedges": int((deg * (deg - 1) // 2).sum()),
-            "oriented_wedges": int((out * (out - 1) // 2).sum()),
+            "wedges": exact_sum(wedge_counts(to_numpy(deg))),
+            "oriented_wedges": exact_sum(wedge_counts(to_numpy(out))),
             "max_out_degree": int(out.max()),
         }

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 
-from tcdist.errors import InputError
+from tcdist.errors import InputError, TcdistError
 from tcdist.graph.graph import Graph
 from tcdist.io.edgelist import read_edge_list
 from tcdist.io.edges import EdgeList
-from tcdist.io.generators import generate, is_spec
+from tcdist.io.generators import generate, is_spec, not_a_spec
 from tcdist.io.h5graph import read_graph
 from tcdist.io.hdf5 import looks_hdf5
 from tcdist.io.mtx import read_mtx
@@ -60,7 +60,8 @@ def check_readable(path):
     if path == "-":
         return
     if not os.path.exists(path):
-        raise InputError(path, "no such file")
+        problem = not_a_spec(os.fspath(path))
+        raise TcdistError(problem) if problem else InputError(path, "no such file")
     if os.path.isdir(path):
         raise InputError(path, "is a directory, not a graph file")
     if not os.access(path, os.R_OK):

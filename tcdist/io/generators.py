@@ -123,6 +123,7 @@ GENERATORS = {
     "tripartite": (tripartite, "tripartite:A:B:C", "K_{A,B,C}, A*B*C triangles"),
 }
 _SPEC = re.compile(r"([a-z]+)((?::\d+)+)")
+_SPEC_LIKE = re.compile(r"([a-z]+)(:[^/]*)?")
 _GENERATED_BYTES_PER_EDGE = 48  # src and dst (int64) and the draws they are made from
 
 
@@ -149,6 +150,17 @@ def is_spec(text):
     """Whether text names a generator (``rmat:18``) rather than a file."""
     match = _SPEC.fullmatch(str(text))
     return bool(match) and match.group(1) in GENERATORS
+
+
+def not_a_spec(name: str) -> str | None:
+    """For a name that is no file but looks like a generator spec: what is wrong with it."""
+    match = _SPEC_LIKE.fullmatch(name)
+    if not match or (match.group(2) is None and match.group(1) not in GENERATORS):
+        return None
+    if match.group(1) in GENERATORS:
+        return f"generator spec '{name}': expected {GENERATORS[match.group(1)][1]}"
+    known = ", ".join(usage for _, usage, _ in GENERATORS.values())
+    return f"'{name}' is no file and no generator spec (generators: {known})"
 
 
 def generate(spec: str, *, seed: int = 0, xp=np) -> EdgeList:

@@ -17,13 +17,14 @@ from tcdist.io.write import atomic_path
 
 FORMAT = "tcdist-graph"
 VERSION = 3
-_ATTRS = {"n": int, "m": int, "self_loops": int, "duplicates": int, "name": str, "fingerprint": str}
+_ATTRS = {"n": int, "m": int, "self_loops": int, "duplicates": int, "reciprocal": int, "name": str, "fingerprint": str}
 _ARRAYS = ("rowptr", "col", "original_id")
 
 
 def write_graph(graph, path):
     """Write the graph to path (atomically)."""
     attrs = {"n": graph.n, "m": graph.m, "self_loops": int(graph.self_loops), "duplicates": int(graph.duplicates),
+             "reciprocal": int(graph.reciprocal),
              "name": str(graph.name), "fingerprint": graph.fingerprint()}
     with atomic_path(path) as tmp, sealed_file(tmp, FORMAT, VERSION, datasets=len(_ARRAYS)) as f:
         arrays = {
@@ -45,7 +46,7 @@ def read_graph(path):
     if digest(attrs, {k: array_checksum(a) for k, a in arrays.items()}) != stored:
         raise InputError(path, "the graph's arrays or attributes do not match its digest (corrupt or altered)")
     graph = Graph(rowptr=arrays["rowptr"], col=arrays["col"], original_id=arrays["original_id"], name=attrs["name"],
-                  self_loops=attrs["self_loops"], duplicates=attrs["duplicates"])
+                  self_loops=attrs["self_loops"], duplicates=attrs["duplicates"], reciprocal=attrs["reciprocal"])
     problem = csr_problem(graph.rowptr, graph.col, graph.n, ascending=True)
     if problem is None and (graph.original_id.size != graph.n or (graph.n, graph.m) != (attrs["n"], attrs["m"])):
         problem = "original_id, n or m do not match the CSR"

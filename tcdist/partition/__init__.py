@@ -32,7 +32,10 @@ def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", pru
         graph_name=graph.name,
         self_loops=graph.self_loops,
         duplicates=graph.duplicates,
+        reciprocal=graph.reciprocal,
         assignment=assignment,
+        original_id=graph.original_id,
+        degree=graph.degree(),
     )
 
 

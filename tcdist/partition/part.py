@@ -68,7 +68,10 @@ class Partitioning:
     graph_name: str = ""
     self_loops: int = 0
     duplicates: int = 0
+    reciprocal: int = 0
     assignment: object = None
+    original_id: object = None  # every graph vertex's id in the source (for per-vertex results)
+    degree: object = None       # every graph vertex's degree (for clustering coefficients)
 
     @property
     def num_parts(self):

@@ -3,8 +3,10 @@
 Layout (format 'tcdist-partitions', version 3; sealed, io/seal.py):
 
     /                attrs: format, version, tcdist_version, graph_n, graph_m, fingerprint,
-                     graph_name, self_loops, duplicates, scheme, parts, seed, prune, digest
+                     graph_name, self_loops, duplicates, reciprocal, scheme, parts, seed, prune, digest
     /assignment      part of every vertex of the graph (rank order); attr: checksum
+    /original_id     every vertex's id in the source (rank order); attr: checksum
+    /degree          every vertex's degree (rank order); attr: checksum
     /partNNNNN/      rowptr (int64), col (int32 or int64), global_id (int64);
                      attrs: n_local, v_ind, v_res, e_ind, e_res, bytes, work, digest
 
@@ -15,10 +17,11 @@ store is refused. The file is written under a temporary name and renamed when co
 """
 
 import json
+import os
 
 import numpy as np
 
-from tcdist import __version__
+from tcdist import __version__, progress
 from tcdist.errors import InputError
 from tcdist.graph.graph import col_dtype
 from tcdist.io.hdf5 import (array_checksum, check_format, damage_is_input_error, digest, open_h5, plain, read_array,
@@ -31,7 +34,7 @@ from tcdist.xp import to_numpy
 FORMAT = "tcdist-partitions"
 VERSION = 3
 _HEADER = {"graph_n": int, "graph_m": int, "fingerprint": str, "graph_name": str, "self_loops": int,
-           "duplicates": int, "scheme": str, "seed": int, "prune": str, "parts": int}
+           "duplicates": int, "reciprocal": int, "scheme": str, "seed": int, "prune": str, "parts": int}
 _PART = {**{k: int for k in STAT_KEYS}, "digest": str}
 
 
@@ -39,8 +42,11 @@ def _group_name(i):
     return f"part{i:05d}"
 
 
-def _root_digest(header, part_digests, assignment_checksum):
-    return digest({**header, "part_digests": part_digests, "assignment": assignment_checksum}, {})
+_ROOT_ARRAYS = {"assignment": None, "original_id": np.int64, "degree": np.int64}  # None: int32 while it fits
+
+
+def _root_digest(header, part_digests, root_checksums):
+    return digest({**header, "part_digests": part_digests, **root_checksums}, {})
 
 
 def write_store(partitioning, path, *, replace=True):
@@ -49,14 +55,16 @@ def write_store(partitioning, path, *, replace=True):
     p = partitioning
     header = {k: plain(getattr(p, k)) for k in _HEADER if k != "parts"} | {"parts": p.num_parts}
     with atomic_path(path, replace=replace) as tmp, \
-            sealed_file(tmp, FORMAT, VERSION, datasets=3 * p.num_parts + 1) as f:
-        assignment = ""
-        if p.assignment is not None:
-            ids = to_numpy(p.assignment).astype(np.int32 if p.num_parts < 2**31 else np.int64)
-            assignment = json.dumps(write_dataset(f, "assignment", ids))
-            f["assignment"].attrs["checksum"] = assignment
+            sealed_file(tmp, FORMAT, VERSION, datasets=3 * p.num_parts + len(_ROOT_ARRAYS)) as f:
+        root_checksums = {}
+        for name, dtype in _ROOT_ARRAYS.items():
+            values = getattr(p, name)
+            root_checksums[name] = "" if values is None else json.dumps(write_dataset(
+                f, name, to_numpy(values).astype(dtype or (np.int32 if p.num_parts < 2**31 else np.int64))))
+            if values is not None:
+                f[name].attrs["checksum"] = root_checksums[name]
         part_digests = []
-        for part in p.parts:
+        for part in progress.iterate(p.parts, p.num_parts, f"write {os.path.basename(path)}"):
             g = f.create_group(_group_name(part.index))
             arrays = {
                 "rowptr": write_dataset(g, "rowptr", to_numpy(part.rowptr).astype(np.int64)),
@@ -67,7 +75,7 @@ def write_store(partitioning, path, *, replace=True):
             part_digests.append(digest(stats, arrays))
             g.attrs.update(stats, digest=part_digests[-1])
         f.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, **header,
-                       digest=_root_digest(header, part_digests, assignment))
+                       digest=_root_digest(header, part_digests, root_checksums))
 
 
 class Store:
@@ -96,9 +104,9 @@ class Store:
             raise InputError(self.path, f"part {absent} of {self.num_parts} is missing")
         part_digests = [read_attrs(self.path, f[_group_name(i)], {"digest": str}, f"part {i}")["digest"]
                         for i in range(self.num_parts)]
-        assignment = plain(f["assignment"].attrs.get("checksum", "")) if "assignment" in f else ""
+        root_checksums = {name: plain(f[name].attrs.get("checksum", "")) if name in f else "" for name in _ROOT_ARRAYS}
         stored = plain(f.attrs.get("digest", ""))
-        if stored != _root_digest(self.header, part_digests, assignment):
+        if stored != _root_digest(self.header, part_digests, root_checksums):
             raise InputError(self.path, "the store header does not match its digest (corrupt or altered attributes)")
 
     def __enter__(self):
@@ -145,17 +153,31 @@ class Store:
         differ = [f"{k} {h[k]} (asked for {v})" for k, v in wanted.items() if h[k] != v]
         return f"it holds {', '.join(differ)}" if differ else None
 
-    def assignment(self):
-        """The part of every vertex, checked against its checksum."""
+    def _root_array(self, name):
+        """A whole-graph array (or None when the store has none), checked against its checksum."""
         f = self._file
         with damage_is_input_error(self.path):
-            if "assignment" not in f:
+            if name not in f:
                 return None
-            ids = read_array(self.path, f, "assignment")
-            checksum = plain(f["assignment"].attrs.get("checksum", ""))
-        if json.dumps(array_checksum(ids)) != checksum:
-            raise InputError(self.path, "dataset 'assignment' is corrupt (checksum mismatch)")
-        return ids
+            values = read_array(self.path, f, name)
+            checksum = plain(f[name].attrs.get("checksum", ""))
+        if json.dumps(array_checksum(values)) != checksum:
+            raise InputError(self.path, f"dataset '{name}' is corrupt (checksum mismatch)")
+        if values.size != self.header["graph_n"]:
+            raise InputError(self.path, f"dataset '{name}' has {values.size:,} entries for {self.header['graph_n']:,} "
+                                        "vertices")
+        return values
+
+    def assignment(self):
+        """The part of every vertex."""
+        return self._root_array("assignment")
+
+    def vertices(self):
+        """(every vertex's source id, its degree), for per-vertex results."""
+        ids, degree = self._root_array("original_id"), self._root_array("degree")
+        if ids is None or degree is None:
+            raise InputError(self.path, "this store holds no vertex table (original ids and degrees); write it again")
+        return ids, degree
 
     def partitioning(self):
         """The whole partitioning in memory."""
@@ -164,5 +186,6 @@ class Store:
             parts=[self.part(i) for i in range(self.num_parts)],
             scheme=h["scheme"], prune=h["prune"], seed=h["seed"], graph_n=h["graph_n"], graph_m=h["graph_m"],
             fingerprint=h["fingerprint"], graph_name=h["graph_name"], self_loops=h["self_loops"],
-            duplicates=h["duplicates"], assignment=self.assignment(),
+            duplicates=h["duplicates"], reciprocal=h["reciprocal"], assignment=self.assignment(),
+            original_id=self._root_array("original_id"), degree=self._root_array("degree"),
         )
