@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 
+from tcdist.budget import parse_size
 from tcdist.dist import run
 from tcdist.dist.comm import as_comm
 from tcdist.errors import TcdistError
@@ -62,7 +63,8 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
                     threads: int | None = None, parts: int | None = None, scheme: str | None = None,
                     prune: str | None = None, seed: int = 0, store: str | os.PathLike | None = None,
                     tile: int | None = None, schedule: str = "static", resume: bool = False,
-                    per_vertex: bool = False, comm=None, debug: bool = False) -> TriangleCount:
+                    per_vertex: bool = False, gpu_memory_limit: int | str | None = None, comm=None,
+                    debug: bool = False) -> TriangleCount:
     """Count the triangles of a source exactly (see load_graph for the sources accepted).
 
     parts, scheme, prune: count LSTC parts (default: the whole graph as one part; one part per
@@ -76,12 +78,16 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     per_vertex: also count every vertex's triangles (CPU backend; parts and ranks too): the
     result's per_vertex holds .vertex (source ids or labels), .triangles and .clustering
     (on rank 0), and transitivity and average_clustering are set.
+    gpu_memory_limit: bytes or a size such as '4GiB': the most CuPy's pool may hold; parts='auto'
+    picks the fewest parts whose largest fits it (else nine tenths of the free memory).
     """
+    if isinstance(gpu_memory_limit, str):
+        gpu_memory_limit = parse_size(gpu_memory_limit)
     plan = run.Plan(parts=parts, scheme=scheme, prune=prune, seed=seed,
                     store=None if store is None else os.fspath(store), schedule=schedule, resume=resume)
     comm = as_comm(comm)
     try:
         return run.count(comm, source, plan, backend=backend, kernel=kernel, tile=tile, threads=threads,
-                         per_vertex=per_vertex, debug=debug)
+                         per_vertex=per_vertex, memory_limit=gpu_memory_limit, debug=debug)
     finally:
         comm.Free()

@@ -49,6 +49,20 @@ def _positive(text):
     return value
 
 
+def _parts(text):
+    """A positive number of parts, or 'auto'."""
+    return "auto" if text == "auto" else _positive(text)
+
+
+def _size(text):
+    from tcdist.budget import parse_size
+
+    try:
+        return parse_size(text)
+    except TcdistError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _seed(text):
     try:
         value = int(text)
@@ -68,8 +82,12 @@ def _common(p):
 def _partition_options(p, required):
     from tcdist.partition import PRUNE_MODES, SCHEMES
 
-    p.add_argument("--parts", "-P", type=_positive, required=required, default=None,
-                   help="number of LSTC parts" + ("" if required else " [1: the whole graph]"))
+    if required:
+        p.add_argument("--parts", "-P", type=_positive, required=True, help="number of LSTC parts")
+    else:
+        p.add_argument("--parts", "-P", type=_parts, default=None,
+                       help="number of LSTC parts, or auto: the fewest whose largest part fits the memory budget "
+                            "(--gpu-memory-limit, else nine tenths of the free memory) [1: the whole graph]")
     p.add_argument("--scheme", choices=list(SCHEMES), default=None,
                    help="vertex partitioning: random, contiguous (chunks of the rank order) or metis [random]")
     p.add_argument("--prune", choices=list(PRUNE_MODES), default=None,
@@ -105,6 +123,9 @@ def build_parser():
     count.add_argument("--resume", action="store_true",
                        help="count only the parts that the journal of the store does not hold yet (after a failed run)")
     count.add_argument("--json-file", metavar="FILE", help="also write the --json record to FILE")
+    count.add_argument("--gpu-memory-limit", metavar="SIZE", type=_size,
+                       help="the most tcdist allocates on the GPU (e.g. 4GiB, 512MiB): CuPy's pool refuses more, and "
+                            "--parts auto sizes parts to it (with --backend cpu it only sizes parts) [the free memory]")
     count.add_argument("--per-vertex", metavar="FILE",
                        help="also write every vertex's triangles and local clustering coefficient to FILE "
                             "(vertex,triangles,clustering; .csv, .parquet or .h5), in the input's own ids, and add "
@@ -183,6 +204,7 @@ def _seconds(timings):
 def cmd_count(args, comm):
     from tcdist.api import count_triangles
     from tcdist.clustering import per_vertex_kind, write_per_vertex
+    from tcdist.memory import size_text
     from tcdist.io.write import output_target
 
     if comm.rank == 0:
@@ -194,7 +216,8 @@ def cmd_count(args, comm):
     r = count_triangles(args.graph, backend=args.backend, kernel=args.kernel, threads=args.threads,
                         parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store,
                         tile=args.tile, schedule=args.schedule, resume=args.resume,
-                        per_vertex=bool(args.per_vertex), comm=comm, debug=args.debug)
+                        per_vertex=bool(args.per_vertex), gpu_memory_limit=args.gpu_memory_limit, comm=comm,
+                        debug=args.debug)
     if comm.rank != 0:
         return 0
     lines = [
@@ -209,6 +232,10 @@ def cmd_count(args, comm):
         resumed = f", {r.resumed_parts} taken from the journal" if r.resumed_parts else ""
         lines[-2:-2] = [f"  parts      {r.parts} ({r.scheme}, prune {r.prune}, schedule {r.schedule}{resumed})"]
         lines += ["", *parts_table(r.part_stats, r.n, r.m, extra=("triangles", "rank"))]
+    if r.memory_budget is not None or r.gpu_peak_bytes is not None:
+        budget = f"parts auto: {r.parts} for a budget of {size_text(r.memory_budget)}" if r.memory_budget else ""
+        peak = f"GPU peak {size_text(r.gpu_peak_bytes)}" if r.gpu_peak_bytes is not None else ""
+        lines[4:4] = [f"  memory     {'; '.join(filter(None, (budget, peak)))}"]
     if r.per_vertex is not None:
         write_per_vertex(r.per_vertex, args.per_vertex)
         lines[4:4] = [f"  clustering transitivity {r.transitivity:.6f}, average local {r.average_clustering:.6f}; "

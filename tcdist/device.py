@@ -9,12 +9,16 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
+from tcdist import memory
+from tcdist.budget import part_need
 from tcdist.errors import InputError, TcdistError
 from tcdist.graph.graph import csr_problem
+from tcdist.memory import size_text
 from tcdist.partition.part import Part
 
 BACKENDS = ("auto", "cpu", "gpu")
@@ -108,12 +112,17 @@ class Device:
     bus_id: str | None = None
     name: str = "cpu"
     _count: Callable = None
+    memory_limit: int | None = None  # --gpu-memory-limit: enforced by CuPy's pool on a GPU
+    _peak: object = None             # the allocator that records the GPU peak
 
     @classmethod
     def resolve(cls, backend: str = "auto", *, kernel: str | None = None, tile: int | None = None,
-                threads: int | None = None, local_rank: int = 0, local_size: int = 1) -> Device:
+                threads: int | None = None, local_rank: int = 0, local_size: int = 1,
+                memory_limit: int | None = None) -> Device:
         """Decide the device of this rank: the backend, then (on a GPU) the device by node-local
-        rank, selected before anything compiles; the kernel and its options are checked here once."""
+        rank, selected before anything compiles; the kernel and its options are checked here once.
+        On a GPU, memory_limit caps CuPy's memory pool (an allocation past it fails) and every
+        allocation goes through a recorder of the peak."""
         from tcdist.dist.binding import cpu_threads, gpu_index
 
         kind = _resolve_kind(backend)
@@ -130,7 +139,20 @@ class Device:
         name, count = _kernel_function(kind, kernel, tile)
         if threads is None and local_size > 1:
             threads = cpu_threads(local_size)
-        return cls(kind, name, set_threads(threads), index, bus_id, label, count)
+        return cls(kind, name, set_threads(threads), index, bus_id, label, count, memory_limit,
+                   _PeakAllocator.install(memory_limit) if kind == "gpu" else None)
+
+    def budget(self) -> int:
+        """The bytes one part may take on this device (for --parts auto): the memory limit, else
+        nine tenths of what is free (on the CPU: of what this process may still take)."""
+        if self.memory_limit is not None:
+            return self.memory_limit
+        return int(0.9 * (free_gpu_bytes() if self.is_gpu else memory.available()[0]))
+
+    @property
+    def gpu_peak_bytes(self) -> int | None:
+        """The most CuPy's pool held in use at once in this process (None on the CPU)."""
+        return None if self._peak is None else self._peak.peak
 
     @property
     def is_gpu(self) -> bool:
@@ -170,7 +192,8 @@ class Device:
         seconds = 0.0
         if self.is_gpu:
             part, seconds = self._upload(part, num_parts)
-        problem = csr_problem(part.rowptr, part.col, part.n_local)
+        with self._within_memory(part):
+            problem = csr_problem(part.rowptr, part.col, part.n_local)
         if problem:
             raise InputError(part.source, f"part {part.index}: {problem}") if part.source else \
                 TcdistError(f"part {part.index}: {problem}")
@@ -181,15 +204,18 @@ class Device:
 
         if isinstance(part.rowptr, cupy.ndarray) and isinstance(part.col, cupy.ndarray):
             return part, 0.0
-        need = part.rowptr.nbytes + part.col.nbytes + 16 * part.n_local
+        need = part_need(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize)
         free = free_gpu_bytes()
+        if self.memory_limit is not None:
+            free = min(free, self.memory_limit - cupy.get_default_memory_pool().used_bytes())
         if need > free:
-            suggest = max(2, num_parts * 2, -(-need * num_parts // max(free, 1)) * 2)
-            raise TcdistError(f"part {part.index} needs {need / 2**30:.2f} GiB on the GPU but {free / 2**30:.2f} GiB "
-                              f"are free; count it in more parts (try --parts {suggest})")
+            raise TcdistError(f"part {part.index} needs {size_text(need)} on the GPU but {size_text(free)} are "
+                              f"free{' under the limit' if self.memory_limit else ''}; count it in more parts "
+                              f"(--parts auto picks them)")
         t0 = time.perf_counter()
-        rowptr, col = cupy.asarray(part.rowptr), cupy.asarray(part.col)
-        cupy.cuda.Device().synchronize()
+        with self._within_memory(part):
+            rowptr, col = cupy.asarray(part.rowptr), cupy.asarray(part.col)
+            cupy.cuda.Device().synchronize()
         moved = Part(part.index, rowptr, col, part.global_id, part.n_local, part.stats, part.source)
         return moved, time.perf_counter() - t0
 
@@ -200,8 +226,24 @@ class Device:
         steps, so a signal ends a long count within a fraction of a second instead of at its end.
         """
         if self.is_gpu:
-            return self._count(part.rowptr, part.col, part.n_local)
+            with self._within_memory(part):
+                return self._count(part.rowptr, part.col, part.n_local)
         return _interruptible(lambda: self._count(part.rowptr, part.col, part.n_local))
+
+    @contextmanager
+    def _within_memory(self, part: Part):
+        """An allocation past the GPU's memory (or its limit) becomes one line naming the part."""
+        if not self.is_gpu:
+            yield
+            return
+        import cupy
+
+        try:
+            yield
+        except cupy.cuda.memory.OutOfMemoryError:
+            limit = f"the limit of {size_text(self.memory_limit)}" if self.memory_limit else "the GPU's memory"
+            raise TcdistError(f"part {part.index} went past {limit} (peak {size_text(self.gpu_peak_bytes or 0)}); "
+                              "count it in more parts (--parts auto picks them)") from None
 
     def count_per_vertex(self, part: Part):
         """The triangles each vertex of the part is in, from its local rows (uint64 per vertex,
@@ -211,6 +253,29 @@ class Device:
         from tcdist.count.cpu import per_vertex
 
         return _interruptible(lambda: per_vertex(part.rowptr, part.col, part.n_local))
+
+
+class _PeakAllocator:
+    """CuPy's default pool, recording the most it held in use at once: the peak the allocator saw."""
+
+    def __init__(self, pool):
+        self.pool, self.peak = pool, 0
+
+    def __call__(self, size: int):
+        memory = self.pool.malloc(size)
+        self.peak = max(self.peak, self.pool.used_bytes())
+        return memory
+
+    @classmethod
+    def install(cls, limit: int | None) -> _PeakAllocator:
+        import cupy
+
+        pool = cupy.get_default_memory_pool()
+        if limit is not None:
+            pool.set_limit(size=limit)
+        allocator = cls(pool)
+        cupy.cuda.set_allocator(allocator)
+        return allocator
 
 
 def _interruptible(work: Callable):

@@ -88,6 +88,7 @@ class RankResult:
     threads: int
     parts: list[PartResult]
     timings: Timings
+    gpu_peak_bytes: int | None = None  # the most the GPU memory pool held in use at once
 
     @property
     def triangles(self) -> int:
@@ -97,7 +98,7 @@ class RankResult:
         return {"rank": self.rank, "host": self.host, "device": self.device, "gpu": self.gpu,
                 "gpu_bus_id": self.gpu_bus_id, "threads": self.threads,
                 "parts": [p.part for p in self.parts if not p.journalled], "triangles": self.triangles,
-                "timings": self.timings.to_dict()}
+                "timings": self.timings.to_dict(), "gpu_peak_bytes": self.gpu_peak_bytes}
 
 
 @dataclass
@@ -125,6 +126,8 @@ class TriangleCount:
     rank_stats: list = field(default_factory=list)
     resumed_parts: int = 0
     warnings: list = field(default_factory=list)
+    memory_budget: int | None = None          # bytes a part could take when --parts auto chose P
+    gpu_peak_bytes: int | None = None         # the most any rank's GPU memory pool held at once
     transitivity: float | None = None         # 3 T / wedges (with per_vertex)
     average_clustering: float | None = None   # the mean local clustering over the graph's vertices
     per_vertex: PerVertex | None = None       # on rank 0 only (the arrays are reduced there)

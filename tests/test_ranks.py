@@ -164,3 +164,9 @@ def test_per_vertex_under_ranks_equals_one_process(tmp_path, cli, schedule):
     result = mpiexec(3, "count", GRAPH, "--backend", "cpu", "-P", "5", "--schedule", schedule, "--per-vertex", ranked)
     assert result.returncode == 0, result.stderr
     assert ranked.read_bytes() == alone.read_bytes()
+
+
+def test_parts_auto_under_ranks_plans_the_same_parts(cli):
+    alone = cli("count", GRAPH, "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "2MiB", "--json").json()
+    ranked = mpiexec_json(2, "count", GRAPH, "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "2MiB")
+    assert (ranked["triangles"], ranked["parts"], ranked["memory_budget"]) == (727_044, alone["parts"], 2 << 20)

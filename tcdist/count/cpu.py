@@ -112,6 +112,15 @@ def per_vertex(rowptr, col, n_local):
     return triangles
 
 
+def lowest_triangles(rowptr, col):
+    """Per vertex of an oriented graph, the triangles in which it is the lowest vertex (uint64)."""
+    n = rowptr.size - 1
+    lowest = np.zeros(n, np.uint64)
+    into = np.zeros(col.size, np.uint32)
+    _per_vertex_rows(rowptr, col, n, numba.get_num_threads() * _STRIDES_PER_THREAD, lowest, into)
+    return lowest
+
+
 def _launcher(kernel, marks):
     def count(rowptr, col, n_local):
         threads = numba.get_num_threads()

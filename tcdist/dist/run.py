@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tcdist.budget import need_of_stats, part_need, smallest_parts
 from tcdist.clustering import per_vertex_result
 from tcdist.device import Device, check_backend
 from tcdist.dist.binding import node_local
@@ -25,6 +26,7 @@ from tcdist.dist.comm import is_serial, sum_to_root, sum_uint64
 from tcdist.dist.guard import collective, independently
 from tcdist.dist.schedule import SCHEDULES, DynamicQueue, by_work, static_plan
 from tcdist.errors import InputError, TcdistError
+from tcdist.graph.graph import col_dtype
 from tcdist.io.write import OutputExists, output_target
 from tcdist.partition import PRUNE_MODES, SCHEMES, Part, check_parts, partition_graph
 from tcdist.partition.journal import Journal
@@ -42,7 +44,8 @@ MAX_PARTS = 2**31 - 1  # a part id is stored as int32
 class Plan:
     """How to split and schedule a count; checked once, when made."""
 
-    parts: int | None = None      # None: the whole graph with one rank, one part per rank with several
+    parts: int | str | None = None  # None: the whole graph with one rank, one part per rank with several;
+                                    # 'auto': the fewest parts whose largest fits the memory budget
     scheme: str | None = None
     prune: str | None = None
     seed: int = 0
@@ -52,6 +55,8 @@ class Plan:
 
     def __post_init__(self):
         p = self.parts
+        if p == "auto":
+            p = None
         if p is not None and (not isinstance(p, int) or isinstance(p, bool) or p < 1):
             raise TcdistError(f"parts must be a positive integer, got {p!r}")
         if p is not None and p > MAX_PARTS:
@@ -99,7 +104,7 @@ def _header_of_store(store: Store) -> dict:
 
 def _from_store(store: Store, plan: Plan) -> Prepared:
     h = store.header
-    asked = {"parts": plan.parts, "scheme": plan.scheme, "prune": plan.prune}
+    asked = {"parts": None if plan.parts == "auto" else plan.parts, "scheme": plan.scheme, "prune": plan.prune}
     clash = [f"{k} {v}" for k, v in asked.items() if v is not None and v != h[k]]
     if clash:
         raise InputError(store.path, f"this store holds parts {h['parts']}, scheme {h['scheme']}, prune "
@@ -125,15 +130,27 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
     if plan.whole and ranks == 1:
         held["parts"] = [Part(0, graph.rowptr, graph.col, None, graph.n, {})]
         return Prepared(_header_of_graph(graph, 1, None, None), {0: 0}, partitioned=False)
-    parts, scheme, prune = plan.parts or min(ranks, max(graph.n, 1)), plan.scheme or "random", plan.prune or "lstc"
-    check_parts(parts, graph)
+    scheme, prune = plan.scheme or "random", plan.prune or "lstc"
+    t0 = time.perf_counter()
+    partitioning = None
+    if plan.parts == "auto":
+        budget = device.budget()
+        parts, partitioning = _auto_parts(graph, scheme, prune, plan.seed, budget)
+        if partitioning is None and ranks == 1 and plan.store is None:  # the whole graph fits
+            held["parts"] = [Part(0, graph.rowptr, graph.col, None, graph.n, {})]
+            return Prepared({**_header_of_graph(graph, 1, None, None), "budget": budget}, {0: 0}, partitioned=False)
+    else:
+        parts = plan.parts or min(ranks, max(graph.n, 1))
+        check_parts(parts, graph)
     if plan.store is not None and os.path.exists(plan.store):
         return _reuse(plan, graph, parts, scheme, prune)
-    t0 = time.perf_counter()
-    partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=plan.seed)
+    if partitioning is None:
+        partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=plan.seed)
     timings.partition += time.perf_counter() - t0
     prepared = Prepared(_header_of_graph(graph, parts, scheme, prune),
                         {p.index: p.stats["work"] for p in partitioning.parts})
+    if plan.parts == "auto":
+        prepared.header["budget"] = budget
     if plan.store is not None or ranks > 1:
         prepared.store = os.path.abspath(plan.store) if plan.store is not None else _temporary_store()
         prepared.temporary = plan.store is None
@@ -147,6 +164,36 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
     if ranks == 1:
         held["parts"] = partitioning.parts
     return prepared
+
+
+def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int):
+    """(P, its partitioning or None for P = 1): the fewest parts whose largest fits the budget."""
+    col_bytes = np.dtype(col_dtype(graph.n)).itemsize
+    out = to_numpy(graph.out_degree())
+    fitting = {}
+
+    def largest_need(parts: int) -> int:
+        partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed)
+        need = max(need_of_stats(p.stats, col_bytes) for p in partitioning.parts)
+        if need <= budget:  # a later probe that fits is a smaller P: keep only that one
+            fitting.clear()
+            fitting[parts] = partitioning
+        return need
+
+    def heaviest():
+        """A vertex's own part: it, its out-neighbours, its out-edges and the edges among them
+        (one per triangle in which it is the lowest vertex)."""
+        from tcdist.count.cpu import lowest_triangles
+
+        lowest = lowest_triangles(to_numpy(graph.rowptr), to_numpy(graph.col))
+        needs = part_need(1 + out, out + lowest.astype(np.int64), 1, col_bytes)
+        u = int(needs.argmax())
+        return graph.vertex_ids()[u], int(needs[u])
+
+    floor = part_need(1 + int(out.max()), int(out.max()), 1, col_bytes) if out.size else 0
+    parts = smallest_parts(graph.n, part_need(graph.n, graph.m, graph.n, col_bytes), budget, largest_need, floor,
+                           heaviest)
+    return parts, fitting.get(parts)
 
 
 def _reuse(plan: Plan, graph, parts, scheme, prune) -> Prepared:
@@ -186,7 +233,8 @@ def _my_parts(comm, plan: Plan, prepared: Prepared):
 
 
 def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None = None, tile: int | None = None,
-          threads: int | None = None, per_vertex: bool = False, debug: bool = False) -> TriangleCount:
+          threads: int | None = None, per_vertex: bool = False, memory_limit: int | None = None,
+          debug: bool = False) -> TriangleCount:
     """Count the triangles of source on every rank of comm; every rank returns the same result
     (with per_vertex, rank 0's also holds the per-vertex arrays)."""
     check_backend(backend)
@@ -198,7 +246,7 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
 
     def ready_device():
         device = Device.resolve("cpu" if per_vertex else backend, kernel=kernel, tile=tile, threads=threads,
-                                local_rank=local_rank, local_size=local_size)
+                                local_rank=local_rank, local_size=local_size, memory_limit=memory_limit)
         device.warm_up()
         return device
 
@@ -222,7 +270,7 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
             timings.count += r.count
         timings.finish(start)
         mine = RankResult(comm.rank, socket.gethostname(), device.kind, device.gpu, device.bus_id, device.threads,
-                          results, timings)
+                          results, timings, device.gpu_peak_bytes)
         everyone = comm.allgather(mine)
         counted = sum_uint64(comm, mine.triangles)
     finally:
@@ -278,10 +326,13 @@ def _result(prepared: Prepared, device: Device, plan: Plan, counted: int, everyo
         raise TcdistError(f"internal error: {len(parts)} part results for {h['parts']} parts")
     return TriangleCount(
         triangles=triangles, n=h["n"], m=h["m"], self_loops=h["self_loops"], duplicates=h["duplicates"],
-        reciprocal=h["reciprocal"], backend=device.kind, kernel=device.kernel, threads=device.threads, parts=h["parts"], ranks=ranks,
+        reciprocal=h["reciprocal"], backend=device.kind, kernel=device.kernel, threads=device.threads,
+        parts=h["parts"], ranks=ranks,
         name=h["name"], timings=Timings.slowest([r.timings for r in everyone]).to_dict(), scheme=h["scheme"],
         prune=h["prune"], schedule=plan.schedule if prepared.partitioned else None,
         store=None if prepared.temporary else prepared.store,
         part_stats=[p.to_dict() for p in parts] if prepared.partitioned else [],
         rank_stats=[r.to_dict() for r in everyone], resumed_parts=len(prepared.done), warnings=h["warnings"],
+        memory_budget=h.get("budget"),
+        gpu_peak_bytes=max((r.gpu_peak_bytes for r in everyone if r.gpu_peak_bytes is not None), default=None),
     )

@@ -1,0 +1,79 @@
+"""The memory budget of a count: how much a part needs on the counting device, and the
+smallest number of parts whose largest part fits (``--parts auto``).
+
+A part on the device holds its CSR (rowptr int64, col int32 or int64), the structural check's
+temporaries (a row-length and a flag per row, a flag per column) and the kernel's per-row
+output; ``part_need`` adds them up from a part's statistics alone, so a plan is made before any
+part is built. The largest part shrinks as P grows, but not strictly, so the search doubles P
+until the largest part fits and then bisects between the last P that did not and that one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tcdist.errors import TcdistError
+from tcdist.memory import size_text
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 10**3, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
+          "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*")
+_CHECK_BYTES_PER_ROW = 9   # the structural check: a row length (int64) and a flag per row
+_CHECK_BYTES_PER_EDGE = 1  # and a flag per column
+_KERNEL_BYTES_PER_LOCAL = 16  # a count slot per local row
+
+
+def parse_size(text: str) -> int:
+    """Bytes of '4GiB', '512M', '1.5GB' (K, M, G, T and KiB... are powers of 1024; KB... of 1000)."""
+    match = _SIZE.fullmatch(str(text))
+    unit = match.group(2).lower() if match else None
+    if unit not in _UNITS:
+        raise TcdistError(f"'{text}' is not a size (write it as 4GiB, 512MiB or 2G)")
+    value = int(float(match.group(1)) * _UNITS[unit])
+    if value < 1:
+        raise TcdistError(f"'{text}' is not a size of at least one byte")
+    return value
+
+
+def part_need(v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
+    """Bytes a part of v_res rows, e_res columns and n_local local rows needs on the device."""
+    csr = 8 * (v_res + 1) + col_bytes * e_res
+    return csr + _CHECK_BYTES_PER_ROW * (v_res + 1) + _CHECK_BYTES_PER_EDGE * e_res + _KERNEL_BYTES_PER_LOCAL * n_local
+
+
+def need_of_stats(stats: dict, col_bytes: int) -> int:
+    return part_need(stats["v_res"], stats["e_res"], stats["n_local"], col_bytes)
+
+
+def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_need: int, heaviest) -> int:
+    """The smallest P (1..n) whose largest part fits the budget, within the bracket the search
+    finds (the largest part shrinks with P, but not strictly).
+
+    whole_need: bytes of the graph as one part; largest_need(P): bytes of the largest part of
+    the P-way partitioning; floor_need: a cheap lower bound of what the heaviest vertex's own
+    part needs; heaviest(): (vertex, bytes) of the vertex whose part, alone with its
+    out-neighbours, needs most, asked only when no P fits, to say why.
+    """
+    if whole_need <= budget:
+        return 1
+    if floor_need > budget:
+        _none_fits(budget, heaviest)
+    low = max(2, -(-whole_need // budget))  # the largest part is at least whole / P: fewer cannot fit
+    high = low
+    while largest_need(high) > budget:
+        if high >= n:
+            _none_fits(budget, heaviest)
+        low, high = high + 1, min(2 * high, n)
+    while low < high:  # the smallest P in [low, high] that fits (high does)
+        middle = (low + high) // 2
+        if largest_need(middle) <= budget:
+            high = middle
+        else:
+            low = middle + 1
+    return high
+
+
+def _none_fits(budget: int, heaviest):
+    vertex, need = heaviest()
+    raise TcdistError(f"no number of parts fits the budget of {size_text(budget)}: vertex {vertex} alone with its "
+                      f"out-neighbours needs {size_text(need)}; give the device more memory")

@@ -1,0 +1,92 @@
+"""The memory budget: sizes, the part-size model, --parts auto (CPU; the enforced GPU limit is
+in the gpu-marked tests at the end)."""
+
+import numpy as np
+import pytest
+from conftest import DATASETS
+
+import tcdist
+from tcdist.budget import need_of_stats, parse_size, part_need, smallest_parts
+from tcdist.errors import TcdistError
+from tcdist.graph.graph import col_dtype
+from tcdist.partition import partition_graph
+
+GRAPH = DATASETS / "email-Enron.txt.gz"
+
+
+@pytest.mark.parametrize("text,size", [("4GiB", 4 << 30), ("512M", 512 << 20), ("1.5GB", 1_500_000_000),
+                                       ("2k", 2048), ("100", 100), (" 3 TiB ", 3 << 40)])
+def test_sizes(text, size):
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["2KB/s", "GiB", "-1G", "0", "4 parsecs", ""])
+def test_what_is_not_a_size(text):
+    with pytest.raises(TcdistError, match="is not a size"):
+        parse_size(text)
+
+
+def test_the_model_counts_every_array_a_part_puts_on_the_device():
+    graph = tcdist.load_graph(GRAPH)
+    for part in partition_graph(graph, 3, seed=1).parts:
+        v, e, local = part.rowptr.size - 1, part.col.size, part.n_local
+        csr = part.rowptr.nbytes + part.col.nbytes
+        assert csr == part.stats["bytes"]
+        assert need_of_stats(part.stats, part.col.itemsize) == csr + 9 * (v + 1) + e + 16 * local
+        assert part_need(v, e, local, part.col.itemsize) == need_of_stats(part.stats, part.col.itemsize)
+
+
+@pytest.mark.parametrize("sizes", [
+    {p: 1000 // p + 10 for p in range(1, 200)},                    # falls as P grows
+    {p: 1000 // p + 10 + 40 * (p % 3 == 0) for p in range(1, 200)},  # and not strictly
+])
+def test_the_search_returns_a_fitting_p_whose_predecessor_does_not_fit(sizes):
+    probes = []
+
+    def largest(p):
+        probes.append(p)
+        return sizes[p]
+
+    for budget in (60, 100, 150, 400):
+        p = smallest_parts(199, sizes[1], budget, largest, 0, None)
+        assert sizes[p] <= budget and sizes[p - 1] > budget
+    assert len(probes) < 60  # a search, not a walk over every P
+
+
+def test_parts_auto_picks_a_p_that_fits_and_one_fewer_does_not(cli):
+    graph = tcdist.load_graph(GRAPH)
+    budget = 2 << 20
+    record = cli("count", GRAPH, "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "2MiB", "--json").json()
+    assert record["triangles"] == 727_044 and record["memory_budget"] == budget
+    p, col_bytes = record["parts"], np.dtype(col_dtype(graph.n)).itemsize
+    assert p > 1 and max(need_of_stats(s, col_bytes) for s in record["part_stats"]) <= budget
+    fewer = partition_graph(graph, p - 1)
+    assert max(need_of_stats(part.stats, col_bytes) for part in fewer.parts) > budget
+
+
+def test_a_budget_that_holds_the_whole_graph_counts_it_whole(cli):
+    record = cli("count", GRAPH, "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "1GiB", "--json").json()
+    assert (record["triangles"], record["parts"], record["part_stats"]) == (727_044, 1, [])
+
+
+def test_a_vertex_too_heavy_for_any_p_is_named(cli):
+    """Its part can shrink no further: it is the part's only local vertex."""
+    result = cli("count", "complete:40", "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "2KiB")
+    # vertex 0 of K_40 has 39 out-neighbours and C(39, 2) edges among them: 40 rows, 780 columns
+    need = part_need(40, 39 + 741, 1, 4)
+    assert result.code == 2 and result.err == (f"tcdist: error: no number of parts fits the budget of 2.0 KiB: vertex "
+                                               f"0 alone with its out-neighbours needs {need / 1024:.1f} KiB; give the "
+                                               "device more memory\n")
+
+
+@pytest.mark.gpu
+def test_the_gpu_limit_is_enforced_and_the_peak_reported(cli):
+    record = cli("count", GRAPH, "--backend", "gpu", "--parts", "auto", "--gpu-memory-limit", "3MiB", "--json").json()
+    assert record["triangles"] == 727_044 and record["parts"] > 1
+    assert 0 < record["gpu_peak_bytes"] <= 3 << 20
+
+
+@pytest.mark.gpu
+def test_a_part_past_the_gpu_limit_is_one_line(cli):
+    result = cli("count", GRAPH, "--backend", "gpu", "--gpu-memory-limit", "1MiB")
+    assert result.code == 2 and "count it in more parts (--parts auto picks them)" in result.err
