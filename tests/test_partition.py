@@ -143,3 +143,23 @@ def test_parts_built_one_group_at_a_time_equal_parts_built_together(monkeypatch)
             assert a.index == b.index and a.stats == b.stats
             for name in ("rowptr", "col", "global_id"):
                 assert np.array_equal(getattr(a, name), getattr(b, name)), (prune, a.index, name)
+
+
+@pytest.mark.parametrize("scheme", ["random", "contiguous", "metis"])
+@pytest.mark.parametrize("prune", ["lstc", "none", "minimal"])
+def test_the_host_builder_makes_the_same_parts_as_the_whole_array_builder(scheme, prune):
+    """The compiled host builder (parts on threads) against the whole-array one run on NumPy:
+    every array and statistic of every part, bit for bit."""
+    from tcdist.partition.build import build_parts
+    from tcdist.partition.host import build_parts_host
+    from tcdist.partition.schemes import assign
+
+    for source, parts in ((DATASETS / "email-Eu-core.txt.gz", 5), ("rmat:11", 3), ("complete:25", 4)):
+        graph = tcdist.load_graph(source)
+        assignment = assign(graph, scheme, parts, 7)
+        for a, b in zip(build_parts(graph, assignment, parts, prune), build_parts_host(graph, assignment, parts, prune),
+                        strict=True):
+            assert (a.index, a.n_local, a.stats) == (b.index, b.n_local, b.stats)
+            for name in ("rowptr", "col", "global_id"):
+                x, y = getattr(a, name), getattr(b, name)
+                assert x.dtype == y.dtype and np.array_equal(x, y), (source, a.index, name)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from tcdist.errors import TcdistError
 from tcdist.graph.graph import Graph
 from tcdist.partition.build import build_parts
+from tcdist.partition.host import build_parts_host
 from tcdist.partition.part import PRUNE_MODES, Part, Partitioning
 from tcdist.partition.schemes import SCHEMES, assign
 
@@ -21,8 +24,9 @@ def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", pru
                     seed: int = 0) -> Partitioning:
     """Partition an oriented graph into num_parts self-contained parts (LSTC Algorithms 1-2)."""
     assignment = assign(graph, scheme, num_parts, seed)
+    build = build_parts if graph.xp is not np else build_parts_host  # on the host: compiled, parts on threads
     return Partitioning(
-        parts=build_parts(graph, assignment, num_parts, prune),
+        parts=build(graph, assignment, num_parts, prune),
         scheme=scheme,
         prune=prune,
         seed=seed,

@@ -1,0 +1,70 @@
+"""Host partitioning: the compiled builder (parts on threads) against the whole-array builder
+run on NumPy, on the same RMAT graph and assignment, and where the compiled builder's time goes.
+
+    python jobs/bench_host_partition.py --scale 20 --parts 8 [--reference] --out results/host-partition.json
+
+Issue 8 asks for RMAT-26 into 8 parts within 30 s on the 16-core GPU host:
+    python jobs/bench_host_partition.py --scale 26 --parts 8 --device nvidia-h100-x1-host
+"""
+
+import argparse
+import json
+import os
+import time
+
+import numba
+import numpy as np
+from meta import median, metadata
+
+import tcdist
+from tcdist.partition.build import build_parts
+from tcdist.partition.host import _transpose, build_parts_host
+from tcdist.partition.schemes import assign
+
+
+def timed(fn, repeat):
+    seconds = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        seconds.append(time.perf_counter() - t0)
+    return out, seconds
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scale", type=int, default=20)
+    p.add_argument("--parts", type=int, default=8)
+    p.add_argument("--prune", default="lstc")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--reference", action="store_true", help="also time the whole-array builder on NumPy (slow)")
+    p.add_argument("--device", default=f"cpu-{os.cpu_count()}core")
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+
+    t0 = time.perf_counter()
+    graph = tcdist.load_graph(f"rmat:{args.scale}", device="cpu")
+    load = time.perf_counter() - t0
+    assignment = assign(graph, "random", args.parts, 0)
+    build_parts_host(tcdist.load_graph("rmat:8"), assign(tcdist.load_graph("rmat:8"), "random", 2, 0), 2)  # compile
+    rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
+    _, transpose = timed(lambda: _transpose(rowptr, col, numba.get_num_threads()), args.repeat)
+    parts, host = timed(lambda: build_parts_host(graph, assignment, args.parts, args.prune), args.repeat)
+    record = {**metadata(args.device), "command": f"python jobs/bench_host_partition.py --scale {args.scale} "
+                                                  f"--parts {args.parts}" + (" --reference" if args.reference else ""),
+              "graph": f"rmat:{args.scale}", "n": graph.n, "m": graph.m, "parts": args.parts, "prune": args.prune,
+              "threads": numba.get_num_threads(), "load_build_s": load, "transpose_s": median(transpose),
+              "host_builder_s": median(host), "host_builder_runs": host,
+              "e_res_total": sum(part.stats["e_res"] for part in parts)}
+    if args.reference:
+        reference, seconds = timed(lambda: build_parts(graph, assignment, args.parts, args.prune), 1)
+        assert [r.stats for r in reference] == [h.stats for h in parts], "the builders disagree"
+        record["whole_array_numpy_s"] = seconds[0]
+        record["speedup"] = seconds[0] / median(host)
+    with open(args.out, "w") as f:
+        json.dump(record, f, indent=1)
+    print(json.dumps({k: v for k, v in record.items() if k != "host_builder_runs"}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
