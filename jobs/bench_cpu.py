@@ -13,23 +13,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numba
-from meta import median, metadata, networkit_triangles
+from meta import median, metadata, networkit_triangles, timed
 
 import tcdist
 from tcdist.count import CPU_KERNELS
-
-
-def timed(fn, repeat):
-    fn()  # warm-up: JIT compilation, caches
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - t0)
-    return value, times
 
 
 def main():

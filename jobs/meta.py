@@ -5,6 +5,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 
 
 def commit():
@@ -72,3 +73,15 @@ def networkit_triangles(rowptr, col, threads, repeat):
         seconds.append(time.perf_counter() - t0)
         value = int(round(sum(score.scores()))) // 3
     return value, seconds
+
+
+def timed(fn, repeat):
+    """(the last value, seconds of each of repeat calls) of fn, after one call to warm up
+    (JIT compilation, caches)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        value = fn()
+        times.append(time.perf_counter() - t0)
+    return value, times
