@@ -18,7 +18,7 @@ from meta import median, metadata, timed
 
 import tcdist
 from tcdist.partition.build import build_parts
-from tcdist.partition.host import _transpose, build_parts_host
+from tcdist.partition.host import _transpose, iter_parts_host
 from tcdist.partition.schemes import assign
 
 
@@ -39,7 +39,7 @@ def main():
     assignment = assign(graph, "random", args.parts, 0)
     rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
     _, transpose = timed(lambda: _transpose(rowptr, col, numba.get_num_threads()), args.repeat)
-    parts, host = timed(lambda: build_parts_host(graph, assignment, args.parts, args.prune), args.repeat)
+    parts, host = timed(lambda: list(iter_parts_host(graph, assignment, args.parts, args.prune)), args.repeat)
     record = {**metadata(args.device), "command": f"python jobs/bench_host_partition.py --scale {args.scale} "
                                                   f"--parts {args.parts}" + (" --reference" if args.reference else ""),
               "graph": f"rmat:{args.scale}", "n": graph.n, "m": graph.m, "parts": args.parts, "prune": args.prune,

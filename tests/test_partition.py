@@ -151,15 +151,33 @@ def test_the_host_builder_makes_the_same_parts_as_the_whole_array_builder(scheme
     """The compiled host builder (parts on threads) against the whole-array one run on NumPy:
     every array and statistic of every part, bit for bit."""
     from tcdist.partition.build import build_parts
-    from tcdist.partition.host import build_parts_host
+    from tcdist.partition.host import iter_parts_host
     from tcdist.partition.schemes import assign
 
     for source, parts in ((DATASETS / "email-Eu-core.txt.gz", 5), ("rmat:11", 3), ("complete:25", 4)):
         graph = tcdist.load_graph(source)
         assignment = assign(graph, scheme, parts, 7)
-        for a, b in zip(build_parts(graph, assignment, parts, prune), build_parts_host(graph, assignment, parts, prune),
+        for a, b in zip(build_parts(graph, assignment, parts, prune), list(iter_parts_host(graph, assignment, parts, prune)),
                         strict=True):
             assert (a.index, a.n_local, a.stats) == (b.index, b.n_local, b.stats)
             for name in ("rowptr", "col", "global_id"):
                 x, y = getattr(a, name), getattr(b, name)
                 assert x.dtype == y.dtype and np.array_equal(x, y), (source, a.index, name)
+
+
+def test_lazy_parts_are_built_a_few_at_a_time(monkeypatch):
+    """Writing a store walks the parts once: at most one part per thread is built ahead."""
+    import numba
+
+    from tcdist.partition import host
+
+    made = []
+    original = host.Part.make
+    monkeypatch.setattr(host.Part, "make", classmethod(lambda cls, **kw: made.append(kw["index"]) or original(**kw)))
+    graph = tcdist.load_graph("rmat:10")
+    parts = partition_graph(graph, 12, lazy=True).parts
+    first = next(parts)
+    window = min(12, numba.get_num_threads())
+    assert first.index == 0 and len(made) <= window
+    rest = list(parts)
+    assert [p.index for p in rest] == list(range(1, 12)) and sorted(made) == list(range(12))

@@ -131,12 +131,13 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
         held["parts"] = [Part(0, graph.rowptr, graph.col, None, graph.n, {})]
         return Prepared(_header_of_graph(graph, 1, None, None), {0: 0}, partitioned=False)
     scheme, prune = plan.scheme or "random", plan.prune or "lstc"
+    writes = plan.store is not None or ranks > 1
     t0 = time.perf_counter()
-    partitioning = None
     if plan.parts == "auto":
-        budget = device.budget()
-        parts, partitioning = _auto_parts(graph, scheme, prune, plan.seed, budget)
-        if partitioning is None and ranks == 1 and plan.store is None:  # the whole graph fits
+        budget = held["budget"] = device.budget()
+        parts = _auto_parts(graph, scheme, prune, plan.seed, budget)
+        timings.partition += time.perf_counter() - t0
+        if parts == 1 and not writes:  # the whole graph fits
             held["parts"] = [Part(0, graph.rowptr, graph.col, None, graph.n, {})]
             return Prepared({**_header_of_graph(graph, 1, None, None), "budget": budget}, {0: 0}, partitioned=False)
     else:
@@ -144,41 +145,46 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
         check_parts(parts, graph)
     if plan.store is not None and os.path.exists(plan.store):
         return _reuse(plan, graph, parts, scheme, prune)
-    if partitioning is None:
-        partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=plan.seed)
+    t0 = time.perf_counter()
+    partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=plan.seed, lazy=writes)
     timings.partition += time.perf_counter() - t0
-    prepared = Prepared(_header_of_graph(graph, parts, scheme, prune),
-                        {p.index: p.stats["work"] for p in partitioning.parts})
-    if plan.parts == "auto":
-        prepared.header["budget"] = budget
-    if plan.store is not None or ranks > 1:
-        prepared.store = os.path.abspath(plan.store) if plan.store is not None else _temporary_store()
-        prepared.temporary = plan.store is None
-        prepared.journal = None if prepared.temporary else partitioning.id
-        t0 = time.perf_counter()
-        try:
-            write_store(partitioning, prepared.store, replace=False)
-        except OutputExists:  # another run wrote the store meanwhile: use it if it is this partitioning
-            return _reuse(plan, graph, parts, scheme, prune)
-        timings.store_write += time.perf_counter() - t0
-    if ranks == 1:
+    header = {**_header_of_graph(graph, parts, scheme, prune), **({"budget": held["budget"]} if "budget" in held else {})}
+    if not writes:
         held["parts"] = partitioning.parts
-    return prepared
+        return Prepared(header, {p.index: p.stats["work"] for p in partitioning.parts})
+    store = os.path.abspath(plan.store) if plan.store is not None else _temporary_store()
+    partitioning.parts = _timed_building(partitioning.parts, timings)  # parts are built as the store is written
+    t0, building = time.perf_counter(), timings.partition
+    try:
+        stats = write_store(partitioning, store, replace=False)
+    except OutputExists:  # another run wrote the store meanwhile: use it if it is this partitioning
+        return _reuse(plan, graph, parts, scheme, prune)
+    timings.store_write += time.perf_counter() - t0 - (timings.partition - building)
+    return Prepared(header, {i: s["work"] for i, s in enumerate(stats)}, store=store, temporary=plan.store is None,
+                    journal=None if plan.store is None else partitioning.id)
 
 
-def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int):
-    """(P, its partitioning or None for P = 1): the fewest parts whose largest fits the budget."""
+def _timed_building(parts, timings: Timings):
+    """The parts of a lazy partitioning, the seconds spent building each added to timings.partition."""
+    parts = iter(parts)
+    while True:
+        t0 = time.perf_counter()
+        part = next(parts, None)
+        timings.partition += time.perf_counter() - t0
+        if part is None:
+            return
+        yield part
+
+
+def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int) -> int:
+    """The fewest parts whose largest fits the budget (each probe's parts are built one at a
+    time and dropped once measured)."""
     col_bytes = np.dtype(col_dtype(graph.n)).itemsize
     out = to_numpy(graph.out_degree())
-    fitting = {}
 
     def largest_need(parts: int) -> int:
-        partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed)
-        need = max(need_of_stats(p.stats, col_bytes) for p in partitioning.parts)
-        if need <= budget:  # a later probe that fits is a smaller P: keep only that one
-            fitting.clear()
-            fitting[parts] = partitioning
-        return need
+        partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=True)
+        return max(need_of_stats(p.stats, col_bytes) for p in partitioning.parts)
 
     def heaviest():
         """A vertex's own part: it, its out-neighbours, its out-edges and the edges among them
@@ -191,9 +197,8 @@ def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int):
         return graph.vertex_ids()[u], int(needs[u])
 
     floor = part_need(1 + int(out.max()), int(out.max()), 1, col_bytes) if out.size else 0
-    parts = smallest_parts(graph.n, part_need(graph.n, graph.m, graph.n, col_bytes), budget, largest_need, floor,
-                           heaviest)
-    return parts, fitting.get(parts)
+    return smallest_parts(graph.n, part_need(graph.n, graph.m, graph.n, col_bytes), budget, largest_need, floor,
+                          heaviest)
 
 
 def _reuse(plan: Plan, graph, parts, scheme, prune) -> Prepared:

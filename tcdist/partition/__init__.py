@@ -7,7 +7,7 @@ import numpy as np
 from tcdist.errors import TcdistError
 from tcdist.graph.graph import Graph
 from tcdist.partition.build import build_parts
-from tcdist.partition.host import build_parts_host
+from tcdist.partition.host import iter_parts_host
 from tcdist.partition.part import PRUNE_MODES, Part, Partitioning
 from tcdist.partition.schemes import SCHEMES, assign
 
@@ -21,12 +21,19 @@ def check_parts(num_parts: int, graph: Graph) -> None:
 
 
 def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", prune: str = "lstc",
-                    seed: int = 0) -> Partitioning:
-    """Partition an oriented graph into num_parts self-contained parts (LSTC Algorithms 1-2)."""
+                    seed: int = 0, lazy: bool = False) -> Partitioning:
+    """Partition an oriented graph into num_parts self-contained parts (LSTC Algorithms 1-2).
+    lazy: on the host, parts come as an iterator, built a few at a time as it is walked (to
+    write a store without holding every part)."""
     assignment = assign(graph, scheme, num_parts, seed)
-    build = build_parts if graph.xp is not np else build_parts_host  # on the host: compiled, parts on threads
+    if graph.xp is np:  # on the host: compiled, parts on threads
+        parts = iter_parts_host(graph, assignment, num_parts, prune)
+        parts = parts if lazy else list(parts)
+    else:
+        parts = build_parts(graph, assignment, num_parts, prune)
     return Partitioning(
-        parts=build(graph, assignment, num_parts, prune),
+        parts=parts,
+        num_parts=num_parts,
         scheme=scheme,
         prune=prune,
         seed=seed,

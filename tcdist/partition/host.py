@@ -12,8 +12,12 @@ by one call that releases the GIL, on a thread of its own, in a few linear passe
    order marks what is reachable from L (see build.py); 'minimal' and 'none' as there;
 4. the part's CSR: kept members renumbered locals first, each row's targets locals first,
    both in rank order: the same parts, bit for bit, as the whole-array builder.
+
+Parts come out in order as they are built, at most one per thread in flight, so a store is
+written while only a few parts are in memory.
 """
 
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -162,10 +166,12 @@ def _kept(prune, flags, members, i, target, row_len, alive, is_local):
     return kept
 
 
-def build_parts_host(graph, assignment, num_parts, prune="lstc"):
-    """The parts of LSTC's partitioning of a graph held in host memory (see build_parts)."""
+def iter_parts_host(graph, assignment, num_parts, prune="lstc"):
+    """The parts of LSTC's partitioning of a graph held in host memory (see build_parts), in part
+    order, as they are built: at most one per thread is built or waiting at any time."""
     rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
     assignment = np.asarray(assignment, dtype=np.int64)
+    window = max(1, min(num_parts, numba.get_num_threads()))
     with progress.bar(num_parts + 1, f"partition into {num_parts} parts", "steps") as bar:
         in_ptr, in_col = _transpose(rowptr, col, max(numba.get_num_threads(), 1))
         bar.update()
@@ -175,10 +181,15 @@ def build_parts_host(graph, assignment, num_parts, prune="lstc"):
         def build(p):
             built = _build_part(rowptr, col, in_ptr, in_col, order[offsets[p]:offsets[p + 1]], _PRUNE_CODES[prune])
             part_rowptr, part_col, global_id, n_local, v_ind, e_ind = built
-            part = Part.make(index=p, rowptr=part_rowptr, col=part_col.astype(col_dtype(global_id.size)),
+            return Part.make(index=p, rowptr=part_rowptr, col=part_col.astype(col_dtype(global_id.size)),
                              global_id=global_id, n_local=int(n_local), v_ind=int(v_ind), e_ind=int(e_ind))
-            bar.update()
-            return part
 
-        with ThreadPoolExecutor(max(1, min(num_parts, numba.get_num_threads()))) as pool:
-            return list(pool.map(build, range(num_parts)))
+        with ThreadPoolExecutor(window) as pool:
+            pending, submitted = deque(), 0
+            while pending or submitted < num_parts:
+                while submitted < num_parts and len(pending) < window:
+                    pending.append(pool.submit(build, submitted))
+                    submitted += 1
+                part = pending.popleft().result()
+                bar.update()
+                yield part

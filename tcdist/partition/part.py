@@ -56,9 +56,10 @@ class Part(CSR):
 
 @dataclass(eq=False)
 class Partitioning:
-    """The parts of one graph under one scheme, P, seed and prune mode."""
+    """The parts of one graph under one scheme, P, seed and prune mode. parts is a list, or (built
+    lazily for a store) an iterator to be walked once, in part order."""
 
-    parts: list
+    parts: object
     scheme: str
     prune: str
     seed: int
@@ -73,9 +74,7 @@ class Partitioning:
     original_id: object = None  # every graph vertex's id in the source (for per-vertex results)
     degree: object = None       # every graph vertex's degree (for clustering coefficients)
 
-    @property
-    def num_parts(self):
-        return len(self.parts)
+    num_parts: int = 0
 
     @property
     def id(self):

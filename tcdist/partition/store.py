@@ -22,7 +22,7 @@ import os
 import numpy as np
 
 from tcdist import __version__, progress
-from tcdist.errors import InputError
+from tcdist.errors import InputError, TcdistError
 from tcdist.graph.graph import col_dtype
 from tcdist.io.hdf5 import (array_checksum, check_format, damage_is_input_error, digest, open_h5, plain, read_array,
                             read_attrs, write_dataset)
@@ -49,9 +49,10 @@ def _root_digest(header, part_digests, root_checksums):
     return digest({**header, "part_digests": part_digests, **root_checksums}, {})
 
 
-def write_store(partitioning, path, *, replace=True):
-    """Write a partitioning to path (atomically); replace=False refuses to replace a file that
-    appeared while writing (io.write.OutputExists)."""
+def write_store(partitioning, path, *, replace=True) -> list[dict]:
+    """Write a partitioning to path (atomically) and return its parts' statistics; its parts may
+    be an iterator, walked once, so only the part being written need be in memory. replace=False
+    refuses to replace a file that appeared while writing (io.write.OutputExists)."""
     p = partitioning
     header = {k: plain(getattr(p, k)) for k in _HEADER if k != "parts"} | {"parts": p.num_parts}
     with atomic_path(path, replace=replace) as tmp, \
@@ -63,7 +64,7 @@ def write_store(partitioning, path, *, replace=True):
                 f, name, to_numpy(values).astype(dtype or (np.int32 if p.num_parts < 2**31 else np.int64))))
             if values is not None:
                 f[name].attrs["checksum"] = root_checksums[name]
-        part_digests = []
+        part_digests, written = [], []
         for part in progress.iterate(p.parts, p.num_parts, f"write {os.path.basename(path)}"):
             g = f.create_group(_group_name(part.index))
             arrays = {
@@ -74,8 +75,12 @@ def write_store(partitioning, path, *, replace=True):
             stats = {k: int(part.stats[k]) for k in STAT_KEYS}
             part_digests.append(digest(stats, arrays))
             g.attrs.update(stats, digest=part_digests[-1])
+            written.append(stats)
+        if len(written) != p.num_parts:
+            raise TcdistError(f"internal error: {len(written)} parts written of {p.num_parts}")
         f.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, **header,
                        digest=_root_digest(header, part_digests, root_checksums))
+    return written
 
 
 class Store:
@@ -183,7 +188,7 @@ class Store:
         """The whole partitioning in memory."""
         h = self.header
         return Partitioning(
-            parts=[self.part(i) for i in range(self.num_parts)],
+            parts=[self.part(i) for i in range(self.num_parts)], num_parts=self.num_parts,
             scheme=h["scheme"], prune=h["prune"], seed=h["seed"], graph_n=h["graph_n"], graph_m=h["graph_m"],
             fingerprint=h["fingerprint"], graph_name=h["graph_name"], self_loops=h["self_loops"],
             duplicates=h["duplicates"], reciprocal=h["reciprocal"], assignment=self.assignment(),
