@@ -1,9 +1,14 @@
-"""Parts to counts on one device: fetch a part, put it on the device, count it, record the result."""
+"""Parts to counts on one device: fetch a part, put it on the device, count it, record the result.
+
+The next part is fetched (read from the store and checked) on a thread while the current one
+is counted, so reading a store costs only what the counting does not hide; two parts are in
+host memory at most."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 from tcdist import progress
 from tcdist.clustering import exact_sum
@@ -16,9 +21,10 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
                 rank: int = 0, record: Callable[[PartResult], None] | None = None,
                 expected: int | None = None, check: Callable[[], None] | None = None,
                 per_vertex=None) -> list[PartResult]:
-    """Count the parts named by indices, one at a time (only one is held at once).
+    """Count the parts named by indices, one at a time (the next one read meanwhile).
 
-    fetch(i) gives part i (read from a store or taken from memory: timed as store_read);
+    fetch(i) gives part i (read from a store or taken from memory): the wait for it is timed as
+    store_read, the reading that ran during a count as read_overlapped;
     record, if given, receives each result as soon as it exists (the journal);
     expected is how many parts this rank will count, for the progress bar (None when dynamic);
     check, if given, is called before each part and raises to stop (another rank failed);
@@ -27,21 +33,45 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     """
     results = []
     label = "count parts" if num_parts > 1 else "count"
-    for index in progress.iterate(indices, expected, label):
-        if check is not None:
-            check()
-        t0 = time.perf_counter()
-        part = fetch(index)
-        read = time.perf_counter() - t0
+    for index, part, waited, reading in progress.iterate(_read_ahead(indices, fetch, check), expected, label):
         part, transfer = device.put(part, num_parts)
         t1 = time.perf_counter()
         found = device.count(part) if per_vertex is None else _credit(device, part, per_vertex)
-        result = PartResult(index, rank, found, read, transfer, time.perf_counter() - t1, dict(part.stats))
+        result = PartResult(index, rank, found, waited, transfer, time.perf_counter() - t1, dict(part.stats),
+                            read_overlapped=max(reading - waited, 0.0))
         del part
         if record is not None:
             record(result)
         results.append(result)
     return results
+
+
+def _read_ahead(indices: Iterable[int], fetch: Callable[[int], Part], check):
+    """(index, part, seconds waited for it, seconds its reading took) for each index; the next
+    index is taken, and its part read on a thread, as soon as the current part is handed out.
+    check() runs before each part is taken."""
+    def read(index):
+        t0 = time.perf_counter()
+        part = fetch(index)
+        return part, time.perf_counter() - t0
+
+    def take():
+        if check is not None:
+            check()
+        index = next(indices, None)
+        return None if index is None else (index, pool.submit(read, index))
+
+    indices = iter(indices)
+    with ThreadPoolExecutor(1, thread_name_prefix="tcdist-read") as pool:
+        ahead = take()
+        while ahead is not None:
+            index, future = ahead
+            t0 = time.perf_counter()
+            part, reading = future.result()
+            waited = time.perf_counter() - t0
+            ahead = take()
+            yield index, part, waited, reading
+            del part
 
 
 def _credit(device: Device, part: Part, per_vertex) -> int:

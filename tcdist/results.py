@@ -10,6 +10,9 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 
 
+_NOT_STAGES = ("other", "total", "read_overlapped")
+
+
 @dataclass
 class Timings:
     """Seconds of each stage of one rank's run (or, combined, the slowest rank's); once finished,
@@ -21,17 +24,18 @@ class Timings:
     build: float = 0.0        # cleaning and orienting it (root)
     partition: float = 0.0    # LSTC Algorithms 1-2 (root)
     store_write: float = 0.0  # writing the HDF5 partition store (root)
-    store_read: float = 0.0   # reading this rank's parts from the store
+    store_read: float = 0.0   # waiting for this rank's parts to be read from the store
     transfer: float = 0.0     # host-to-GPU copies
     count: float = 0.0        # the counting kernels
     other: float = 0.0        # the rest: waiting for other ranks, checks, Python between the stages
     total: float = 0.0        # wall time of the whole run on this rank
+    read_overlapped: float = 0.0  # not a stage: reading parts while others were counted (hidden)
 
     def finish(self, started: float) -> Timings:
         """Close the run begun at perf_counter() == started: total is the wall time since, and
         other what no stage accounts for."""
         self.total = time.perf_counter() - started
-        staged = sum(getattr(self, f.name) for f in fields(self) if f.name not in ("other", "total"))
+        staged = sum(getattr(self, f.name) for f in fields(self) if f.name not in _NOT_STAGES)
         self.other = max(self.total - staged, 0.0)
         return self
 
@@ -68,11 +72,13 @@ class PartResult:
     transfer: float = 0.0
     count: float = 0.0
     stats: dict = field(default_factory=dict)
+    read_overlapped: float = 0.0  # reading this part while the one before was counted
     journalled: bool = False  # taken from the journal of an earlier run (--resume), not counted now
 
     def to_dict(self) -> dict:
         return {"part": self.part, **self.stats, "triangles": self.triangles, "rank": self.rank,
                 "count_s": self.count, "transfer_s": self.transfer, "read_s": self.store_read,
+                "read_overlapped_s": self.read_overlapped,
                 "journalled": self.journalled}
 
 

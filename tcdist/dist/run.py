@@ -271,6 +271,7 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
         credits = None if credits is None else sum_to_root(comm, credits)
         for r in results:
             timings.store_read += r.store_read
+            timings.read_overlapped += r.read_overlapped
             timings.transfer += r.transfer
             timings.count += r.count
         timings.finish(start)
