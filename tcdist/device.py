@@ -121,8 +121,9 @@ class Device:
                 memory_limit: int | None = None) -> Device:
         """Decide the device of this rank: the backend, then (on a GPU) the device by node-local
         rank, selected before anything compiles; the kernel and its options are checked here once.
-        On a GPU, memory_limit caps CuPy's memory pool (an allocation past it fails) and every
-        allocation goes through a recorder of the peak."""
+        On a GPU, memory_limit caps CuPy's memory pool (an allocation past it fails), and every
+        allocation then goes through a recorder of the peak (the default path is left as it was
+        until this has run on a GPU)."""
         from tcdist.dist.binding import cpu_threads, gpu_index
 
         kind = _resolve_kind(backend)
@@ -140,7 +141,7 @@ class Device:
         if threads is None and local_size > 1:
             threads = cpu_threads(local_size)
         return cls(kind, name, set_threads(threads), index, bus_id, label, count, memory_limit,
-                   _PeakAllocator.install(memory_limit) if kind == "gpu" else None)
+                   _PeakAllocator.install(memory_limit) if kind == "gpu" and memory_limit is not None else None)
 
     def budget(self) -> int:
         """The bytes one part may take on this device (for --parts auto): the memory limit, else
@@ -151,7 +152,8 @@ class Device:
 
     @property
     def gpu_peak_bytes(self) -> int | None:
-        """The most CuPy's pool held in use at once in this process (None on the CPU)."""
+        """The most CuPy's pool held in use at once in this process (None on the CPU or without a
+        memory limit)."""
         return None if self._peak is None else self._peak.peak
 
     @property
