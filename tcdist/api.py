@@ -13,7 +13,7 @@ from tcdist.errors import TcdistError
 from tcdist.io.write import output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.store import write_store
-from tcdist.results import Timings, TriangleCount
+from tcdist.results import Timings, TriangleCount, timed_building
 from tcdist.source import EMBEDDED_NAME, EMBEDDED_TRIANGLES, Source, embedded_path, load_graph, open_store_source
 
 __all__ = ["count_triangles", "load_graph", "partition", "open_store_source", "TriangleCount", "Timings",
@@ -26,6 +26,8 @@ def partition(source: Source = None, *, parts: int, scheme: str = "random", prun
     """LSTC partitioning of a source into parts (written to the store ``output`` if given).
 
     An existing output is replaced only when it is a store of the same graph, or with force.
+    With an output, the parts are built as they are written (a few in memory at a time) and
+    the result holds their statistics only (``part_stats()``); read them back with Store.
     """
     run.Plan(parts=parts, scheme=scheme, prune=prune, seed=seed)  # checks the options before any work
     if output is not None:
@@ -35,12 +37,13 @@ def partition(source: Source = None, *, parts: int, scheme: str = "random", prun
     check_parts(parts, graph)
     replace = force or _same_graph_store(output, graph)
     t0 = time.perf_counter()
-    result = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed)
+    result = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=output is not None)
     timings.partition += time.perf_counter() - t0
     if output is not None:
-        t0 = time.perf_counter()
+        result.parts = timed_building(result.parts, timings)
+        t0, building = time.perf_counter(), timings.partition
         write_store(result, output, replace=replace)
-        timings.store_write += time.perf_counter() - t0
+        timings.store_write += time.perf_counter() - t0 - (timings.partition - building)
     timings.finish(started)
     return result
 

@@ -282,7 +282,7 @@ def cmd_partition(args):
     timings = Timings()
     p = partition(args.graph, parts=args.parts, scheme=args.scheme or "random", prune=args.prune or "lstc",
                   seed=args.seed, output=args.output, force=args.force, timings=timings)
-    stats = [{"part": part.index, **part.stats} for part in p.parts]
+    stats = [{"part": i, **s} for i, s in enumerate(p.part_stats())]
     record = {"output": args.output, "graph": p.graph_name, "n": p.graph_n, "m": p.graph_m, "parts": p.num_parts,
               "scheme": p.scheme, "prune": p.prune, "seed": p.seed, "fingerprint": p.fingerprint,
               "part_stats": stats, "totals": p.totals(), "timings": timings.to_dict()}

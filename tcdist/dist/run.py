@@ -32,7 +32,7 @@ from tcdist.partition import PRUNE_MODES, SCHEMES, Part, check_parts, partition_
 from tcdist.partition.journal import Journal
 from tcdist.partition.store import Store, write_store
 from tcdist.pipeline import count_parts
-from tcdist.results import PartResult, RankResult, Timings, TriangleCount
+from tcdist.results import PartResult, RankResult, Timings, TriangleCount, timed_building
 from tcdist.source import load_graph, open_store_source
 from tcdist.xp import to_numpy
 
@@ -153,7 +153,7 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
         held["parts"] = partitioning.parts
         return Prepared(header, {p.index: p.stats["work"] for p in partitioning.parts})
     store = os.path.abspath(plan.store) if plan.store is not None else _temporary_store()
-    partitioning.parts = _timed_building(partitioning.parts, timings)  # parts are built as the store is written
+    partitioning.parts = timed_building(partitioning.parts, timings)  # parts are built as the store is written
     t0, building = time.perf_counter(), timings.partition
     try:
         stats = write_store(partitioning, store, replace=False)
@@ -162,18 +162,6 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
     timings.store_write += time.perf_counter() - t0 - (timings.partition - building)
     return Prepared(header, {i: s["work"] for i, s in enumerate(stats)}, store=store, temporary=plan.store is None,
                     journal=None if plan.store is None else partitioning.id)
-
-
-def _timed_building(parts, timings: Timings):
-    """The parts of a lazy partitioning, the seconds spent building each added to timings.partition."""
-    parts = iter(parts)
-    while True:
-        t0 = time.perf_counter()
-        part = next(parts, None)
-        timings.partition += time.perf_counter() - t0
-        if part is None:
-            return
-        yield part
 
 
 def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int) -> int:

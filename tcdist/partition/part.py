@@ -75,14 +75,19 @@ class Partitioning:
     degree: object = None       # every graph vertex's degree (for clustering coefficients)
 
     num_parts: int = 0
+    written: list | None = None  # the parts' statistics, once a store was written from a lazy partitioning
 
     @property
     def id(self):
         return partitioning_id(self.fingerprint, self.num_parts, self.scheme, self.prune, self.seed)
 
+    def part_stats(self) -> list[dict]:
+        """Every part's statistics (of a lazy partitioning: as written to its store)."""
+        return self.written if self.written is not None else [p.stats for p in self.parts]
+
     def totals(self):
         """Sums of the per-part statistics, with the replication of vertices and edges."""
-        total = {k: sum(p.stats[k] for p in self.parts) for k in STAT_KEYS}
+        total = {k: sum(s[k] for s in self.part_stats()) for k in STAT_KEYS}
         total["vertex_replication"] = total["v_res"] / self.graph_n if self.graph_n else 0.0
         total["edge_replication"] = total["e_res"] / self.graph_m if self.graph_m else 0.0
         return total

@@ -75,9 +75,10 @@ def write_store(partitioning, path, *, replace=True) -> list[dict]:
             stats = {k: int(part.stats[k]) for k in STAT_KEYS}
             part_digests.append(digest(stats, arrays))
             g.attrs.update(stats, digest=part_digests[-1])
-            written.append(stats)
+            written.append(dict(stats))
         if len(written) != p.num_parts:
             raise TcdistError(f"internal error: {len(written)} parts written of {p.num_parts}")
+        p.written = written
         f.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, **header,
                        digest=_root_digest(header, part_digests, root_checksums))
     return written
