@@ -275,7 +275,7 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
         ids, degree = _vertices(held.get("graph"), prepared)
         result.per_vertex, result.transitivity, result.average_clustering = per_vertex_result(
             ids, degree, credits, result.triangles)
-        result.kernel = "per-vertex (merge)"
+        result.kernel = "per-vertex (marker)"
     return result
 
 
