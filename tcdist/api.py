@@ -35,6 +35,8 @@ def partition(source: Source = None, *, parts: int, scheme: str = "random", prun
     timings, started = Timings() if timings is None else timings, time.perf_counter()
     graph = load_graph(source, seed=seed, timings=timings)
     check_parts(parts, graph)
+    if output is not None:
+        graph.refuse_labels("a partition store")
     replace = force or _same_graph_store(output, graph)
     t0 = time.perf_counter()
     result = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=output is not None)

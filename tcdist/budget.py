@@ -54,15 +54,15 @@ def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_nee
     part needs; heaviest(): (vertex, bytes) of the vertex whose part, alone with its
     out-neighbours, needs most, asked only when no P fits, to say why.
     """
-    if whole_need <= budget:
+    if whole_need <= budget or n <= 1:  # with at most one vertex there is no other P
         return 1
     if floor_need > budget:
-        _none_fits(budget, heaviest)
+        _none_fits(budget, heaviest, n)
     low = max(2, -(-whole_need // budget))  # the largest part is at least whole / P: fewer cannot fit
     high = low
     while largest_need(high) > budget:
         if high >= n:
-            _none_fits(budget, heaviest)
+            _none_fits(budget, heaviest, n)
         low, high = high + 1, min(2 * high, n)
     while low < high:  # the smallest P in [low, high] that fits (high does)
         middle = (low + high) // 2
@@ -73,7 +73,10 @@ def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_nee
     return high
 
 
-def _none_fits(budget: int, heaviest):
+def _none_fits(budget: int, heaviest, n: int):
     vertex, need = heaviest()
-    raise TcdistError(f"no number of parts fits the budget of {size_text(budget)}: vertex {vertex} alone with its "
-                      f"out-neighbours needs {size_text(need)}; give the device more memory")
+    if need > budget:
+        raise TcdistError(f"no number of parts fits the budget of {size_text(budget)}: vertex {vertex} alone with "
+                          f"its out-neighbours needs {size_text(need)}; give the device more memory")
+    raise TcdistError(f"even {n:,} parts leave a part over the budget of {size_text(budget)}, though every vertex's "
+                      "own part fits: this scheme puts several vertices in some parts; try --scheme contiguous")

@@ -20,7 +20,7 @@ from tcdist.results import PartResult
 def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], Part], *, num_parts: int,
                 rank: int = 0, record: Callable[[PartResult], None] | None = None,
                 expected: int | None = None, check: Callable[[], None] | None = None,
-                per_vertex=None) -> list[PartResult]:
+                per_vertex=None, read_ahead: bool = True) -> list[PartResult]:
     """Count the parts named by indices, one at a time (the next one read meanwhile).
 
     fetch(i) gives part i (read from a store or taken from memory): the wait for it is timed as
@@ -29,11 +29,13 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     expected is how many parts this rank will count, for the progress bar (None when dynamic);
     check, if given, is called before each part and raises to stop (another rank failed);
     per_vertex, if given (uint64, one entry per vertex of the graph), receives the triangles of
-    every vertex, each part crediting its vertices by global id.
+    every vertex, each part crediting its vertices by global id; read_ahead=False reads each part
+    only when it is due (a dynamic queue's next part must not be claimed early).
     """
     results = []
     label = "count parts" if num_parts > 1 else "count"
-    for index, part, waited, reading in progress.iterate(_read_ahead(indices, fetch, check), expected, label):
+    parts = _read_ahead(indices, fetch, check) if read_ahead else _read_when_due(indices, fetch, check)
+    for index, part, waited, reading in progress.iterate(parts, expected, label):
         part, transfer = device.put(part, num_parts)
         t1 = time.perf_counter()
         found = device.count(part) if per_vertex is None else _credit(device, part, per_vertex)
@@ -72,6 +74,18 @@ def _read_ahead(indices: Iterable[int], fetch: Callable[[int], Part], check):
             ahead = take()
             yield index, part, waited, reading
             del part
+
+
+def _read_when_due(indices: Iterable[int], fetch: Callable[[int], Part], check):
+    """As _read_ahead, each part read only when the one before is counted."""
+    for index in indices:
+        if check is not None:
+            check()
+        t0 = time.perf_counter()
+        part = fetch(index)
+        waited = time.perf_counter() - t0
+        yield index, part, waited, waited
+        del part
 
 
 def _credit(device: Device, part: Part, per_vertex) -> int:

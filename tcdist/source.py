@@ -89,7 +89,7 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
 
 def open_store_source(source: Source) -> Store | None:
     """A Store if source is the path of a partition store, else None."""
-    if not isinstance(source, (str, os.PathLike)) or not os.path.isfile(source):
-        return None
+    if not isinstance(source, (str, os.PathLike)) or not os.path.isfile(source) or not os.access(source, os.R_OK):
+        return None  # not a readable file: reading it as a graph says why, in one line
     found = read_seal(source)
     return Store(source) if found is not None and found[0]["format"] == STORE_FORMAT else None

@@ -110,3 +110,20 @@ def test_bad_api_options():
         tcdist.count_triangles(parts=0)
     with pytest.raises(tcdist.TcdistError, match="unknown backend"):
         tcdist.count_triangles(backend="quantum")
+
+
+@pytest.mark.parametrize("output", ["count --store", "partition", "graph file"])
+def test_labels_are_not_written_where_they_would_be_lost(tmp_path, output):
+    """Files keep integer ids: labels came back as their indices."""
+    import tcdist.api
+    from tcdist.io.h5graph import write_graph
+
+    source = (np.array(["x", "y", "z", "x"]), np.array(["y", "z", "x", "w"]))
+    with pytest.raises(tcdist.TcdistError, match="keeps integer vertex ids only"):
+        if output == "count --store":
+            tcdist.count_triangles(source, backend="cpu", parts=2, store=tmp_path / "s.h5")
+        elif output == "partition":
+            tcdist.api.partition(source, parts=2, output=tmp_path / "s.h5")
+        else:
+            write_graph(tcdist.load_graph(source), tmp_path / "g.h5")
+    assert list(tmp_path.iterdir()) == []

@@ -79,6 +79,12 @@ def test_a_vertex_too_heavy_for_any_p_is_named(cli):
                                                "device more memory\n")
 
 
+def test_an_empty_graph_needs_no_search(cli):
+    """It crashed looking for its heaviest vertex (argmax of nothing)."""
+    record = cli("count", "er:5:0", "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "16", "--json").json()
+    assert (record["triangles"], record["parts"]) == (0, 1)
+
+
 @pytest.mark.gpu
 def test_the_gpu_limit_is_enforced_and_the_peak_reported(cli):
     record = cli("count", GRAPH, "--backend", "gpu", "--parts", "auto", "--gpu-memory-limit", "3MiB", "--json").json()

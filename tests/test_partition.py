@@ -154,7 +154,8 @@ def test_the_host_builder_makes_the_same_parts_as_the_whole_array_builder(scheme
     from tcdist.partition.host import iter_parts_host
     from tcdist.partition.schemes import assign
 
-    for source, parts in ((DATASETS / "email-Eu-core.txt.gz", 5), ("rmat:11", 3), ("complete:25", 4)):
+    for source, parts in ((DATASETS / "email-Eu-core.txt.gz", 5), ("rmat:11", 3), ("complete:25", 4),
+                          ("complete:6", 9)):  # more parts than vertices: empty parts
         graph = tcdist.load_graph(source)
         assignment = assign(graph, scheme, parts, 7)
         for a, b in zip(build_parts(graph, assignment, parts, prune), list(iter_parts_host(graph, assignment, parts, prune)),

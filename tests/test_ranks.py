@@ -170,3 +170,57 @@ def test_parts_auto_under_ranks_plans_the_same_parts(cli):
     alone = cli("count", GRAPH, "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "2MiB", "--json").json()
     ranked = mpiexec_json(2, "count", GRAPH, "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "2MiB")
     assert (ranked["triangles"], ranked["parts"], ranked["memory_budget"]) == (727_044, alone["parts"], 2 << 20)
+
+
+FAULTS = """\
+import json, sys
+import numpy as np
+from mpi4py import MPI
+import tcdist
+from tcdist.errors import InputError
+from tcdist.partition import store
+
+rank, fault, out = MPI.COMM_WORLD.rank, sys.argv[2], sys.argv[3]
+fetched = []
+part = store.Store.part
+
+def counted_part(self, i):
+    fetched.append(i)
+    if fault == "rank 0 fails" and rank == 0:
+        raise InputError(self.path, f"part {i} is corrupt (injected)")
+    return part(self, i)
+
+store.Store.part = counted_part
+if fault == "no memory on rank 1" and rank == 1:
+    zeros = np.zeros
+    np.zeros = lambda shape, dtype=float, **k: (_ for _ in ()).throw(MemoryError()) \\
+        if dtype is np.uint64 and shape == 36692 - 1 else zeros(shape, dtype, **k)
+try:
+    tcdist.count_triangles(sys.argv[1], backend="cpu", schedule="dynamic", per_vertex=True,
+                           comm=MPI.COMM_WORLD)
+    outcome = "counted"
+except (tcdist.TcdistError, MemoryError) as e:
+    outcome = f"{type(e).__name__}: {e}"
+open(f"{out}/{rank}.json", "w").write(json.dumps([rank, len(fetched), outcome]))
+"""
+
+
+@pytest.mark.parametrize("fault", ["rank 0 fails", "no memory on rank 1"])
+def test_a_fault_on_one_rank_ends_every_rank_at_once(tmp_path, fault):
+    """Rank 0's scheduler waited for every rank to leave the queue before telling them it had
+    failed, so they counted every remaining part first; a per-vertex array that could not be
+    allocated on one rank left the others waiting in a collective for ever."""
+    stored = tmp_path / "s.h5"
+    assert mpiexec(1, "partition", GRAPH, "-o", stored, "-P", 40).returncode == 0
+    script = tmp_path / "faults.py"
+    script.write_text(FAULTS)
+    command = [*launcher(), "-n", "3", sys.executable, str(script), str(stored), fault, str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = sorted(json.loads(p.read_text()) for p in tmp_path.glob("[0-9].json"))
+    assert len(rows) == 3 and all(outcome != "counted" for _, _, outcome in rows), rows
+    if fault == "rank 0 fails":
+        assert all("part" in outcome and "injected" in outcome for _, _, outcome in rows), rows
+        assert all(fetched <= 3 for _, fetched, _ in rows), rows  # 40 parts: nobody went on counting
+    else:
+        assert [outcome.split(":")[0] for _, _, outcome in rows] == ["RemoteError", "MemoryError", "RemoteError"]

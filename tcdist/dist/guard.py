@@ -68,12 +68,18 @@ def collective(comm, step: Callable, *, root_only: bool = False, debug: bool = F
     return comm.bcast(result) if root_only else result
 
 
-def independently(comm, work: Callable[[Callable[[], None]], object], *, debug: bool = False):
+def independently(comm, work: Callable[[Callable[[], None]], object], *, then: Callable[[], None] | None = None,
+                  debug: bool = False):
     """Run work(check) on every rank, each on its own, and return its result there. check() is
-    called between units of work: it raises PeerFailed once another rank has failed. Every rank
-    raises if any failed, as in collective."""
+    called between units of work: it raises PeerFailed once another rank has failed. then(), if
+    given, runs after work on every rank, once a failure's notices are out (it may wait for the
+    other ranks: rank 0's scheduler does). Every rank raises if any failed, as in collective."""
     if is_serial(comm):
-        return work(lambda: None)
+        try:
+            return work(lambda: None)
+        finally:
+            if then is not None:
+                then()
     from mpi4py import MPI
 
     notices = comm.Dup()
@@ -91,6 +97,9 @@ def independently(comm, work: Callable[[Callable[[], None]], object], *, debug: 
         except BaseException:
             sent.extend(notices.isend(None, dest=r, tag=_FAILED) for r in range(comm.size) if r != comm.rank)
             raise
+        finally:
+            if then is not None:
+                then()
 
     result, error = _attempt(step, debug)
     try:

@@ -143,6 +143,8 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
     else:
         parts = plan.parts or min(ranks, max(graph.n, 1))
         check_parts(parts, graph)
+    if plan.store is not None:
+        graph.refuse_labels("a partition store (--store)")  # a temporary store is read for counts only
     if plan.store is not None and os.path.exists(plan.store):
         return _reuse(plan, graph, parts, scheme, prune)
     t0 = time.perf_counter()
@@ -254,7 +256,8 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
 
     prepared = collective(comm, root, root_only=True, debug=debug)
     try:
-        credits = np.zeros(prepared.header["n"], np.uint64) if per_vertex else None
+        credits = collective(comm, lambda: np.zeros(prepared.header["n"], np.uint64), debug=debug) \
+            if per_vertex else None
         results = _count_mine(comm, plan, prepared, device, held.get("parts"), credits, debug)
         credits = None if credits is None else sum_to_root(comm, credits)
         for r in results:
@@ -295,17 +298,15 @@ def _count_mine(comm, plan: Plan, prepared: Prepared, device: Device, in_memory:
     try:
         mine, expected = _my_parts(comm, plan, prepared)
 
-        def work(check):
-            try:
-                return count_parts(device, mine, in_memory.__getitem__ if store is None else store.part,
-                                   num_parts=prepared.header["parts"], rank=comm.rank,
-                                   record=journal.record if journal else None, expected=expected, check=check,
-                                   per_vertex=credits)
-            finally:
-                if isinstance(mine, DynamicQueue):
-                    mine.close()
+        dynamic = isinstance(mine, DynamicQueue)
 
-        return independently(comm, work, debug=debug)
+        def work(check):
+            return count_parts(device, mine, in_memory.__getitem__ if store is None else store.part,
+                               num_parts=prepared.header["parts"], rank=comm.rank,
+                               record=journal.record if journal else None, expected=expected, check=check,
+                               per_vertex=credits, read_ahead=not dynamic)  # a queue's next part is not taken early
+
+        return independently(comm, work, then=mine.close if dynamic else None, debug=debug)
     finally:
         if store is not None:
             store.close()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tcdist.clustering import exact_sum, wedge_counts
+from tcdist.errors import TcdistError
 from tcdist.xp import array_module, segment_ids, to_numpy
 
 MAX_VERTICES = 3_037_000_499  # n * n must fit in int64: edges are sorted as packed keys u * n + v
@@ -77,6 +78,12 @@ class Graph(CSR):
     reciprocal: int = 0  # edges read in both directions, merged into one undirected edge
     warnings: list = field(default_factory=list)
     labels: object = None  # with ids that were not integers: original_id indexes these labels
+
+    def refuse_labels(self, what: str) -> None:
+        """Files keep integer ids only: a graph with labels would come back with their indices."""
+        if self.labels is not None:
+            raise TcdistError(f"{what} keeps integer vertex ids only, and this graph's vertices have labels; count "
+                              "it in memory, or give it integer ids")
 
     def vertex_ids(self):
         """Every vertex's id in the source (its label, when the source had labels), as NumPy."""

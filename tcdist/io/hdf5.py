@@ -90,8 +90,8 @@ def looks_hdf5(head: bytes) -> bool:
 
 
 def open_h5(path):
-    """Open a tcdist HDF5 file for reading once its seal holds (io/seal.py): libhdf5 never
-    parses metadata tcdist did not write. Refuses truncated or non-HDF5 files in one line."""
+    """Open a tcdist HDF5 file for reading once its seal holds (io/seal.py): libhdf5 never parses
+    damaged metadata. Refuses truncated or non-HDF5 files in one line."""
     check_seal(path)
     try:
         return h5py.File(path, "r")

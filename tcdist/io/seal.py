@@ -8,6 +8,10 @@ and a blake2b digest of every other byte: the metadata libhdf5 would parse. A fi
 is missing, damaged or not matching is refused before h5py opens it. The raw data are covered
 by the digests every reader checks after reading them (io/hdf5.py).
 
+The digest is not keyed: it guards against damage (bit flips, truncation, a file stitched or
+edited by another program), not against a file crafted to pass it, whose declared raw ranges
+could cover its metadata.
+
 The block: b"tcdist-seal 1 " + its own size in decimal + b"\\n" + one JSON object, NUL padded.
 """
 

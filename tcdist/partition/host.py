@@ -17,6 +17,7 @@ Parts come out in order as they are built, at most one per thread in flight, so 
 written while only a few parts are in memory.
 """
 
+import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -64,21 +65,33 @@ def _transpose(rowptr, col, chunks):
 
 
 @njit(cache=True, nogil=True)
-def _build_part(rowptr, col, in_ptr, in_col, local, prune):
+def _build_part(rowptr, col, in_ptr, in_col, local, prune, flags, slot):
     """(rowptr, col, global ids, n_local, v_ind, e_ind) of the part whose local vertices are
-    local (in rank order)."""
-    n = rowptr.size - 1
-    flags = np.zeros(n, np.uint8)
+    local (in rank order). flags (0) and slot (-1), one entry per vertex, are the calling
+    thread's scratch: only the part's members are touched, and left as they were, so a part
+    costs its own size, not n."""
+    size = local.size
     for u in local:
+        size += rowptr[u + 1] - rowptr[u] + in_ptr[u + 1] - in_ptr[u]
+    touched = np.empty(size, np.int64)
+    k = 0
+    for u in local:
+        touched[k] = u
+        k += 1
         flags[u] |= LOCAL
     for u in local:
         for e in range(rowptr[u], rowptr[u + 1]):
+            if flags[col[e]] == 0:
+                touched[k] = col[e]
+                k += 1
             flags[col[e]] |= OUT
         for e in range(in_ptr[u], in_ptr[u + 1]):
+            if flags[in_col[e]] == 0:
+                touched[k] = in_col[e]
+                k += 1
             flags[in_col[e]] |= IN
-    members = np.flatnonzero(flags)  # rank order
+    members = np.sort(touched[:k])  # rank order
     v_ind = members.size
-    slot = np.full(n, -1, np.int64)
     for i in range(v_ind):
         slot[members[i]] = i
     # induced edges, grouped by source member, targets in rank order
@@ -144,6 +157,9 @@ def _build_part(rowptr, col, in_ptr, in_col, local, prune):
                 if is_local[t] == want_local and _edge_kept(prune, flags, members, i, t, alive):
                     part_col[k] = new_id[t]
                     k += 1
+    for v in members:
+        flags[v] = 0
+        slot[v] = -1
     return part_rowptr, part_col, global_id, n_local, v_ind, e_ind
 
 
@@ -178,8 +194,13 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc"):
         order = np.argsort(assignment, kind="stable")  # each part's vertices, in rank order
         offsets = np.searchsorted(assignment[order], np.arange(num_parts + 1))
 
+        scratch = threading.local()
+
         def build(p):
-            built = _build_part(rowptr, col, in_ptr, in_col, order[offsets[p]:offsets[p + 1]], _PRUNE_CODES[prune])
+            if not hasattr(scratch, "flags"):  # one pair per thread, reused by its parts
+                scratch.flags, scratch.slot = np.zeros(graph.n, np.uint8), np.full(graph.n, -1, np.int64)
+            built = _build_part(rowptr, col, in_ptr, in_col, order[offsets[p]:offsets[p + 1]], _PRUNE_CODES[prune],
+                                scratch.flags, scratch.slot)
             part_rowptr, part_col, global_id, n_local, v_ind, e_ind = built
             return Part.make(index=p, rowptr=part_rowptr, col=part_col.astype(col_dtype(global_id.size)),
                              global_id=global_id, n_local=int(n_local), v_ind=int(v_ind), e_ind=int(e_ind))
