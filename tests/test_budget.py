@@ -53,14 +53,16 @@ def test_the_search_returns_a_fitting_p_whose_predecessor_does_not_fit(sizes):
     assert len(probes) < 60  # a search, not a walk over every P
 
 
-def test_parts_auto_picks_a_p_that_fits_and_one_fewer_does_not(cli):
+@pytest.mark.parametrize("scheme", ["random", "contiguous", "metis"])
+def test_parts_auto_picks_a_p_that_fits_and_one_fewer_does_not(cli, scheme):
     graph = tcdist.load_graph(GRAPH)
     budget = 2 << 20
-    record = cli("count", GRAPH, "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "2MiB", "--json").json()
-    assert record["triangles"] == 727_044 and record["memory_budget"] == budget
+    record = cli("count", GRAPH, "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "2MiB", "--scheme",
+                 scheme, "--json").json()
+    assert record["triangles"] == 727_044 and record["memory_budget"] == budget and record["scheme"] == scheme
     p, col_bytes = record["parts"], np.dtype(col_dtype(graph.n)).itemsize
     assert p > 1 and max(need_of_stats(s, col_bytes) for s in record["part_stats"]) <= budget
-    fewer = partition_graph(graph, p - 1)
+    fewer = partition_graph(graph, p - 1, scheme=scheme)
     assert max(need_of_stats(part.stats, col_bytes) for part in fewer.parts) > budget
 
 
