@@ -13,7 +13,7 @@ from tcdist.errors import TcdistError
 from tcdist.io.write import output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.store import write_store
-from tcdist.results import Timings, TriangleCount, timed_building
+from tcdist.results import Timings, TriangleCount
 from tcdist.source import EMBEDDED_NAME, EMBEDDED_TRIANGLES, Source, embedded_path, load_graph, open_store_source
 
 __all__ = ["count_triangles", "load_graph", "partition", "open_store_source", "TriangleCount", "Timings",
@@ -42,10 +42,7 @@ def partition(source: Source = None, *, parts: int, scheme: str = "random", prun
     result = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=output is not None)
     timings.partition += time.perf_counter() - t0
     if output is not None:
-        result.parts = timed_building(result.parts, timings)
-        t0, building = time.perf_counter(), timings.partition
-        write_store(result, output, replace=replace)
-        timings.store_write += time.perf_counter() - t0 - (timings.partition - building)
+        write_store(result, output, replace=replace, timings=timings)
     timings.finish(started)
     return result
 

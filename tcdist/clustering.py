@@ -32,8 +32,9 @@ def wedge_counts(degree):
 def per_vertex_result(ids, degree, triangles, total: int) -> tuple[PerVertex, float, float]:
     """(per-vertex arrays, transitivity, average local clustering) of a whole graph."""
     pairs = wedge_counts(degree)
-    if int(exact_sum(triangles)) != 3 * total:
-        raise TcdistError(f"internal error: per-vertex triangles add up to {exact_sum(triangles)}, not 3 x {total}")
+    credited = exact_sum(triangles)
+    if credited != 3 * total:
+        raise TcdistError(f"internal error: per-vertex triangles add up to {credited}, not 3 x {total}")
     clustering = np.divide(triangles.astype(np.float64), pairs.astype(np.float64),
                            out=np.zeros(triangles.size), where=pairs > 0)
     wedges = exact_sum(pairs)

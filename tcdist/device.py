@@ -183,10 +183,6 @@ class Device:
                 raise TcdistError(f"the {self.kernel} kernel counts {found} triangles in K_{n} on {self.describe()}, "
                                   f"not {n * (n - 1) * (n - 2) // 6}: this device or build is broken")
 
-    def fits(self, nbytes: int) -> bool:
-        """Whether nbytes more can be allocated on this device now (always true on the CPU)."""
-        return not self.is_gpu or nbytes <= free_gpu_bytes()
-
     def put(self, part: Part, num_parts: int) -> tuple[Part, float]:
         """The part on this device and the seconds its copy took, its CSR checked there (whole-array
         passes on the device: sorted rows, ids in range) before any kernel trusts it. A part that

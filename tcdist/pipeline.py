@@ -52,16 +52,11 @@ def _read_ahead(indices: Iterable[int], fetch: Callable[[int], Part], check):
     """(index, part, seconds waited for it, seconds its reading took) for each index; the next
     index is taken, and its part read on a thread, as soon as the current part is handed out.
     check() runs before each part is taken."""
-    def read(index):
-        t0 = time.perf_counter()
-        part = fetch(index)
-        return part, time.perf_counter() - t0
-
     def take():
         if check is not None:
             check()
         index = next(indices, None)
-        return None if index is None else (index, pool.submit(read, index))
+        return None if index is None else (index, pool.submit(_timed_fetch, fetch, index))
 
     indices = iter(indices)
     with ThreadPoolExecutor(1, thread_name_prefix="tcdist-read") as pool:
@@ -77,15 +72,23 @@ def _read_ahead(indices: Iterable[int], fetch: Callable[[int], Part], check):
 
 
 def _read_when_due(indices: Iterable[int], fetch: Callable[[int], Part], check):
-    """As _read_ahead, each part read only when the one before is counted."""
-    for index in indices:
+    """As _read_ahead, each part taken and read only when the one before is counted."""
+    indices = iter(indices)
+    while True:
         if check is not None:
             check()
-        t0 = time.perf_counter()
-        part = fetch(index)
-        waited = time.perf_counter() - t0
-        yield index, part, waited, waited
+        index = next(indices, None)
+        if index is None:
+            return
+        part, seconds = _timed_fetch(fetch, index)
+        yield index, part, seconds, seconds
         del part
+
+
+def _timed_fetch(fetch: Callable[[int], Part], index: int):
+    t0 = time.perf_counter()
+    part = fetch(index)
+    return part, time.perf_counter() - t0
 
 
 def _credit(device: Device, part: Part, per_vertex) -> int:

@@ -51,19 +51,6 @@ class Timings:
         return asdict(self)
 
 
-def timed_building(parts, timings: Timings):
-    """The parts of a lazy partitioning, the seconds spent building each added to timings.partition
-    (the rest of the time of writing them is the store's)."""
-    parts = iter(parts)
-    while True:
-        t0 = time.perf_counter()
-        part = next(parts, None)
-        timings.partition += time.perf_counter() - t0
-        if part is None:
-            return
-        yield part
-
-
 @dataclass
 class PerVertex:
     """Per vertex of the graph: its id in the source, the triangles it is in and its local

@@ -113,9 +113,9 @@ def test_count_with_a_store_written_meanwhile(tmp_path, cli, monkeypatch, theirs
     path = tmp_path / "p.h5"
     real_write = run.write_store
 
-    def racing(partitioning, target, *, replace=True):
+    def racing(partitioning, target, **options):
         write_store(partition_graph(tcdist.load_graph(theirs), 2, seed=0), target)  # the other run, first
-        real_write(partitioning, target, replace=replace)
+        real_write(partitioning, target, **options)
 
     monkeypatch.setattr(run, "write_store", racing)
     result = cli("count", "rmat:9", "-P", "2", "--store", path, "--json")

@@ -32,7 +32,7 @@ from tcdist.partition import PRUNE_MODES, SCHEMES, Part, check_parts, partition_
 from tcdist.partition.journal import Journal
 from tcdist.partition.store import Store, write_store
 from tcdist.pipeline import count_parts
-from tcdist.results import PartResult, RankResult, Timings, TriangleCount, timed_building
+from tcdist.results import PartResult, RankResult, Timings, TriangleCount
 from tcdist.source import load_graph, open_store_source
 from tcdist.xp import to_numpy
 
@@ -128,21 +128,35 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
             return _from_store(source_store, plan)
     graph = held["graph"] = load_graph(source, seed=plan.seed, timings=timings, device=device)
     if plan.whole and ranks == 1:
-        held["parts"] = [Part(0, graph.rowptr, graph.col, None, graph.n, {})]
-        return Prepared(_header_of_graph(graph, 1, None, None), {0: 0}, partitioned=False)
+        return _whole(graph, held)
     scheme, prune = plan.scheme or "random", plan.prune or "lstc"
     writes = plan.store is not None or ranks > 1
-    t0 = time.perf_counter()
-    if plan.parts == "auto":
-        budget = held["budget"] = device.budget()
-        parts = _auto_parts(graph, scheme, prune, plan.seed, budget)
-        timings.partition += time.perf_counter() - t0
-        if parts == 1 and not writes:  # the whole graph fits
-            held["parts"] = [Part(0, graph.rowptr, graph.col, None, graph.n, {})]
-            return Prepared({**_header_of_graph(graph, 1, None, None), "budget": budget}, {0: 0}, partitioned=False)
-    else:
+    if plan.parts != "auto":
         parts = plan.parts or min(ranks, max(graph.n, 1))
         check_parts(parts, graph)
+        return _partitioned(plan, graph, parts, scheme, prune, writes, timings, held)
+    t0, budget = time.perf_counter(), device.budget()
+    parts = _auto_parts(graph, scheme, prune, plan.seed, budget)
+    timings.partition += time.perf_counter() - t0
+    if parts == 1 and not writes:  # the whole graph fits
+        return _whole(graph, held, budget)
+    prepared = _partitioned(plan, graph, parts, scheme, prune, writes, timings, held)
+    prepared.header["budget"] = budget
+    return prepared
+
+
+def _whole(graph, held: dict, budget: int | None = None) -> Prepared:
+    """The whole graph as the one part, held in memory."""
+    held["parts"] = [Part(0, graph.rowptr, graph.col, None, graph.n, {})]
+    header = _header_of_graph(graph, 1, None, None)
+    if budget is not None:
+        header["budget"] = budget
+    return Prepared(header, {0: 0}, partitioned=False)
+
+
+def _partitioned(plan: Plan, graph, parts: int, scheme: str, prune: str, writes: bool, timings: Timings,
+                 held: dict) -> Prepared:
+    """The P-way partitioning of the graph: held in memory, or written to a store as it is built."""
     if plan.store is not None:
         graph.refuse_labels("a partition store (--store)")  # a temporary store is read for counts only
     if plan.store is not None and os.path.exists(plan.store):
@@ -150,18 +164,15 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
     t0 = time.perf_counter()
     partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=plan.seed, lazy=writes)
     timings.partition += time.perf_counter() - t0
-    header = {**_header_of_graph(graph, parts, scheme, prune), **({"budget": held["budget"]} if "budget" in held else {})}
+    header = _header_of_graph(graph, parts, scheme, prune)
     if not writes:
         held["parts"] = partitioning.parts
         return Prepared(header, {p.index: p.stats["work"] for p in partitioning.parts})
     store = os.path.abspath(plan.store) if plan.store is not None else _temporary_store()
-    partitioning.parts = timed_building(partitioning.parts, timings)  # parts are built as the store is written
-    t0, building = time.perf_counter(), timings.partition
-    try:
-        stats = write_store(partitioning, store, replace=False)
+    try:  # parts are built as the store is written
+        stats = write_store(partitioning, store, replace=False, timings=timings)
     except OutputExists:  # another run wrote the store meanwhile: use it if it is this partitioning
         return _reuse(plan, graph, parts, scheme, prune)
-    timings.store_write += time.perf_counter() - t0 - (timings.partition - building)
     return Prepared(header, {i: s["work"] for i, s in enumerate(stats)}, store=store, temporary=plan.store is None,
                     journal=None if plan.store is None else partitioning.id)
 
