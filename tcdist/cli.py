@@ -234,6 +234,8 @@ def cmd_count(args, comm):
         lines += ["", *parts_table(r.part_stats, r.n, r.m, extra=("triangles", "rank"))]
     if r.memory_budget is not None or r.gpu_peak_bytes is not None:
         budget = f"parts auto: {r.parts} for a budget of {size_text(r.memory_budget)}" if r.memory_budget else ""
+        if r.memory_budget and r.backend == "gpu" and r.parts > 1:
+            budget += " (planned for two parts on the GPU at once where it allows: the next one's copy overlaps the count)"
         peak = f"GPU peak {size_text(r.gpu_peak_bytes)}" if r.gpu_peak_bytes is not None else ""
         lines[4:4] = [f"  memory     {'; '.join(filter(None, (budget, peak)))}"]
     if r.per_vertex is not None:
@@ -414,7 +416,9 @@ def _exit_status(e: BaseException, args, rank: int) -> int:
     if args.debug:
         traceback.print_exc()
     if isinstance(e, MemoryError):
-        print("tcdist: error: out of memory (try a smaller graph, or --parts to count in pieces)", file=sys.stderr)
+        said = f" ({str(e).rstrip('.')})" if str(e) else ""  # CuPy says how much, and under which limit
+        print(f"tcdist: error: out of memory{said}; try a smaller graph, or count in more parts (--parts auto picks "
+              "them)", file=sys.stderr)
     elif rank == 0:  # errors are collective: every rank raised it, rank 0 says it once
         print(f"tcdist: error: {e}", file=sys.stderr)
     return 2

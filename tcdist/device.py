@@ -1,7 +1,9 @@
 """Where a run counts: decided once (backend, GPU index, kernel, threads), then trusted by every step.
 
 ``Device.put`` is the one way a part reaches the counting device: it checks that the part
-fits and copies it; ``Device.count`` runs the kernel on what ``put`` returned.
+fits and copies it; ``Device.count`` runs the kernel on what ``put`` returned. On a GPU,
+``Device.stage`` may start that copy early, on a stream of its own from pinned host memory,
+while the part before is counted; ``put`` then waits for it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -114,6 +116,7 @@ class Device:
     _count: Callable = None
     memory_limit: int | None = None  # --gpu-memory-limit: enforced by CuPy's pool on a GPU
     _peak: object = None             # the allocator that records the GPU peak
+    _stager: object = field(default=None, repr=False)  # the copy stream and pinned buffers, made on first use
 
     @classmethod
     def resolve(cls, backend: str = "auto", *, kernel: str | None = None, tile: int | None = None,
@@ -142,6 +145,23 @@ class Device:
             threads = cpu_threads(local_size)
         return cls(kind, name, set_threads(threads), index, bus_id, label, count, memory_limit,
                    _PeakAllocator.install(memory_limit) if kind == "gpu" and memory_limit is not None else None)
+
+    def close(self) -> None:
+        """Give back the pool limit and the allocator this device installed: a count called from
+        Python must not leave them on the caller's process."""
+        if self._peak is not None:
+            self._peak.uninstall()
+            self._peak = None
+
+    def room(self) -> int:
+        """Bytes the GPU can still give this run: free memory and CuPy's cached blocks, and no
+        more than the memory limit leaves."""
+        import cupy
+
+        free = free_gpu_bytes()
+        if self.memory_limit is not None:
+            free = min(free, self.memory_limit - cupy.get_default_memory_pool().used_bytes())
+        return free
 
     def budget(self) -> int:
         """The bytes one part may take on this device (for --parts auto): the memory limit, else
@@ -183,29 +203,40 @@ class Device:
                 raise TcdistError(f"the {self.kernel} kernel counts {found} triangles in K_{n} on {self.describe()}, "
                                   f"not {n * (n - 1) * (n - 2) // 6}: this device or build is broken")
 
-    def put(self, part: Part, num_parts: int) -> tuple[Part, float]:
-        """The part on this device and the seconds its copy took, its CSR checked there (whole-array
-        passes on the device: sorted rows, ids in range) before any kernel trusts it. A part that
-        does not fit in free GPU memory stops the run with a number of parts that would."""
-        seconds = 0.0
-        if self.is_gpu:
-            part, seconds = self._upload(part, num_parts)
+    def stage(self, part: Part, beside: int) -> Part | _Staged:
+        """Start the part's copy to the GPU on the copy stream, if it fits with `beside` bytes
+        still to come for the part before it (its kernel's working memory, or all of it if it is
+        not on the device yet); else the part as it was, for put() to copy when it is due."""
+        if not self.is_gpu or _on_gpu(part) or self.room() < beside + device_need(part):
+            return part
+        if self._stager is None:
+            self._stager = _Stager(self.gpu)
+        return self._stager.start(part)
+
+    def put(self, part: Part | _Staged, num_parts: int) -> tuple[Part, float, float]:
+        """(the part on this device, seconds waited for its copy, seconds the copy took), its CSR
+        checked there (whole-array passes on the device: sorted rows, ids in range) before any
+        kernel trusts it. A staged part's copy ran while the part before was counted, so the wait
+        is what the overlap did not hide. A part that does not fit stops the run with a way out."""
+        waited = copied = 0.0
+        if isinstance(part, _Staged):
+            part, waited, copied = part.finish()
+        elif self.is_gpu:
+            part, waited = self._upload(part, num_parts)
+            copied = waited
         with self._within_memory(part):
             problem = csr_problem(part.rowptr, part.col, part.n_local)
         if problem:
             raise InputError(part.source, f"part {part.index}: {problem}") if part.source else \
                 TcdistError(f"part {part.index}: {problem}")
-        return part, seconds
+        return part, waited, copied
 
     def _upload(self, part: Part, num_parts: int) -> tuple[Part, float]:
         import cupy
 
-        if isinstance(part.rowptr, cupy.ndarray) and isinstance(part.col, cupy.ndarray):
+        if _on_gpu(part):
             return part, 0.0
-        need = part_need(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize)
-        free = free_gpu_bytes()
-        if self.memory_limit is not None:
-            free = min(free, self.memory_limit - cupy.get_default_memory_pool().used_bytes())
+        need, free = device_need(part), self.room()
         if need > free:
             raise TcdistError(f"part {part.index} needs {size_text(need)} on the GPU but {size_text(free)} are "
                               f"free{' under the limit' if self.memory_limit else ''}; count it in more parts "
@@ -253,11 +284,90 @@ class Device:
         return _interruptible(lambda: per_vertex(part.rowptr, part.col, part.n_local))
 
 
+def device_need(part: Part) -> int:
+    """Bytes the part takes on the device while it is counted (budget.part_need of its arrays)."""
+    return part_need(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize)
+
+
+def _on_gpu(part: Part) -> bool:
+    import cupy
+
+    return isinstance(part.rowptr, cupy.ndarray) and isinstance(part.col, cupy.ndarray)
+
+
+@dataclass
+class _Staged:
+    """A part whose copy to the GPU is under way on the copy stream."""
+
+    part: Part       # its arrays on the device, being filled
+    started: object  # CUDA events around the copy
+    done: object
+
+    def finish(self) -> tuple[Part, float, float]:
+        """(the part, seconds waited for the copy now, seconds the copy took on the GPU)."""
+        import cupy
+
+        t0 = time.perf_counter()
+        self.done.synchronize()
+        waited = time.perf_counter() - t0
+        return self.part, waited, cupy.cuda.get_elapsed_time(self.started, self.done) / 1e3
+
+
+class _Stager:
+    """Copies parts to the GPU on a non-blocking stream of its own from two pinned host buffers
+    used in turn: pageable memory would make every copy synchronous and half as fast."""
+
+    def __init__(self, gpu: int):
+        import cupy
+
+        self.gpu = gpu
+        with cupy.cuda.Device(gpu):
+            self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.buffers = [None, None]  # (pinned memory, bytes) of each slot
+        self.last_copy = [None, None]  # the event that ends each slot's last copy
+        self.turn = 0
+
+    def start(self, part: Part) -> _Staged:
+        """The part with its copy under way (on this rank's GPU also from a reader thread)."""
+        import cupy
+
+        with cupy.cuda.Device(self.gpu):
+            return self._start(part)
+
+    def _start(self, part: Part) -> _Staged:
+        import cupy
+
+        slot, self.turn = self.turn, self.turn ^ 1
+        arrays = (np.asarray(part.rowptr), np.asarray(part.col))
+        offsets = np.cumsum([0] + [-(-a.nbytes // 256) * 256 for a in arrays])
+        if self.last_copy[slot] is not None:
+            self.last_copy[slot].synchronize()  # the slot's buffer is free again
+        if self.buffers[slot] is None or self.buffers[slot][1] < offsets[-1]:
+            self.buffers[slot] = None
+            self.buffers[slot] = (cupy.cuda.alloc_pinned_memory(int(offsets[-1])), int(offsets[-1]))
+        buffer = self.buffers[slot][0]
+        pinned = [np.ndarray(a.shape, a.dtype, buffer=buffer, offset=int(o)) for a, o in zip(arrays, offsets)]
+        for host, a in zip(pinned, arrays):
+            np.copyto(host, a)
+        with self.stream:
+            started = cupy.cuda.Event()
+            started.record()
+            on_device = [cupy.empty(a.shape, a.dtype) for a in arrays]
+            for d, host in zip(on_device, pinned):
+                d.set(host, stream=self.stream)
+            done = cupy.cuda.Event()
+            done.record()
+        self.last_copy[slot] = done
+        return _Staged(Part(part.index, *on_device, part.global_id, part.n_local, part.stats, part.source), started, done)
+
+
 class _PeakAllocator:
-    """CuPy's default pool, recording the most it held in use at once: the peak the allocator saw."""
+    """CuPy's default pool, recording the most it held in use at once: the peak the allocator saw.
+    uninstall() puts back the allocator and the pool limit that were there before."""
 
     def __init__(self, pool):
         self.pool, self.peak = pool, 0
+        self.before = None
 
     def __call__(self, size: int):
         memory = self.pool.malloc(size)
@@ -269,11 +379,19 @@ class _PeakAllocator:
         import cupy
 
         pool = cupy.get_default_memory_pool()
+        allocator = cls(pool)
+        allocator.before = (cupy.cuda.get_allocator(), pool.get_limit())
         if limit is not None:
             pool.set_limit(size=limit)
-        allocator = cls(pool)
         cupy.cuda.set_allocator(allocator)
         return allocator
+
+    def uninstall(self) -> None:
+        import cupy
+
+        allocator, limit = self.before
+        cupy.cuda.set_allocator(allocator)
+        self.pool.set_limit(size=limit)
 
 
 def _interruptible(work: Callable):

@@ -1,8 +1,9 @@
 """Parts to counts on one device: fetch a part, put it on the device, count it, record the result.
 
 The next part is fetched (read from the store and checked) on a thread while the current one
-is counted, so reading a store costs only what the counting does not hide; two parts are in
-host memory at most."""
+is counted, and on a GPU its copy is started there too (Device.stage: a stream of its own,
+pinned memory) when both parts fit the device; so reading a store and copying parts cost only
+what the counting does not hide. Two parts are in host memory at most, and on the device."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tcdist import progress
 from tcdist.clustering import exact_sum
-from tcdist.device import Device
+from tcdist.device import Device, device_need
 from tcdist.partition.part import Part
 from tcdist.results import PartResult
 
@@ -34,13 +35,14 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     """
     results = []
     label = "count parts" if num_parts > 1 else "count"
-    parts = _read_ahead(indices, fetch, check) if read_ahead else _read_when_due(indices, fetch, check)
+    parts = _read_ahead(indices, fetch, check, device) if read_ahead else _read_when_due(indices, fetch, check)
     for index, part, waited, reading in progress.iterate(parts, expected, label):
-        part, transfer = device.put(part, num_parts)
+        part, transfer, copied = device.put(part, num_parts)
         t1 = time.perf_counter()
         found = device.count(part) if per_vertex is None else _credit(device, part, per_vertex)
         result = PartResult(index, rank, found, waited, transfer, time.perf_counter() - t1, dict(part.stats),
-                            read_overlapped=max(reading - waited, 0.0))
+                            read_overlapped=max(reading - waited, 0.0),
+                            transfer_overlapped=max(copied - transfer, 0.0))
         del part
         if record is not None:
             record(result)
@@ -48,15 +50,24 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     return results
 
 
-def _read_ahead(indices: Iterable[int], fetch: Callable[[int], Part], check):
+def _read_ahead(indices: Iterable[int], fetch: Callable[[int], Part], check, device: Device):
     """(index, part, seconds waited for it, seconds its reading took) for each index; the next
-    index is taken, and its part read on a thread, as soon as the current part is handed out.
-    check() runs before each part is taken."""
+    index is taken, and its part read and staged on a thread, as soon as the current part is
+    handed out. check() runs before each part is taken."""
+    before = 0  # device bytes the part handed out last may still take while the next one is staged
+
+    def fetch_and_stage(index):
+        nonlocal before
+        part, seconds = _timed_fetch(fetch, index)
+        staged = device.stage(part, before)
+        before = device_need(part) - (part.rowptr.nbytes + part.col.nbytes if staged is not part else 0)
+        return staged, seconds
+
     def take():
         if check is not None:
             check()
         index = next(indices, None)
-        return None if index is None else (index, pool.submit(_timed_fetch, fetch, index))
+        return None if index is None else (index, pool.submit(fetch_and_stage, index))
 
     indices = iter(indices)
     with ThreadPoolExecutor(1, thread_name_prefix="tcdist-read") as pool:

@@ -10,7 +10,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 
 
-_NOT_STAGES = ("other", "total", "read_overlapped")
+_NOT_STAGES = ("other", "total", "read_overlapped", "transfer_overlapped")
 
 
 @dataclass
@@ -24,12 +24,14 @@ class Timings:
     build: float = 0.0        # cleaning and orienting it (root)
     partition: float = 0.0    # LSTC Algorithms 1-2 (root)
     store_write: float = 0.0  # writing the HDF5 partition store (root)
-    store_read: float = 0.0   # waiting for this rank's parts to be read from the store
-    transfer: float = 0.0     # host-to-GPU copies
+    store_read: float = 0.0   # waiting for this rank's parts: read from the store (or, under a
+                              # memory budget, built on the host one at a time)
+    transfer: float = 0.0     # host-to-GPU copies, the part the counting did not hide
     count: float = 0.0        # the counting kernels
     other: float = 0.0        # the rest: waiting for other ranks, checks, Python between the stages
     total: float = 0.0        # wall time of the whole run on this rank
     read_overlapped: float = 0.0  # not a stage: reading parts while others were counted (hidden)
+    transfer_overlapped: float = 0.0  # not a stage: copying parts while others were counted (hidden)
 
     def finish(self, started: float) -> Timings:
         """Close the run begun at perf_counter() == started: total is the wall time since, and
@@ -73,12 +75,13 @@ class PartResult:
     count: float = 0.0
     stats: dict = field(default_factory=dict)
     read_overlapped: float = 0.0  # reading this part while the one before was counted
+    transfer_overlapped: float = 0.0  # copying it to the GPU meanwhile
     journalled: bool = False  # taken from the journal of an earlier run (--resume), not counted now
 
     def to_dict(self) -> dict:
         return {"part": self.part, **self.stats, "triangles": self.triangles, "rank": self.rank,
                 "count_s": self.count, "transfer_s": self.transfer, "read_s": self.store_read,
-                "read_overlapped_s": self.read_overlapped,
+                "read_overlapped_s": self.read_overlapped, "transfer_overlapped_s": self.transfer_overlapped,
                 "journalled": self.journalled}
 
 

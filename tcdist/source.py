@@ -28,11 +28,16 @@ def embedded_path() -> str:
     return str(resources.files("tcdist") / "data" / "facebook_combined.txt.gz")
 
 
-def _upload_edges(edges, timings):
+def _gpu_room(device: Device | str) -> int:
+    """Bytes the GPU may give to building the graph: what is free, under the memory limit if any."""
+    return device.room() if isinstance(device, Device) else devices.free_gpu_bytes()
+
+
+def _upload_edges(edges, timings, room: int):
     """Move an edge list to the GPU to build there when it fits; else it is built on the host."""
     import cupy
 
-    if not isinstance(edges.src, cupy.ndarray) and len(edges) * _BUILD_BYTES_PER_EDGE < devices.free_gpu_bytes():
+    if not isinstance(edges.src, cupy.ndarray) and len(edges) * _BUILD_BYTES_PER_EDGE < room:
         t0 = time.perf_counter()
         edges.src, edges.dst = cupy.asarray(edges.src), cupy.asarray(edges.dst)
         cupy.cuda.Device().synchronize()
@@ -50,7 +55,8 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     vertex ids (ids that are not integers are labels, kept as graph.labels), or a Graph
     (returned as it is).
     device: a GPU Device (or 'gpu') builds the graph with CuPy on the current device when it
-    fits there (generators then draw on the GPU); the graph's arrays stay where they were built.
+    fits there, under the Device's memory limit if it has one (generators then draw on the GPU);
+    the graph's arrays stay where they were built.
     timings: receives the generate or read, build and (on a GPU) transfer seconds.
     """
     on_gpu = device.is_gpu if isinstance(device, Device) else device == "gpu"
@@ -63,7 +69,7 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
         loaded = io.read(embedded_path())
         loaded.name = EMBEDDED_NAME
     elif generated:
-        if on_gpu:
+        if on_gpu and io.spec_edges(str(source)) * _BUILD_BYTES_PER_EDGE < _gpu_room(device):
             import cupy
 
             loaded = io.generate(str(source), seed=seed, xp=cupy)
@@ -80,7 +86,7 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     if isinstance(loaded, Graph):
         return loaded
     if on_gpu:
-        loaded = _upload_edges(loaded, timings)
+        loaded = _upload_edges(loaded, timings, _gpu_room(device))
     t1 = time.perf_counter()
     graph = build_graph(loaded)
     timings.build += time.perf_counter() - t1

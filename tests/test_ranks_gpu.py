@@ -38,11 +38,13 @@ def test_every_rank_binds_the_gpu_of_its_node_local_rank(gpus, expected, schedul
     assert all(s["timings"]["transfer"] > 0 for s in record["rank_stats"] if s["parts"])
 
 
-def test_more_ranks_than_gpus_share_them_round_robin(gpus, expected):
-    ranks = len(gpus) + 1
-    record = mpiexec_json(ranks, "count", "rmat:16", "--backend", "gpu", "-P", 5)
+@pytest.mark.parametrize("per_gpu", [1.5, 2], ids=["one-more", "two-per-gpu"])
+def test_more_ranks_than_gpus_share_them_round_robin(gpus, expected, per_gpu):
+    ranks = max(int(per_gpu * len(gpus)), len(gpus) + 1)
+    record = mpiexec_json(ranks, "count", "rmat:16", "--backend", "gpu", "-P", 2 * ranks)
     assert record["triangles"] == expected
     assert [s["gpu"] for s in record["rank_stats"]] == [r % len(gpus) for r in range(ranks)]
+    assert [s["gpu_bus_id"] for s in record["rank_stats"]] == [gpus[r % len(gpus)] for r in range(ranks)]
 
 
 def test_cuda_visible_devices_is_respected(gpus, expected):

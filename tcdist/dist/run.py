@@ -129,18 +129,23 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
     graph = held["graph"] = load_graph(source, seed=plan.seed, timings=timings, device=device)
     if plan.whole and ranks == 1:
         return _whole(graph, held)
+    budgeted = device.memory_limit is not None
+    if budgeted:  # under a budget, parts are built on the host, one at a time
+        t0 = time.perf_counter()
+        graph = held["graph"] = graph.on_host()
+        timings.transfer += time.perf_counter() - t0
     scheme, prune = plan.scheme or "random", plan.prune or "lstc"
     writes = plan.store is not None or ranks > 1
     if plan.parts != "auto":
         parts = plan.parts or min(ranks, max(graph.n, 1))
         check_parts(parts, graph)
-        return _partitioned(plan, graph, parts, scheme, prune, writes, timings, held)
+        return _partitioned(plan, graph, parts, scheme, prune, writes, timings, held, budgeted)
     t0, budget = time.perf_counter(), device.budget()
-    parts = _auto_parts(graph, scheme, prune, plan.seed, budget)
+    parts = _auto_parts(graph, scheme, prune, plan.seed, budget, 2 if device.is_gpu else 1)
     timings.partition += time.perf_counter() - t0
     if parts == 1 and not writes:  # the whole graph fits
         return _whole(graph, held, budget)
-    prepared = _partitioned(plan, graph, parts, scheme, prune, writes, timings, held)
+    prepared = _partitioned(plan, graph, parts, scheme, prune, writes, timings, held, budgeted)
     prepared.header["budget"] = budget
     return prepared
 
@@ -155,16 +160,22 @@ def _whole(graph, held: dict, budget: int | None = None) -> Prepared:
 
 
 def _partitioned(plan: Plan, graph, parts: int, scheme: str, prune: str, writes: bool, timings: Timings,
-                 held: dict) -> Prepared:
-    """The P-way partitioning of the graph: held in memory, or written to a store as it is built."""
+                 held: dict, budgeted: bool) -> Prepared:
+    """The P-way partitioning of the graph: held in memory, or written to a store as it is built;
+    budgeted (under a memory limit, the graph on the host): one rank takes the parts as they are
+    built, never holding them all."""
     if plan.store is not None:
         graph.refuse_labels("a partition store (--store)")  # a temporary store is read for counts only
     if plan.store is not None and os.path.exists(plan.store):
         return _reuse(plan, graph, parts, scheme, prune)
     t0 = time.perf_counter()
-    partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=plan.seed, lazy=writes)
+    one_by_one = writes or budgeted and parts > 1  # built on the host as they are written or counted
+    partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=plan.seed, lazy=one_by_one)
     timings.partition += time.perf_counter() - t0
     header = _header_of_graph(graph, parts, scheme, prune)
+    if not writes and one_by_one:  # one rank counts them in part order as they are built
+        held["parts"] = _InOrder(partitioning.parts)
+        return Prepared(header, dict.fromkeys(range(parts), 0))
     if not writes:
         held["parts"] = partitioning.parts
         return Prepared(header, {p.index: p.stats["work"] for p in partitioning.parts})
@@ -177,9 +188,24 @@ def _partitioned(plan: Plan, graph, parts: int, scheme: str, prune: str, writes:
                     journal=None if plan.store is None else partitioning.id)
 
 
-def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int) -> int:
+class _InOrder:
+    """Parts built lazily, taken by index in the order they are built."""
+
+    def __init__(self, parts):
+        self.parts = iter(parts)
+
+    def __getitem__(self, index: int) -> Part:
+        part = next(self.parts)
+        if part.index != index:
+            raise TcdistError(f"internal error: part {index} asked for, part {part.index} built")
+        return part
+
+
+def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int, at_once: int) -> int:
     """The fewest parts whose largest fits the budget (each probe's parts are built one at a
-    time and dropped once measured)."""
+    time and dropped once measured). A graph that does not fit whole is planned for at_once
+    parts on the device together (on a GPU two: the next part's copy overlaps the count), or,
+    if no P allows that, for one."""
     col_bytes = np.dtype(col_dtype(graph.n)).itemsize
     out = to_numpy(graph.out_degree())
 
@@ -198,8 +224,13 @@ def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int) -> int:
         return graph.vertex_ids()[u], int(needs[u])
 
     floor = part_need(1 + int(out.max()), int(out.max()), 1, col_bytes) if out.size else 0
-    return smallest_parts(graph.n, part_need(graph.n, graph.m, graph.n, col_bytes), budget, largest_need, floor,
-                          heaviest)
+    whole = part_need(graph.n, graph.m, graph.n, col_bytes)
+    if at_once > 1 and whole > budget:
+        try:
+            return smallest_parts(graph.n, whole, budget // at_once, largest_need, floor, heaviest)
+        except TcdistError:
+            pass
+    return smallest_parts(graph.n, whole, budget, largest_need, floor, heaviest)
 
 
 def _reuse(plan: Plan, graph, parts, scheme, prune) -> Prepared:
@@ -253,12 +284,25 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
     def ready_device():
         device = Device.resolve("cpu" if per_vertex else backend, kernel=kernel, tile=tile, threads=threads,
                                 local_rank=local_rank, local_size=local_size, memory_limit=memory_limit)
-        device.warm_up()
+        try:
+            device.warm_up()
+        except BaseException:
+            device.close()
+            raise
         return device
 
     start = time.perf_counter()
     device = collective(comm, ready_device, debug=debug)
-    timings, held = Timings(compile=time.perf_counter() - start), {}
+    try:
+        return _count_on(comm, device, source, plan, Timings(compile=time.perf_counter() - start), start,
+                         per_vertex, debug)
+    finally:
+        device.close()
+
+
+def _count_on(comm, device: Device, source, plan: Plan, timings: Timings, start: float, per_vertex: bool,
+              debug: bool) -> TriangleCount:
+    held = {}
 
     def root():
         prepared = _prepare(source, plan, device, comm.size, timings, held)
@@ -274,6 +318,7 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
         for r in results:
             timings.store_read += r.store_read
             timings.read_overlapped += r.read_overlapped
+            timings.transfer_overlapped += r.transfer_overlapped
             timings.transfer += r.transfer
             timings.count += r.count
         timings.finish(start)

@@ -1,7 +1,7 @@
 """The oriented CSR every later stage works on."""
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -89,6 +89,13 @@ class Graph(CSR):
         """Every vertex's id in the source (its label, when the source had labels), as NumPy."""
         ids = to_numpy(self.original_id)
         return ids if self.labels is None else to_numpy(self.labels)[ids]
+
+    def on_host(self) -> "Graph":
+        """The graph with its arrays in host memory (itself when they are there already)."""
+        if self.xp is np:
+            return self
+        return replace(self, rowptr=to_numpy(self.rowptr), col=to_numpy(self.col),
+                       original_id=to_numpy(self.original_id))
 
     def out_degree(self):
         return self.xp.diff(self.rowptr)

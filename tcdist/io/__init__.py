@@ -8,7 +8,7 @@ from tcdist.errors import InputError, TcdistError
 from tcdist.graph.graph import Graph
 from tcdist.io.edgelist import read_edge_list
 from tcdist.io.edges import EdgeList
-from tcdist.io.generators import generate, is_spec, not_a_spec
+from tcdist.io.generators import generate, is_spec, not_a_spec, spec_edges
 from tcdist.io.h5graph import read_graph
 from tcdist.io.hdf5 import looks_hdf5
 from tcdist.io.mtx import read_mtx
@@ -79,4 +79,4 @@ def read(path: str | os.PathLike) -> EdgeList | Graph:
     return read_mtx(path) if fmt == "mtx" else read_edge_list(path)
 
 
-__all__ = ["detect_format", "generate", "is_spec", "read"]
+__all__ = ["detect_format", "generate", "is_spec", "read", "spec_edges"]

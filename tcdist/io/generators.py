@@ -146,6 +146,12 @@ def _edges_of_spec(kind, args):
     return 0
 
 
+def spec_edges(spec: str) -> int:
+    """How many raw edges a spec makes (0 when it is not one), for memory estimates."""
+    match = _SPEC.fullmatch(spec)
+    return _edges_of_spec(match.group(1), [int(x) for x in match.group(2)[1:].split(":")]) if match else 0
+
+
 def is_spec(text):
     """Whether text names a generator (``rmat:18``) rather than a file."""
     match = _SPEC.fullmatch(str(text))

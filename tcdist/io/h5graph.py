@@ -24,6 +24,7 @@ _ARRAYS = ("rowptr", "col", "original_id")
 def write_graph(graph, path):
     """Write the graph to path (atomically)."""
     graph.refuse_labels("a tcdist graph file")
+    graph = graph.on_host()
     attrs = {"n": graph.n, "m": graph.m, "self_loops": int(graph.self_loops), "duplicates": int(graph.duplicates),
              "reciprocal": int(graph.reciprocal),
              "name": str(graph.name), "fingerprint": graph.fingerprint()}

@@ -1,0 +1,170 @@
+"""One GPU, graphs larger than a memory budget: counted part after part, against the in-memory count.
+
+    python jobs/bench_budget.py --device nvidia-h100-x1 --case rmat:25=2GiB,4GiB,1GiB \
+        --case ../.datasets/soc-Epinions1.txt.gz=8MiB --work /tmp/budget --out results/budget-h100.json \
+        --plot results/budget-h100.png [--host-partition rmat:26=8]
+
+For each case the graph is made once as a tcdist graph file (generated and built on the GPU
+without a budget; a real graph is read), so every run below starts from the same file on the
+host. Then, each as its own `tcdist count FILE --backend gpu --json` process:
+- the in-memory count (the whole graph uploaded once, no budget);
+- for every budget, `--parts auto --gpu-memory-limit BUDGET`: P chosen, parts built on the host
+  one at a time, the next part's copy overlapping the current count; the peak GPU memory the
+  allocator saw, the kernel seconds, the copy seconds the count did not hide and those it did.
+--host-partition SPEC=P times the compiled host partitioner alone on that graph (transpose
+and parts), on all cores.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from meta import metadata
+
+
+def tcdist_json(*args):
+    command = [sys.executable, "-m", "tcdist", *map(str, args), "--json", "-q"]
+    t0 = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr[-3000:]}")
+    record = json.loads(done.stdout)
+    record["job_wall_s"] = time.perf_counter() - t0
+    return record
+
+
+def graph_file(spec, work, log, device="gpu"):
+    """A tcdist graph file of spec (made on the GPU for a generator spec) and the seconds it took."""
+    if os.path.exists(spec):
+        return spec, 0.0
+    path = os.path.join(work, spec.replace(":", "-") + ".h5")
+    if not os.path.exists(path):
+        t0 = time.perf_counter()
+        code = ("import sys, tcdist; from tcdist.io.h5graph import write_graph; "
+                "write_graph(tcdist.load_graph(sys.argv[1], device=sys.argv[3]), sys.argv[2])")
+        subprocess.run([sys.executable, "-c", code, spec, path, device], check=True)
+        log(f"{spec}: graph file made in {time.perf_counter() - t0:.1f} s ({os.path.getsize(path) / 2**30:.2f} GiB)")
+    return path, os.path.getsize(path)
+
+
+def summary(record):
+    t = record["timings"]
+    return {"triangles": record["triangles"], "n": record["n"], "m": record["m"], "parts": record["parts"],
+            "gpu_peak_bytes": record.get("gpu_peak_bytes"), "memory_budget": record.get("memory_budget"),
+            "kernel_s": t["count"], "transfer_s": t["transfer"], "transfer_overlapped_s": t["transfer_overlapped"],
+            "read_s": t["read"], "partition_s": t["partition"], "parts_waited_s": t["store_read"],
+            "total_s": t["total"], "job_wall_s": record["job_wall_s"],
+            "part_bytes": [p["bytes"] for p in record["part_stats"]],
+            "edge_replication": sum(p["e_res"] for p in record["part_stats"]) / record["m"] if record["part_stats"] else 1.0}
+
+
+def bench_case(case, backend, work, log, save, cases):
+    spec, budgets = case.split("=")
+    path, file_bytes = graph_file(spec, work, log, backend)
+    whole = summary(tcdist_json("count", path, "--backend", backend))
+    log(f"{spec}: in memory {whole['triangles']:,} triangles, kernel {whole['kernel_s']:.3f} s, "
+        f"transfer {whole['transfer_s']:.3f} s")
+    rows = []
+    cases.append({"graph": spec, "file": path, "file_bytes": file_bytes, "in_memory": whole, "budgets": rows})
+    for budget in budgets.split(","):
+        r = summary(tcdist_json("count", path, "--backend", backend, "--parts", "auto", "--gpu-memory-limit", budget))
+        if r["triangles"] != whole["triangles"]:
+            raise SystemExit(f"{spec} under {budget}: {r['triangles']} != {whole['triangles']}")
+        r["budget"] = budget
+        r["ratio_to_in_memory"] = (r["kernel_s"] + r["transfer_s"]) / (whole["kernel_s"] + whole["transfer_s"])
+        r["ratio_to_in_memory_kernel"] = (r["kernel_s"] + r["transfer_s"]) / whole["kernel_s"]
+        rows.append(r)
+        save()
+        log(f"  budget {budget}: P={r['parts']}, peak {(r['gpu_peak_bytes'] or 0) / 2**30:.2f} GiB, kernel "
+            f"{r['kernel_s']:.3f} s, transfer not hidden {r['transfer_s']:.3f} s, hidden {r['transfer_overlapped_s']:.3f} s,"
+            f" (kernel+transfer)/in-memory {r['ratio_to_in_memory']:.2f}x, partition {r['partition_s']:.1f} s")
+
+
+def host_partition(case, backend, work, log):
+    """The compiled host partitioner alone: transpose, then P parts built on all cores."""
+    import numba
+
+    import tcdist
+    from tcdist.partition.host import _transpose, iter_parts_host
+    from tcdist.partition.schemes import assign
+
+    spec, parts = case.split("=")
+    path, _ = graph_file(spec, work, log, backend)
+    small = tcdist.load_graph("rmat:10")  # compiles the partitioner before anything is timed
+    list(iter_parts_host(small, assign(small, "random", 2, 0), 2))
+    t0 = time.perf_counter()
+    graph = tcdist.load_graph(path)
+    read = time.perf_counter() - t0
+    assignment = assign(graph, "random", int(parts), 0)
+    t0 = time.perf_counter()
+    _transpose(graph.rowptr, graph.col, numba.get_num_threads())
+    transpose = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    built = [part.stats for part in iter_parts_host(graph, assignment, int(parts))]
+    total = time.perf_counter() - t0
+    log(f"{spec}: host partition into {parts} parts {total:.1f} s (transpose {transpose:.1f} s) on "
+        f"{numba.get_num_threads()} threads; graph file read in {read:.1f} s")
+    return {"graph": spec, "n": graph.n, "m": graph.m, "parts": int(parts), "threads": numba.get_num_threads(),
+            "read_s": read, "transpose_s": transpose, "partition_s": total,
+            "edge_replication": sum(s["e_res"] for s in built) / graph.m}
+
+
+def plot(cases, path):
+    """Kernel plus the transfer the count did not hide, against the budget, per graph (the
+    in-memory count dotted): the analogue of LSTC's Fig. 8 for one GPU and a budget."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(cases), figsize=(5.5 * len(cases), 4.2), squeeze=False)
+    for ax, case in zip(axes[0], cases):
+        rows = sorted(case["budgets"], key=lambda r: r["memory_budget"])
+        x = [r["memory_budget"] / 2**30 for r in rows]
+        ax.plot(x, [r["kernel_s"] + r["transfer_s"] for r in rows], "-o", label="kernel + transfer not hidden")
+        ax.plot(x, [r["kernel_s"] for r in rows], "--s", label="kernel")
+        whole = case["in_memory"]
+        ax.axhline(whole["kernel_s"] + whole["transfer_s"], linestyle=":", color="gray", label="in memory")
+        for r, xi in zip(rows, x):
+            ax.annotate(f"P={r['parts']}", (xi, r["kernel_s"] + r["transfer_s"]), fontsize=7)
+        ax.set(title=os.path.basename(case["graph"]), xlabel="GPU memory budget (GiB)", ylabel="seconds", xscale="log")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--case", action="append", default=[], help="GRAPH=BUDGET[,BUDGET...] (a spec or a file)")
+    p.add_argument("--host-partition", action="append", default=[], help="SPEC=P: time the host partitioner alone")
+    p.add_argument("--device", required=True, help="the machine kind, e.g. nvidia-h100-x1")
+    p.add_argument("--backend", default="gpu", help="gpu, or cpu to try the job without one")
+    p.add_argument("--work", default="/tmp/tcdist-budget")
+    p.add_argument("--out", required=True)
+    p.add_argument("--plot")
+    args = p.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    result = {**metadata(args.device), "cases": [], "host_partition": []}
+
+    def save():
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+
+    def log(text):
+        print(text, flush=True)
+
+    for case in args.host_partition:
+        result["host_partition"].append(host_partition(case, args.backend, args.work, log))
+        save()
+    for case in args.case:
+        bench_case(case, args.backend, args.work, log, save, result["cases"])
+        save()
+        if args.plot:
+            plot(result["cases"], args.plot)
+
+
+if __name__ == "__main__":
+    main()
