@@ -31,7 +31,7 @@ def markdown(runs, rows, root):
                  f"`{run['file'].split('/')[-1]}` (commit {run['commit']}, {run['date']})" for run in runs), "",
              "| graph | P | R | schedule | kernel ms | kernel speedup | store read s | transfer s | count wall s "
              "| wall speedup |", "|" + " --- |" * 10]
-    fast = {(s["graph"], s["parts"], s["ranks"], s["schedule"]): s for s in speedups(rows)}
+    fast = {(s["graph"], s["parts"], s["ranks"], s["schedule"]): s for s in speedups(rows, root)}
     for r in sorted(rows, key=lambda r: (r["graph"], r["parts"], r["ranks"], r["schedule"])):
         s = fast.get((r["graph"], r["parts"], r["ranks"], r["schedule"]))
         kernel, wall = (f"{s['kernel_speedup']:.2f}x", f"{s['count_wall_speedup']:.2f}x") if s else ("", "")
@@ -55,10 +55,10 @@ def main():
     args = p.parse_args()
     runs, rows, root = load(args.files)
     with open(f"{args.out}.json", "w") as f:
-        json.dump({"runs": runs, "rows": rows, "root": root, "speedups": speedups(rows)}, f, indent=1)
+        json.dump({"runs": runs, "rows": rows, "root": root, "speedups": speedups(rows, root)}, f, indent=1)
     with open(f"{args.out}.md", "w") as f:
         f.write(markdown(runs, rows, root))
-    plot(rows, f"{args.out}.png")
+    plot(rows, f"{args.out}.png", root)
 
 
 if __name__ == "__main__":
