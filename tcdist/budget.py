@@ -18,9 +18,10 @@ from tcdist.memory import size_text
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 10**3, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
           "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*")
-_CHECK_BYTES_PER_ROW = 9   # the structural check: a row length (int64) and a flag per row
-_CHECK_BYTES_PER_EDGE = 1  # and a flag per column
-_KERNEL_BYTES_PER_LOCAL = 16  # a count slot per local row
+_CHECK_BYTES_PER_ROW = 9   # the structural check: a comparison per row (and slack)
+_CHECK_BYTES_PER_EDGE = 4  # and four flag arrays per column at once (row starts, their negation, the order, both)
+_STALLED = 0.8  # four times the parts and the largest shrank by less than a fifth: more will not fit
+_KERNEL_BYTES_PER_LOCAL = 48  # the kernel's row lengths, masks, the scans behind its row lists, the lists
 
 
 def parse_size(text: str) -> int:
@@ -59,10 +60,17 @@ def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_nee
     if floor_need > budget:
         _none_fits(budget, heaviest, n)
     low = max(2, -(-whole_need // budget))  # the largest part is at least whole / P: fewer cannot fit
-    high = low
-    while largest_need(high) > budget:
+    high, needs = low, []
+    while (need := largest_need(high)) > budget:
         if high >= n:
             _none_fits(budget, heaviest, n)
+        needs.append(need)
+        if len(needs) >= 3 and needs[-1] > _STALLED * needs[-3]:
+            _refuse_heaviest(budget, heaviest)
+            raise TcdistError(f"parts stop shrinking: the largest of {high:,} parts still needs {size_text(need)}, over "
+                              f"the budget of {size_text(budget)} (vertices whose out-neighbourhoods every part "
+                              f"needs, such as a dense core of high-degree vertices); give the device at least "
+                              f"{size_text(need)}")
         low, high = high + 1, min(2 * high, n)
     while low < high:  # the smallest P in [low, high] that fits (high does)
         middle = (low + high) // 2
@@ -73,10 +81,15 @@ def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_nee
     return high
 
 
-def _none_fits(budget: int, heaviest, n: int):
+def _refuse_heaviest(budget: int, heaviest):
+    """Stop if one vertex's own part is over the budget: no P can fit then."""
     vertex, need = heaviest()
     if need > budget:
         raise TcdistError(f"no number of parts fits the budget of {size_text(budget)}: vertex {vertex} alone with "
                           f"its out-neighbours needs {size_text(need)}; give the device more memory")
+
+
+def _none_fits(budget: int, heaviest, n: int):
+    _refuse_heaviest(budget, heaviest)
     raise TcdistError(f"even {n:,} parts leave a part over the budget of {size_text(budget)}, though every vertex's "
                       "own part fits: this scheme puts several vertices in some parts; try --scheme contiguous")
