@@ -232,7 +232,10 @@ class Device:
         return part, waited, copied
 
     def _upload(self, part: Part, num_parts: int) -> tuple[Part, float]:
-        """The part copied now (through the same pinned buffers and stream as a staged one)."""
+        """The part copied now: one of several through the same pinned buffers and stream as a
+        staged one; a lone part straight from pageable memory (pinning it would cost more)."""
+        import cupy
+
         if _on_gpu(part):
             return part, 0.0
         need, free = device_need(part), self.room()
@@ -242,9 +245,14 @@ class Device:
                               f"(--parts auto picks them)")
         t0 = time.perf_counter()
         with self._within_memory(part):
-            if self._stager is None:
-                self._stager = _Stager(self.gpu)
-            moved, _, _ = self._stager.start(part).finish()
+            if num_parts == 1:
+                moved = Part(part.index, cupy.asarray(part.rowptr), cupy.asarray(part.col), part.global_id,
+                             part.n_local, part.stats, part.source)
+                cupy.cuda.Device().synchronize()
+            else:
+                if self._stager is None:
+                    self._stager = _Stager(self.gpu)
+                moved, _, _ = self._stager.start(part).finish()
         return moved, time.perf_counter() - t0
 
     def count(self, part: Part) -> int:

@@ -25,7 +25,8 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     """Count the parts named by indices, one at a time (the next one read meanwhile).
 
     fetch(i) gives part i (read from a store or taken from memory): the wait for it is timed as
-    store_read, the reading that ran during a count as read_overlapped;
+    store_read, the reading that ran during a count as read_overlapped; the copy to a GPU (the
+    host's part of a staged copy and the device's) likewise as transfer and transfer_overlapped;
     record, if given, receives each result as soon as it exists (the journal);
     expected is how many parts this rank will count, for the progress bar (None when dynamic);
     check, if given, is called before each part and raises to stop (another rank failed);
@@ -35,14 +36,16 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     """
     results = []
     label = "count parts" if num_parts > 1 else "count"
-    parts = _read_ahead(indices, fetch, check, device) if read_ahead else _read_when_due(indices, fetch, check)
-    for index, part, waited, reading in progress.iterate(parts, expected, label):
-        part, transfer, copied = device.put(part, num_parts)
+    stages = expected is None or expected > 1  # a lone part has no count to hide its copy behind
+    parts = _read_ahead(indices, fetch, check, device, stages) if read_ahead else _read_when_due(indices, fetch, check)
+    for index, part, (read_wait, reading), (stage_wait, staging) in progress.iterate(parts, expected, label):
+        part, put_wait, copied = device.put(part, num_parts)
+        transfer = stage_wait + put_wait
         t1 = time.perf_counter()
         found = device.count(part) if per_vertex is None else _credit(device, part, per_vertex)
-        result = PartResult(index, rank, found, waited, transfer, time.perf_counter() - t1, dict(part.stats),
-                            read_overlapped=max(reading - waited, 0.0),
-                            transfer_overlapped=max(copied - transfer, 0.0))
+        result = PartResult(index, rank, found, read_wait, transfer, time.perf_counter() - t1, dict(part.stats),
+                            read_overlapped=max(reading - read_wait, 0.0),
+                            transfer_overlapped=max(staging + copied - transfer, 0.0))
         del part
         if record is not None:
             record(result)
@@ -50,18 +53,19 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     return results
 
 
-def _read_ahead(indices: Iterable[int], fetch: Callable[[int], Part], check, device: Device):
-    """(index, part, seconds waited for it, seconds its reading took) for each index; the next
-    index is taken, and its part read and staged on a thread, as soon as the current part is
-    handed out. check() runs before each part is taken."""
+def _read_ahead(indices: Iterable[int], fetch: Callable[[int], Part], check, device: Device, stages: bool):
+    """(index, part, (seconds waited for its reading, seconds its reading took), (the same for
+    staging it)) for each index; the next index is taken, and its part read and staged on a
+    thread, as soon as the current part is handed out. check() runs before each part is taken."""
     before = 0  # device bytes the part handed out last may still take while the next one is staged
 
     def fetch_and_stage(index):
         nonlocal before
-        part, seconds = _timed_fetch(fetch, index)
-        staged = device.stage(part, before)
+        part, reading = _timed_fetch(fetch, index)
+        t0 = time.perf_counter()
+        staged = device.stage(part, before) if stages else part
         before = device_need(part) - (part.rowptr.nbytes + part.col.nbytes if staged is not part else 0)
-        return staged, seconds
+        return staged, reading, time.perf_counter() - t0
 
     def take():
         if check is not None:
@@ -75,10 +79,11 @@ def _read_ahead(indices: Iterable[int], fetch: Callable[[int], Part], check, dev
         while ahead is not None:
             index, future = ahead
             t0 = time.perf_counter()
-            part, reading = future.result()
+            part, reading, staging = future.result()
             waited = time.perf_counter() - t0
             ahead = take()
-            yield index, part, waited, reading
+            stage_wait = min(waited, staging)  # the thread stages after it reads: a wait ends in the staging
+            yield index, part, (waited - stage_wait, reading), (stage_wait, staging)
             del part
 
 
@@ -92,7 +97,7 @@ def _read_when_due(indices: Iterable[int], fetch: Callable[[int], Part], check):
         if index is None:
             return
         part, seconds = _timed_fetch(fetch, index)
-        yield index, part, seconds, seconds
+        yield index, part, (seconds, seconds), (0.0, 0.0)
         del part
 
 
