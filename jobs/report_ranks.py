@@ -27,16 +27,21 @@ def markdown(runs, rows, root):
     lines = [f"# Rank scaling on {', '.join(devices)}", "",
              "Each row is one `mpirun -n R python -m tcdist count STORE --backend gpu` job on a store of P parts; "
              "phases are the slowest rank's (kernel: the sum of its parts' kernel seconds). Speedups compare R "
-             "ranks with one rank on the same store and schedule. Runs: " + "; ".join(
+             "ranks with one rank and the same schedule: on the same store where that job ran (P = 1, 2, 4), "
+             "else on the one-part store (the whole graph on one GPU; the column 'vs'); 'kernel, same parts' "
+             "compares with the same parts counted from memory on one GPU by the root run. Runs: " + "; ".join(
                  f"`{run['file'].split('/')[-1]}` (commit {run['commit']}, {run['date']})" for run in runs), "",
-             "| graph | P | R | schedule | kernel ms | kernel speedup | store read s | transfer s | count wall s "
-             "| wall speedup |", "|" + " --- |" * 10]
+             "| graph | P | R | schedule | kernel ms | vs P | kernel speedup | kernel, same parts | store read s | "
+             "transfer s | count wall s | wall speedup |", "|" + " --- |" * 12]
     fast = {(s["graph"], s["parts"], s["ranks"], s["schedule"]): s for s in speedups(rows, root)}
     for r in sorted(rows, key=lambda r: (r["graph"], r["parts"], r["ranks"], r["schedule"])):
         s = fast.get((r["graph"], r["parts"], r["ranks"], r["schedule"]))
-        kernel, wall = (f"{s['kernel_speedup']:.2f}x", f"{s['count_wall_speedup']:.2f}x") if s else ("", "")
+        base, kernel, same, wall = (str(s["baseline_parts"]), f"{s['kernel_speedup']:.2f}x",
+                                    f"{s['kernel_speedup_same_parts']:.2f}x" if "kernel_speedup_same_parts" in s else "",
+                                    f"{s['count_wall_speedup']:.2f}x") if s else ("", "", "", "")
         lines.append(f"| {r['graph']} | {r['parts']} | {r['ranks']} | {r['schedule']} | {r['kernel_s'] * 1e3:.1f} | "
-                     f"{kernel} | {r['store_read_s']:.2f} | {r['transfer_s']:.2f} | {r['count_wall_s']:.2f} | {wall} |")
+                     f"{base} | {kernel} | {same} | {r['store_read_s']:.2f} | {r['transfer_s']:.2f} | "
+                     f"{r['count_wall_s']:.2f} | {wall} |")
     lines += ["", "Root rank (one process: read or generate, build, partition on the GPU, write the store):", "",
               "| graph | P | read+build s | partition s | store write s | store GiB | edge replication | "
               "kernel, parts from memory ms |", "|" + " --- |" * 8]

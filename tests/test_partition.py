@@ -145,11 +145,12 @@ def test_parts_built_one_group_at_a_time_equal_parts_built_together(monkeypatch)
                 assert np.array_equal(getattr(a, name), getattr(b, name)), (prune, a.index, name)
 
 
+@pytest.mark.parametrize("large", [False, True], ids=["parts-on-threads", "part-on-every-core"])
 @pytest.mark.parametrize("scheme", ["random", "contiguous", "metis"])
 @pytest.mark.parametrize("prune", ["lstc", "none", "minimal"])
-def test_the_host_builder_makes_the_same_parts_as_the_whole_array_builder(scheme, prune):
-    """The compiled host builder (parts on threads) against the whole-array one run on NumPy:
-    every array and statistic of every part, bit for bit."""
+def test_the_host_builder_makes_the_same_parts_as_the_whole_array_builder(scheme, prune, large):
+    """The compiled host builder (small parts side by side, or a large one on every core) against
+    the whole-array one run on NumPy: every array and statistic of every part, bit for bit."""
     from tcdist.partition.build import build_parts
     from tcdist.partition.host import iter_parts_host
     from tcdist.partition.schemes import assign
@@ -158,7 +159,7 @@ def test_the_host_builder_makes_the_same_parts_as_the_whole_array_builder(scheme
                           ("complete:6", 9)):  # more parts than vertices: empty parts
         graph = tcdist.load_graph(source)
         assignment = assign(graph, scheme, parts, 7)
-        for a, b in zip(build_parts(graph, assignment, parts, prune), list(iter_parts_host(graph, assignment, parts, prune)),
+        for a, b in zip(build_parts(graph, assignment, parts, prune), list(iter_parts_host(graph, assignment, parts, prune, large)),
                         strict=True):
             assert (a.index, a.n_local, a.stats) == (b.index, b.n_local, b.stats)
             for name in ("rowptr", "col", "global_id"):

@@ -13,8 +13,10 @@ by one call that releases the GIL, on a thread of its own, in a few linear passe
 4. the part's CSR: kept members renumbered locals first, each row's targets locals first,
    both in rank order: the same parts, bit for bit, as the whole-array builder.
 
-Parts come out in order as they are built, at most one per thread in flight, so a store is
-written while only a few parts are in memory.
+Parts come out in order as they are built, so a store is written while only a few parts are
+in memory. Small parts are built side by side, one per thread; large ones (a graph of 10^9
+edges in 8 parts) one at a time on every core, each pass above a parallel loop (the members
+then found by a scan of the flags, Algorithm 2 by parallel rounds finished in rank order).
 """
 
 import threading
@@ -30,6 +32,7 @@ from tcdist.graph.graph import col_dtype
 from tcdist.partition.part import Part
 
 LOCAL, OUT, IN = 1, 2, 4
+_LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built on every core
 _PRUNE_CODES = {"lstc": 0, "none": 1, "minimal": 2}
 
 
@@ -64,48 +67,64 @@ def _transpose(rowptr, col, chunks):
     return in_ptr, in_col
 
 
-@njit(cache=True, nogil=True)
-def _build_part(rowptr, col, in_ptr, in_col, local, prune, flags, slot):
+def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, dense):
     """(rowptr, col, global ids, n_local, v_ind, e_ind) of the part whose local vertices are
     local (in rank order). flags (0) and slot (-1), one entry per vertex, are the calling
-    thread's scratch: only the part's members are touched, and left as they were, so a part
-    costs its own size, not n."""
-    size = local.size
-    for u in local:
-        size += rowptr[u + 1] - rowptr[u] + in_ptr[u + 1] - in_ptr[u]
-    touched = np.empty(size, np.int64)
-    k = 0
-    for u in local:
-        touched[k] = u
-        k += 1
-        flags[u] |= LOCAL
-    for u in local:
+    thread's scratch, left as they were. Compiled twice (below): serial, with the members
+    gathered as they are found and sorted, so a part costs its own size, not n; and parallel
+    (prange), with dense=True: the members found by a scan of the flags, for parts so large
+    that one of them should use every core."""
+    for i in prange(local.size):
+        flags[local[i]] |= LOCAL
+    # each pass below adds one bit: threads that race on a byte all write the same value
+    for i in prange(local.size):
+        u = local[i]
         for e in range(rowptr[u], rowptr[u + 1]):
-            if flags[col[e]] == 0:
-                touched[k] = col[e]
-                k += 1
             flags[col[e]] |= OUT
+    for i in prange(local.size):
+        u = local[i]
         for e in range(in_ptr[u], in_ptr[u + 1]):
-            if flags[in_col[e]] == 0:
-                touched[k] = in_col[e]
-                k += 1
             flags[in_col[e]] |= IN
-    members = np.sort(touched[:k])  # rank order
+    if dense:
+        members = _flagged(flags)
+    else:
+        size = local.size
+        for u in local:
+            size += rowptr[u + 1] - rowptr[u] + in_ptr[u + 1] - in_ptr[u]
+        touched = np.empty(size, np.int64)
+        k = 0
+        for u in local:
+            touched[k] = u
+            k += 1
+            slot[u] = 0  # slot marks the vertices gathered so far
+        for u in local:
+            for e in range(rowptr[u], rowptr[u + 1]):
+                if slot[col[e]] < 0:
+                    slot[col[e]] = 0
+                    touched[k] = col[e]
+                    k += 1
+            for e in range(in_ptr[u], in_ptr[u + 1]):
+                if slot[in_col[e]] < 0:
+                    slot[in_col[e]] = 0
+                    touched[k] = in_col[e]
+                    k += 1
+        members = np.sort(touched[:k])  # rank order
     v_ind = members.size
-    for i in range(v_ind):
+    for i in prange(v_ind):
         slot[members[i]] = i
     # induced edges, grouped by source member, targets in rank order
     row_len = np.zeros(v_ind + 1, np.int64)
-    for i in range(v_ind):
-        u = members[i]
+    for i in prange(v_ind):
+        u, found = members[i], 0
         for e in range(rowptr[u], rowptr[u + 1]):
             if slot[col[e]] >= 0:
-                row_len[i + 1] += 1
+                found += 1
+        row_len[i + 1] = found
     for i in range(v_ind):
         row_len[i + 1] += row_len[i]
     e_ind = row_len[v_ind]
     target = np.empty(e_ind, np.int64)
-    for i in range(v_ind):
+    for i in prange(v_ind):
         u, k = members[i], row_len[i]
         for e in range(rowptr[u], rowptr[u + 1]):
             t = slot[col[e]]
@@ -115,15 +134,14 @@ def _build_part(rowptr, col, in_ptr, in_col, local, prune, flags, slot):
     # Algorithm 2 and the other prune modes: which members and edges stay
     is_local = np.empty(v_ind, np.bool_)
     alive = np.empty(v_ind, np.bool_)
-    for i in range(v_ind):
+    for i in prange(v_ind):
         f = flags[members[i]]
         is_local[i] = (f & LOCAL) != 0
         alive[i] = is_local[i] or prune == 1 or (prune == 2 and (f & OUT) != 0)
-    if prune == 0:
-        for i in range(v_ind):  # rank order is a topological order of the oriented graph
-            if alive[i]:
-                for k in range(row_len[i], row_len[i + 1]):
-                    alive[target[k]] = True
+    if prune == 0 and dense:
+        _reach_parallel(alive, target, row_len)
+    elif prune == 0:
+        _reach_serial(alive, target, row_len)
     # new ids: kept locals, then kept proxies, each in rank order
     new_id = np.full(v_ind, -1, np.int64)
     n_local = 0
@@ -137,30 +155,79 @@ def _build_part(rowptr, col, in_ptr, in_col, local, prune, flags, slot):
             new_id[i] = size
             size += 1
     global_id = np.empty(size, np.int64)
-    for i in range(v_ind):
+    part_rowptr = np.zeros(size + 1, np.int64)
+    for i in prange(v_ind):
         if new_id[i] >= 0:
             global_id[new_id[i]] = members[i]
-    part_rowptr = np.zeros(size + 1, np.int64)
-    for i in range(v_ind):
         if alive[i]:
             part_rowptr[new_id[i] + 1] = _kept(prune, flags, members, i, target, row_len, alive, is_local)
     for r in range(size):
         part_rowptr[r + 1] += part_rowptr[r]
     part_col = np.empty(part_rowptr[size], np.int64)
-    for i in range(v_ind):
-        if not alive[i]:
-            continue
-        k = part_rowptr[new_id[i]]
-        for want_local in (True, False):  # each row's targets: locals first, both in rank order
-            for e in range(row_len[i], row_len[i + 1]):
-                t = target[e]
-                if is_local[t] == want_local and _edge_kept(prune, flags, members, i, t, alive):
-                    part_col[k] = new_id[t]
-                    k += 1
-    for v in members:
-        flags[v] = 0
-        slot[v] = -1
+    for i in prange(v_ind):
+        if alive[i]:
+            k = part_rowptr[new_id[i]]
+            for want_local in (True, False):  # each row's targets: locals first, both in rank order
+                for e in range(row_len[i], row_len[i + 1]):
+                    t = target[e]
+                    if is_local[t] == want_local and _edge_kept(prune, flags, members, i, t, alive):
+                        part_col[k] = new_id[t]
+                        k += 1
+    for i in prange(v_ind):
+        flags[members[i]] = 0
+        slot[members[i]] = -1
     return part_rowptr, part_col, global_id, n_local, v_ind, e_ind
+
+
+_build_part = njit(cache=True, nogil=True)(_build_part_source)
+_build_part_parallel = njit(parallel=True, cache=True, nogil=True)(_build_part_source)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _flagged(flags):
+    """The indices of the nonzero flags, in order: counted by chunk, then written by chunk."""
+    chunks = max(1, min(flags.size >> 16, 256))
+    counts = np.zeros(chunks + 1, np.int64)
+    for c in prange(chunks):
+        lo, hi = c * flags.size // chunks, (c + 1) * flags.size // chunks
+        for v in range(lo, hi):
+            if flags[v]:
+                counts[c + 1] += 1
+    for c in range(chunks):
+        counts[c + 1] += counts[c]
+    out = np.empty(counts[chunks], np.int64)
+    for c in prange(chunks):
+        lo, hi, k = c * flags.size // chunks, (c + 1) * flags.size // chunks, counts[c]
+        for v in range(lo, hi):
+            if flags[v]:
+                out[k] = v
+                k += 1
+    return out
+
+
+def _reach_source(alive, target, row_len):
+    """Mark alive every member reachable from one alive already (Algorithm 2's fixpoint). A few
+    rounds push from the alive members in parallel (most of what is reachable is one or two
+    hops away); one pass in rank order, a topological order, then finishes exactly."""
+    pushed = np.zeros(alive.size, np.bool_)
+    for _ in range(3):
+        changed = 0
+        for i in prange(alive.size):
+            if alive[i] and not pushed[i]:
+                pushed[i] = True
+                changed += 1
+                for k in range(row_len[i], row_len[i + 1]):
+                    alive[target[k]] = True  # racing threads all write True
+        if changed == 0:
+            return
+    for i in range(alive.size):
+        if alive[i] and not pushed[i]:
+            for k in range(row_len[i], row_len[i + 1]):
+                alive[target[k]] = True
+
+
+_reach_serial = njit(cache=True, nogil=True)(_reach_source)
+_reach_parallel = njit(parallel=True, cache=True, nogil=True)(_reach_source)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -182,15 +249,21 @@ def _kept(prune, flags, members, i, target, row_len, alive, is_local):
     return kept
 
 
-def iter_parts_host(graph, assignment, num_parts, prune="lstc"):
+def iter_parts_host(graph, assignment, num_parts, prune="lstc", large=None):
     """The parts of LSTC's partitioning of a graph held in host memory (see build_parts), in part
-    order, as they are built: at most one per thread is built or waiting at any time."""
+    order, as they are built. Large parts (large=None: at least _LARGE_PART edges of the graph
+    per part) are built one at a time, each on every core; others side by side, one per thread,
+    at most one per thread built or waiting at any time."""
     rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
     assignment = np.asarray(assignment, dtype=np.int64)
-    window = max(1, min(num_parts, numba.get_num_threads()))
     with progress.bar(num_parts + 1, f"partition into {num_parts} parts", "steps") as bar:
         in_ptr, in_col = _transpose(rowptr, col, max(numba.get_num_threads(), 1))
         bar.update()
+        if large is None:
+            large = col.size >= _LARGE_PART * max(num_parts, 1)
+        large = large and numba.threading_layer() != "workqueue"  # it cannot run two parallel regions at once
+        window = 1 if large else max(1, min(num_parts, numba.get_num_threads()))
+        builder = _build_part_parallel if large else _build_part
         order = np.argsort(assignment, kind="stable")  # each part's vertices, in rank order
         offsets = np.searchsorted(assignment[order], np.arange(num_parts + 1))
 
@@ -199,8 +272,8 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc"):
         def build(p):
             if not hasattr(scratch, "flags"):  # one pair per thread, reused by its parts
                 scratch.flags, scratch.slot = np.zeros(graph.n, np.uint8), np.full(graph.n, -1, np.int64)
-            built = _build_part(rowptr, col, in_ptr, in_col, order[offsets[p]:offsets[p + 1]], _PRUNE_CODES[prune],
-                                scratch.flags, scratch.slot)
+            built = builder(rowptr, col, in_ptr, in_col, order[offsets[p]:offsets[p + 1]], _PRUNE_CODES[prune],
+                            scratch.flags, scratch.slot, large)
             part_rowptr, part_col, global_id, n_local, v_ind, e_ind = built
             return Part.make(index=p, rowptr=part_rowptr, col=part_col.astype(col_dtype(global_id.size)),
                              global_id=global_id, n_local=int(n_local), v_ind=int(v_ind), e_ind=int(e_ind))
