@@ -77,7 +77,7 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     comm: an mpi4py communicator; every rank calls this function, rank 0 reads and partitions,
     each rank counts its parts on its own GPU (schedule 'static' or 'dynamic'), and every rank
     returns the same result. Without comm, one process counts everything.
-    per_vertex: also count every vertex's triangles (CPU backend; parts and ranks too): the
+    per_vertex: also count every vertex's triangles (CPU or GPU; parts and ranks too): the
     result's per_vertex holds .vertex (source ids or labels), .triangles and .clustering
     (on rank 0), and transitivity and average_clustering are set.
     gpu_memory_limit: bytes or a size such as '4GiB': the most CuPy's pool may hold; parts='auto'

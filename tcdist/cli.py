@@ -129,7 +129,7 @@ def build_parser():
     count.add_argument("--per-vertex", metavar="FILE",
                        help="also write every vertex's triangles and local clustering coefficient to FILE "
                             "(vertex,triangles,clustering; .csv, .parquet or .h5), in the input's own ids, and add "
-                            "the transitivity and average clustering to the summary (CPU backend, parts and ranks)")
+                            "the transitivity and average clustering to the summary (CPU or GPU, parts and ranks)")
     _common(count)
     count.set_defaults(func=cmd_count)
 

@@ -283,12 +283,19 @@ class Device:
 
     def count_per_vertex(self, part: Part):
         """The triangles each vertex of the part is in, from its local rows (uint64 per vertex,
-        indexed like the part's rows). CPU only so far: the GPU kernel is not written yet."""
+        indexed like the part's rows, in host memory)."""
         if self.is_gpu:
-            raise TcdistError("--per-vertex runs on the CPU backend for now; add --backend cpu")
+            from tcdist.count import gpu
+
+            with self._within_memory(part):
+                return gpu.per_vertex(part.rowptr, part.col, part.n_local).get()
         from tcdist.count.cpu import per_vertex
 
         return _interruptible(lambda: per_vertex(part.rowptr, part.col, part.n_local))
+
+    @property
+    def per_vertex_kernel(self) -> str:
+        return "per-vertex (edge warps, atomics)" if self.is_gpu else "per-vertex (marker)"
 
 
 def device_need(part: Part) -> int:

@@ -52,6 +52,28 @@ def test_every_vertex_matches_networkx_whole_and_in_parts(entry):
     assert_matches(parts, ref)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("entry", dataset_params())
+def test_the_gpu_kernel_credits_every_vertex_as_networkx_does(entry):
+    """cuda/per_vertex.cu, whole, in parts on the GPU (int32 ids) and from a store of parts."""
+    path = DATASETS / entry["file"]
+    ref = reference(networkx_graph(path))
+    whole = tcdist.count_triangles(path, backend="gpu", per_vertex=True)
+    assert whole.triangles == entry["published_triangles"] and whole.kernel.startswith("per-vertex (edge warps")
+    assert_matches(whole, ref)
+    assert_matches(tcdist.count_triangles(path, backend="gpu", per_vertex=True, parts=5, scheme="random"), ref)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spec", ["rmat:16", "complete:60", "grid:50:70"])
+def test_the_gpu_per_vertex_counts_equal_the_cpu_ones(spec, tmp_path):
+    cpu = tcdist.count_triangles(spec, backend="cpu", per_vertex=True, parts=3)
+    gpu = tcdist.count_triangles(spec, backend="gpu", per_vertex=True, parts=3, store=str(tmp_path / "s.h5"))
+    assert gpu.triangles == cpu.triangles
+    assert np.array_equal(gpu.per_vertex.vertex, cpu.per_vertex.vertex)
+    assert np.array_equal(gpu.per_vertex.triangles, cpu.per_vertex.triangles)
+
+
 def test_labels_come_back(tmp_path):
     g = nx.relabel_nodes(nx.karate_club_graph(), lambda v: f"member-{v}")
     r = tcdist.count_triangles(g, backend="cpu", per_vertex=True, parts=4)
@@ -85,7 +107,6 @@ def test_the_per_vertex_file(tmp_path, cli, name):
 
 @pytest.mark.parametrize("args,message", [
     (("--per-vertex", "pv.txt"), "--per-vertex writes .csv, .parquet or .h5 files; name it so"),
-    (("--per-vertex", "pv.csv", "--backend", "gpu"), "--per-vertex runs on the CPU backend for now"),
 ])
 def test_per_vertex_refusals(tmp_path, cli, args, message):
     result = cli("count", "rmat:8", *[tmp_path / a if a.startswith("pv") else a for a in args])

@@ -6,7 +6,8 @@ Run on a GPU host with ``pytest -m "gpu or mpi"`` (TCDIST_MPIEXEC names the host
 import os
 
 import pytest
-from mpi_launch import mpiexec_json
+from conftest import DATASETS
+from mpi_launch import mpiexec, mpiexec_json
 
 import tcdist
 
@@ -63,3 +64,16 @@ def test_a_store_counted_by_gpu_ranks_equals_cpu_ranks(tmp_path, gpus):
                           "--scheme", "metis")
     on_cpu = mpiexec_json(2, "count", store, "--backend", "cpu", "--schedule", "dynamic")
     assert on_gpu["triangles"] == on_cpu["triangles"] and on_cpu["parts"] == 6
+
+
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+def test_per_vertex_on_gpu_ranks_equals_one_cpu_process(tmp_path, cli, gpus, schedule):
+    """Each GPU rank credits the vertices of its parts (cuda/per_vertex.cu); rank 0 reduces."""
+    graph = DATASETS / "email-Enron.txt.gz"
+    alone = tmp_path / "alone.csv"
+    assert cli("count", graph, "--backend", "cpu", "--per-vertex", alone).code == 0
+    ranked = tmp_path / "ranked.csv"
+    result = mpiexec(max(len(gpus), 2), "count", graph, "--backend", "gpu", "-P", 5, "--schedule", schedule,
+                     "--per-vertex", ranked)
+    assert result.returncode == 0, result.stderr
+    assert ranked.read_bytes() == alone.read_bytes()

@@ -9,7 +9,7 @@ import numpy as np
 
 TILES = (64, 128, 256, 512, 1024)
 COL_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
-FILES = ("common.cuh", "lstc.cu", "lstc_group.cu")
+FILES = ("common.cuh", "lstc.cu", "lstc_group.cu", "per_vertex.cu")
 GROUPS = (4, 8, 16, 32)
 
 
@@ -27,6 +27,7 @@ def kernel_names():
         for hashed in ("false", "true"):
             names += [f"lstc_group<{ctype}, {t}, {g}, {hashed}>" for t in TILES for g in GROUPS]
             names += [f"lstc_group_warp<{ctype}, {g}, {hashed}>" for g in GROUPS]
+        names.append(f"lstc_per_vertex<{ctype}>")
     return names
 
 
@@ -35,6 +36,6 @@ def explicit_instantiations():
     lines = []
     for name in kernel_names():
         ctype = name.split("<", 1)[1].split(",")[0].rstrip(">").strip()
-        listed = "" if name.startswith("lstc_block") else "const i64*, "
+        listed = "const i64*, " if name.startswith("lstc_group") else ""  # the group kernels take a row list
         lines.append(f"template __global__ void {name}(const i64*, const {ctype}*, {listed}i64, u64*);")
     return "\n".join(lines)

@@ -80,6 +80,18 @@ def count_lstc_group(rowptr, col, n_local, *, tile=GROUP_TILE, group=DEFAULT_GRO
     return int(total.get()[0])
 
 
+def per_vertex(rowptr, col, n_local):
+    """The triangles each row of the CSR is in, counting the triangles whose lowest vertex is
+    local (uint64 on the device, one per row): every corner is credited (cuda/per_vertex.cu)."""
+    rowptr, col = device_csr(rowptr, col)
+    triangles = cupy.zeros(rowptr.size - 1, dtype=cupy.uint64)
+    if n_local > 0 and col.size:
+        warps_per_block = 8
+        grid = int(min(-(-int(rowptr[int(n_local)]) // warps_per_block), _MAX_GRID)) or 1
+        _kernel("lstc_per_vertex", col)((grid,), (32 * warps_per_block,), (rowptr, col, cupy.int64(n_local), triangles))
+    return triangles
+
+
 def warm_up():
     """Compile every kernel for the current device (or load them from CuPy's cache)."""
     _module()

@@ -275,14 +275,12 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
     """Count the triangles of source on every rank of comm; every rank returns the same result
     (with per_vertex, rank 0's also holds the per-vertex arrays)."""
     check_backend(backend)
-    if per_vertex and backend == "gpu":
-        raise TcdistError("--per-vertex runs on the CPU backend for now; add --backend cpu")
     if per_vertex and plan.resume:
         raise TcdistError("--per-vertex cannot resume a count (the journal holds totals only); leave out --resume")
     local_rank, local_size = node_local(comm)
 
     def ready_device():
-        device = Device.resolve("cpu" if per_vertex else backend, kernel=kernel, tile=tile, threads=threads,
+        device = Device.resolve(backend, kernel=kernel, tile=tile, threads=threads,
                                 local_rank=local_rank, local_size=local_size, memory_limit=memory_limit)
         try:
             device.warm_up()
@@ -334,7 +332,7 @@ def _count_on(comm, device: Device, source, plan: Plan, timings: Timings, start:
         ids, degree = _vertices(held.get("graph"), prepared)
         result.per_vertex, result.transitivity, result.average_clustering = per_vertex_result(
             ids, degree, credits, result.triangles)
-        result.kernel = "per-vertex (marker)"
+        result.kernel = device.per_vertex_kernel
     return result
 
 
