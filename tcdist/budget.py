@@ -19,7 +19,7 @@ _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 10**3, "m": 1 << 20
           "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*")
 _CHECK_BYTES_PER_ROW = 9   # the structural check: a comparison per row (and slack)
-_CHECK_BYTES_PER_EDGE = 4  # and four flag arrays per column at once (row starts, their negation, the order, both)
+_CHECK_BYTES_PER_EDGE = 2  # and a flag per column (row starts), the order compared a sixteenth at a time
 _STALLED = 0.8  # four times the parts and the largest shrank by less than a fifth: more will not fit
 _KERNEL_BYTES_PER_LOCAL = 48  # the kernel's row lengths, masks, the scans behind its row lists, the lists
 

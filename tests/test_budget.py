@@ -120,8 +120,8 @@ def test_a_part_past_the_gpu_limit_is_one_line(cli):
 @pytest.mark.parametrize("source", [GRAPH, "rmat:16"])
 def test_the_part_model_covers_what_a_part_takes_on_the_gpu(source):
     """The allocator's peak while a part is copied, checked and counted stays within part_need:
-    before, the model counted a flag per column where the check holds four, and a count under a
-    1.5 MiB limit ran past it."""
+    before, the model counted a flag per column where the check held four, and a count under a
+    1.5 MiB limit ran past it (the check now compares columns in slices)."""
     from tcdist.device import Device, device_need
 
     graph = tcdist.load_graph(source)

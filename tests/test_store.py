@@ -308,3 +308,19 @@ def test_a_seal_with_odd_fields_is_one_line(parts_file, cli):
     parts_file.write_bytes(first + b"\n" + odd + data[len(first) + 1 + len(odd):])
     result = cli("count", parts_file)
     assert result.code == 2 and one_line(result) == f"tcdist: error: {parts_file}: damaged tcdist seal (odd fields or ranges)"
+
+
+@pytest.mark.parametrize("at", [1, (1 << 16) - 1, 1 << 16, (1 << 16) + 1, 3 * (1 << 16) - 1])
+def test_the_row_order_check_sees_a_fall_on_either_side_of_its_slices(at):
+    """csr_problem compares columns a slice at a time (to bound its memory): a fall at a slice's
+    first or last column, or across two slices, is still found; a new row may start lower."""
+    from tcdist.graph.graph import csr_problem
+
+    size = 3 * (1 << 16)
+    col = np.arange(size, dtype=np.int64)
+    rowptr = np.full(size // 2 + 1, size, dtype=np.int64)  # two long rows, then empty ones
+    rowptr[:2] = 0, size // 2
+    col[size // 2 :] -= size // 2  # the second row starts again from 0: not a fall
+    assert csr_problem(rowptr, col, 2) is None
+    col[at], col[at - 1] = col[at - 1], col[at]
+    assert csr_problem(rowptr, col, 2) == "a row is not sorted (or repeats a column)"
