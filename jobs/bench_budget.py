@@ -1,6 +1,6 @@
 """One GPU, graphs larger than a memory budget: counted part after part, against the in-memory count.
 
-    python jobs/bench_budget.py --device nvidia-h100-x1 --case rmat:25=2GiB,4GiB,1GiB \
+    python jobs/bench_budget.py --device nvidia-h100-x1 --case rmat:25=4GiB@6,8GiB,4GiB \
         --case ../.datasets/soc-Epinions1.txt.gz=8MiB --work /tmp/budget --out results/budget-h100.json \
         --plot results/budget-h100.png [--host-partition rmat:26=8]
 
@@ -24,11 +24,17 @@ import time
 
 from meta import metadata
 
+from tcdist.budget import parse_size
 
-def tcdist_json(*args):
+
+def tcdist_json(*args, refusal_ok=False):
+    """The --json record of one tcdist run; with refusal_ok, a run that tcdist refuses (exit 2:
+    no P fits the budget) comes back as {"refused": its one line}."""
     command = [sys.executable, "-m", "tcdist", *map(str, args), "--json", "-q"]
     t0 = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
+    if refusal_ok and done.returncode == 2:
+        return {"refused": done.stderr.strip(), "job_wall_s": time.perf_counter() - t0}
     if done.returncode != 0:
         raise SystemExit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr[-3000:]}")
     record = json.loads(done.stdout)
@@ -69,11 +75,19 @@ def bench_case(case, backend, work, log, save, cases):
         f"transfer {whole['transfer_s']:.3f} s")
     rows = []
     cases.append({"graph": spec, "file": path, "file_bytes": file_bytes, "in_memory": whole, "budgets": rows})
-    for budget in budgets.split(","):
-        r = summary(tcdist_json("count", path, "--backend", backend, "--parts", "auto", "--gpu-memory-limit", budget))
+    for entry in budgets.split(","):
+        budget, _, parts = entry.partition("@")  # 4GiB: --parts auto; 4GiB@6: six parts
+        done = tcdist_json("count", path, "--backend", backend, "--parts", parts or "auto", "--gpu-memory-limit", budget,
+                           refusal_ok=True)
+        if "refused" in done:
+            rows.append({"budget": budget, "asked_parts": parts or "auto", **done})
+            save()
+            log(f"  budget {entry}: refused: {done['refused']}")
+            continue
+        r = summary(done)
         if r["triangles"] != whole["triangles"]:
             raise SystemExit(f"{spec} under {budget}: {r['triangles']} != {whole['triangles']}")
-        r["budget"] = budget
+        r["budget"], r["asked_parts"] = budget, parts or "auto"
         r["ratio_to_in_memory"] = (r["kernel_s"] + r["transfer_s"]) / (whole["kernel_s"] + whole["transfer_s"])
         r["ratio_to_in_memory_kernel"] = (r["kernel_s"] + r["transfer_s"]) / whole["kernel_s"]
         rows.append(r)
@@ -122,8 +136,8 @@ def plot(cases, path):
 
     fig, axes = plt.subplots(1, len(cases), figsize=(5.5 * len(cases), 4.2), squeeze=False)
     for ax, case in zip(axes[0], cases):
-        rows = sorted(case["budgets"], key=lambda r: r["memory_budget"])
-        x = [r["memory_budget"] / 2**30 for r in rows]
+        rows = sorted((r for r in case["budgets"] if "refused" not in r), key=lambda r: parse_size(r["budget"]))
+        x = [parse_size(r["budget"]) / 2**30 for r in rows]
         ax.plot(x, [r["kernel_s"] + r["transfer_s"] for r in rows], "-o", label="kernel + transfer not hidden")
         ax.plot(x, [r["kernel_s"] for r in rows], "--s", label="kernel")
         whole = case["in_memory"]
@@ -138,7 +152,8 @@ def plot(cases, path):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--case", action="append", default=[], help="GRAPH=BUDGET[,BUDGET...] (a spec or a file)")
+    p.add_argument("--case", action="append", default=[],
+                   help="GRAPH=BUDGET[@P][,...] (a spec or a file; @P fixes P, else --parts auto)")
     p.add_argument("--host-partition", action="append", default=[], help="SPEC=P: time the host partitioner alone")
     p.add_argument("--device", required=True, help="the machine kind, e.g. nvidia-h100-x1")
     p.add_argument("--backend", default="gpu", help="gpu, or cpu to try the job without one")
