@@ -65,7 +65,7 @@ def _read_ahead(indices: Iterable[int], fetch: Callable[[int], Part], check, dev
         t0 = time.perf_counter()
         staged = device.stage(part, before) if stages else part
         before = device_need(part) - (part.rowptr.nbytes + part.col.nbytes if staged is not part else 0)
-        return staged, reading, time.perf_counter() - t0
+        return staged, reading, time.perf_counter() - t0 if staged is not part else 0.0
 
     def take():
         if check is not None:

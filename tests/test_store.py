@@ -176,9 +176,11 @@ def _point_outside(part):
     (_lower_a_row_end, "rowptr does not rise from 0 to the number of edges"),
     (_point_outside, "a column index lies outside 0..{last}"),
 ])
-def test_a_consistently_signed_store_with_a_bad_csr_is_refused(tmp_path, cli, change, problem):
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_a_consistently_signed_store_with_a_bad_csr_is_refused(tmp_path, cli, change, problem, backend):
+    """On the GPU the same check runs on the device's copy (Device.put), before any kernel."""
     path = _rewrite_with(tmp_path, change)
-    result = cli("count", path, "--backend", "cpu")
+    result = cli("count", path, "--backend", backend)
     with Store(path) as store:
         last = store.stats(1)["v_res"] - 1
     assert result.code == 2 and one_line(result) == f"tcdist: error: {path}: part 1: {problem.format(last=last)}"
