@@ -15,11 +15,22 @@ pytestmark = pytest.mark.mpi
 @pytest.fixture
 def sbatch():
     found = shutil.which("sbatch")
-    if found is None:
+    why = "sbatch not found" if found is None else _controller_down()
+    if why:
         if os.environ.get("CI"):
-            pytest.fail("sbatch not found: .ci/run starts a one-node Slurm with ../shared/slurm-local.sh")
-        pytest.skip("no Slurm here (bash ../shared/slurm-local.sh start brings one up)")
+            pytest.fail(f"{why}: .ci/run starts a one-node Slurm with ../shared/slurm-local.sh")
+        pytest.skip(f"{why} (bash ../shared/slurm-local.sh start brings one up)")
     return found
+
+
+def _controller_down():
+    """Why Slurm's controller does not answer, or None (its clients may be installed without one
+    running, as after .ci/run stopped it)."""
+    try:
+        ping = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"scontrol ping failed ({e})"
+    return None if ping.returncode == 0 and "UP" in ping.stdout else "Slurm's controller does not answer"
 
 
 def test_sbatch_counts_with_two_ranks(tmp_path, sbatch):
