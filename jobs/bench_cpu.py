@@ -18,7 +18,7 @@ import numba
 from meta import median, metadata, networkit_triangles, timed
 
 import tcdist
-from tcdist.count import CPU_KERNELS
+from tcdist.count.registry import of_backend
 
 
 def main():
@@ -51,8 +51,8 @@ def main():
     graph = tcdist.load_graph(path)
     numba.set_num_threads(args.threads)
     kernels = {}
-    for name, fn in CPU_KERNELS.items():
-        count, times = timed(lambda fn=fn: fn(graph.rowptr, graph.col, graph.n), args.repeat)
+    for name, kernel in of_backend("cpu").items():
+        count, times = timed(lambda kernel=kernel: kernel.count(graph.rowptr, graph.col, graph.n), args.repeat)
         kernels[name] = {"triangles": count, "seconds": times, "median_s": median(times)}
     networkit_triangles(graph.rowptr, graph.col, args.threads, 1)  # warm-up, as for the kernels
     nk_count, nk_times = networkit_triangles(graph.rowptr, graph.col, args.threads, args.repeat)

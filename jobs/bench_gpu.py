@@ -25,8 +25,14 @@ import numba
 from meta import median, metadata, networkit_triangles
 
 import tcdist
-from tcdist.count import CPU_KERNELS, gpu
-from tcdist.count.cuda_sources import explicit_instantiations, source
+from tcdist.count import gpu
+from tcdist.count.cpu import count_marker
+from tcdist.count.cuda_sources import source
+from tcdist.count.kernels.lstc import TILES
+from tcdist.count.registry import of_backend
+
+KERNELS = of_backend("gpu")
+DEFAULT = next(name for name, k in KERNELS.items() if k.default)
 from tcdist.results import Timings
 
 
@@ -57,12 +63,14 @@ def resource_report():
     nvcc = shutil.which("nvcc")
     if not nvcc:
         return {"error": "nvcc not found"}
+    out = ""
     with tempfile.TemporaryDirectory() as tmp:
-        unit = os.path.join(tmp, "k.cu")
-        with open(unit, "w") as f:
-            f.write(source() + "\n" + explicit_instantiations() + "\n")
-        out = subprocess.run([nvcc, "-cubin", "-arch=sm_90", "-std=c++17", "-Xptxas", "-v", unit, "-o",
-                              os.path.join(tmp, "k.cubin")], capture_output=True, text=True).stderr
+        for kernel in KERNELS.values():  # each kernel is a module of its own
+            unit = os.path.join(tmp, "k.cu")
+            with open(unit, "w") as f:
+                f.write(source(kernel.sources) + "\n" + "\n".join(kernel.instantiations()) + "\n")
+            out += subprocess.run([nvcc, "-cubin", "-arch=sm_90", "-std=c++17", "-Xptxas", "-v", unit, "-o",
+                                   os.path.join(tmp, "k.cubin")], capture_output=True, text=True).stderr
     report, name = {}, None
     for line in out.splitlines():
         m = re.search(r"Compiling entry function '(\w+)'", line)
@@ -85,17 +93,27 @@ def resource_report():
 
 
 def configurations(args):
-    """(kernel, tile, options) to time: every tile of lstc (Fig. 7), tiles x groups x row split of lstc-group."""
+    """(kernel, tile, options) to time: every tile of lstc (Fig. 7), tiles x groups x row split of
+    lstc-group; any other registry kernel at every tile it has, else at its defaults."""
     for name in args.kernels:
         if name == "lstc-group":
             for tile in args.group_tiles:
                 for group in args.groups:
                     for warp_rows in args.warp_rows:
                         for hashed in args.hashed:
-                            yield name, tile, {"group": group, "warp_rows": warp_rows, "hashed": hashed}
-        else:
+                            yield name, tile, {"group": group, "warp_rows": bool(warp_rows), "hashed": bool(hashed)}
+        elif any(o.name == "tile" for o in KERNELS[name].options):
             for tile in args.tiles:
                 yield name, tile, {}
+        else:
+            yield name, None, {}
+
+
+def bound(name, tile, options):
+    """count(rowptr, col, n_local) of a registry kernel with these options, checked as a run checks them."""
+    given = {k: str(v) for k, v in options.items()} | ({} if tile is None else {"tile": str(tile)})
+    chosen = KERNELS[name].configure(given)
+    return lambda rowptr, col, n_local: KERNELS[name].count(rowptr, col, n_local, **chosen)
 
 
 def partitioned(graph, rowptr, col, parts, repeat):
@@ -110,13 +128,13 @@ def partitioned(graph, rowptr, col, parts, repeat):
         result = partition_graph(graph, parts, scheme="random", prune="lstc")
         cupy.cuda.Device().synchronize()
         seconds.append(time.perf_counter() - t0)
-    kernel = gpu.GPU_KERNELS[gpu.DEFAULT_KERNEL]
+    kernel = bound(DEFAULT, None, {})
     total, per_part = 0, []
     for part in result.parts:
         value, times = event_times(lambda: kernel(part.rowptr, part.col, part.n_local), repeat)
         total += value
         per_part.append({**part.stats, "triangles": value, "median_ms": median(times)})
-    entry = {"parts": parts, "scheme": "random", "prune": "lstc", "kernel": gpu.DEFAULT_KERNEL,
+    entry = {"parts": parts, "scheme": "random", "prune": "lstc", "kernel": DEFAULT,
              "partition_s": seconds, "partition_median_s": median(seconds), "per_part": per_part,
              "kernel_ms_sum": sum(p["median_ms"] for p in per_part), "triangles": total, **result.totals()}
     print(f"  {graph.name:<24} {parts} parts: partition {median(seconds):.3f} s, kernels {entry['kernel_ms_sum']:.2f} ms",
@@ -137,8 +155,8 @@ def bench_graph(spec, args):
            "load_s": load_s, "transfer_ms": median(upload_ms), "kernels": {}}
     counts = set()
     for name, tile, options in configurations(args):
-        fn = gpu.GPU_KERNELS[name]
-        value, times = event_times(lambda: fn(rowptr, col, graph.n, tile=tile, **options), args.repeat)
+        fn = bound(name, tile, options)
+        value, times = event_times(lambda: fn(rowptr, col, graph.n), args.repeat)
         counts.add(value)
         label = "/".join([name, str(tile), *(f"{k}={v}" for k, v in options.items())])
         row["kernels"][label] = {"kernel": name, "tile": tile, **options, "triangles": value, "ms": times,
@@ -149,7 +167,7 @@ def bench_graph(spec, args):
         counts.add(row["partitioned"]["triangles"])
     if args.check_cpu:
         t0 = time.perf_counter()
-        counts.add(CPU_KERNELS["marker"](host_rowptr, host_col, graph.n))
+        counts.add(count_marker(host_rowptr, host_col, graph.n))
         row["cpu_marker_s"] = time.perf_counter() - t0
     if args.peer_repeat:
         value, seconds = networkit_triangles(host_rowptr, host_col, os.cpu_count(), args.peer_repeat)
@@ -250,10 +268,10 @@ def markdown(record, path):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--graphs", nargs="+", required=True)
-    p.add_argument("--kernels", nargs="+", default=list(gpu.GPU_KERNELS))
-    p.add_argument("--tiles", type=int, nargs="+", default=list(gpu.TILES))
-    p.add_argument("--groups", type=int, nargs="+", default=[gpu.DEFAULT_GROUP], help="lstc-group group sizes")
-    p.add_argument("--group-tiles", type=int, nargs="+", default=[gpu.GROUP_TILE], help="lstc-group tile widths")
+    p.add_argument("--kernels", nargs="+", default=list(KERNELS), choices=list(KERNELS))
+    p.add_argument("--tiles", type=int, nargs="+", default=list(TILES))
+    p.add_argument("--groups", type=int, nargs="+", default=[32], help="lstc-group group sizes")
+    p.add_argument("--group-tiles", type=int, nargs="+", default=[512], help="lstc-group tile widths")
     p.add_argument("--warp-rows", type=int, nargs="+", default=[1], help="lstc-group row split: 0, 1 or both")
     p.add_argument("--hashed", type=int, nargs="+", default=[1], help="lstc-group lookups: 0 binary search, 1 hash")
     p.add_argument("--repeat", type=int, default=5)
@@ -267,7 +285,8 @@ def main():
     args = p.parse_args()
 
     props = cupy.cuda.runtime.getDeviceProperties(0)
-    gpu.warm_up()
+    for kernel in KERNELS.values():
+        gpu.compile_kernel(kernel)
     record = {
         **metadata(args.device),
         "gpu": props["name"].decode(),

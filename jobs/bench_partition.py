@@ -17,7 +17,7 @@ import time
 from meta import median, metadata
 
 import tcdist
-from tcdist.count import CPU_KERNELS
+from tcdist.count.cpu import count_marker
 from tcdist.partition import PRUNE_MODES, SCHEMES, partition_graph
 
 
@@ -62,7 +62,7 @@ def main():
         import cupy
 
         graph.rowptr, graph.col = cupy.asarray(graph.rowptr), cupy.asarray(graph.col)
-    count = CPU_KERNELS["marker"]
+    count = count_marker
     expected = count(host.rowptr, host.col, host.n)
 
     def timed():

@@ -9,14 +9,14 @@ import sys
 import cupy
 
 import tcdist
-from tcdist.count import gpu
+from tcdist.count.registry import of_backend
 
 
 def main():
     graph = tcdist.load_graph(sys.argv[1] if len(sys.argv) > 1 else "rmat:21", device="gpu")
     rowptr, col = cupy.asarray(graph.rowptr), cupy.asarray(graph.col)
-    for name, kernel in gpu.GPU_KERNELS.items():
-        print(name, kernel(rowptr, col, graph.n), flush=True)
+    for name, kernel in of_backend("gpu").items():  # each at its default options
+        print(name, kernel.count(rowptr, col, graph.n, **kernel.configure({})), flush=True)
 
 
 if __name__ == "__main__":

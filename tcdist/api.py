@@ -64,7 +64,7 @@ def _same_graph_store(output, graph) -> bool:
 def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str | None = None,
                     threads: int | None = None, parts: int | None = None, scheme: str | None = None,
                     prune: str | None = None, seed: int = 0, store: str | os.PathLike | None = None,
-                    tile: int | None = None, schedule: str = "static", resume: bool = False,
+                    schedule: str = "static", resume: bool = False,
                     per_vertex: bool = False, gpu_memory_limit: int | str | None = None, comm=None,
                     debug: bool = False) -> TriangleCount:
     """Count the triangles of a source exactly (see load_graph for the sources accepted).
@@ -73,7 +73,8 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     rank under several ranks). store: an HDF5 partition store to reuse if it holds this
     partitioning, or to write; finished parts are journalled beside it, and resume=True
     recounts only the parts a failed run did not finish. A partition store as source is
-    counted as it was written. tile: tile width of the GPU kernels (64 ... 1024).
+    counted as it was written. kernel: a registry kernel and its options, 'lstc-group:tile=256'
+    (tcdist.count.registry.kernels() lists them).
     comm: an mpi4py communicator; every rank calls this function, rank 0 reads and partitions,
     each rank counts its parts on its own GPU (schedule 'static' or 'dynamic'), and every rank
     returns the same result. Without comm, one process counts everything.
@@ -89,7 +90,7 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
                     store=None if store is None else os.fspath(store), schedule=schedule, resume=resume)
     comm = as_comm(comm)
     try:
-        return run.count(comm, source, plan, backend=backend, kernel=kernel, tile=tile, threads=threads,
+        return run.count(comm, source, plan, backend=backend, kernel=kernel, threads=threads,
                          per_vertex=per_vertex, memory_limit=gpu_memory_limit, debug=debug)
     finally:
         comm.Free()

@@ -8,6 +8,7 @@ import sys
 import traceback
 
 from tcdist import __version__, progress, signals
+from tcdist.count.registry import kernels
 from tcdist.errors import TcdistError
 
 DESCRIPTION = """\
@@ -109,9 +110,9 @@ def build_parser():
                                        "rank counts its parts on its own GPU, and the counts are reduced.")
     count.add_argument("graph", nargs="?", metavar="GRAPH", help="file or generator spec (default: embedded ego-Facebook)")
     count.add_argument("--backend", default="auto", help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
-    count.add_argument("--kernel", help="counting kernel; cpu: marker (default) or merge; gpu: lstc-group "
-                                        "(default) or lstc (Algorithm 3 as published)")
-    count.add_argument("--tile", type=int, help="GPU tile width: 64, 128, 256, 512 or 1024 [lstc 256, lstc-group 512]")
+    count.add_argument("--kernel", metavar="NAME[:OPTION=VALUE,...]",
+                       help="counting kernel and its options, e.g. lstc:tile=128 [each backend's default]. "
+                            + " | ".join(k.describe() for k in kernels().values()))
     count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
     _partition_options(count, required=False)
     count.add_argument("--store", metavar="FILE", help="partition store to reuse if it holds this partitioning, else to "
@@ -215,7 +216,7 @@ def cmd_count(args, comm):
 
     r = count_triangles(args.graph, backend=args.backend, kernel=args.kernel, threads=args.threads,
                         parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store,
-                        tile=args.tile, schedule=args.schedule, resume=args.resume,
+                        schedule=args.schedule, resume=args.resume,
                         per_vertex=bool(args.per_vertex), gpu_memory_limit=args.gpu_memory_limit, comm=comm,
                         debug=args.debug)
     if comm.rank != 0:

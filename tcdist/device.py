@@ -24,7 +24,6 @@ from tcdist.memory import size_text
 from tcdist.partition.part import Part
 
 BACKENDS = ("auto", "cpu", "gpu")
-CPU_DEFAULT_KERNEL = "marker"
 
 
 def gpu_device_problem() -> str | None:
@@ -64,26 +63,13 @@ def set_threads(threads: int | None) -> int:
     return threads
 
 
-def _kernel_function(kind: str, kernel: str | None, tile: int | None) -> tuple[str, Callable]:
-    """(name, function(rowptr, col, n_local)) of the kernel to use on a backend."""
-    if kind == "gpu":
-        from tcdist.count import gpu
+def _kernel_function(kind: str, spec: str | None) -> tuple[str, Callable, object]:
+    """(name, function(rowptr, col, n_local), registry kernel) of the kernel a spec names on a
+    backend, its options checked here once."""
+    from tcdist.count.registry import choose
 
-        kernels, default = gpu.GPU_KERNELS, gpu.DEFAULT_KERNEL
-    else:
-        from tcdist.count import CPU_KERNELS
-
-        kernels, default = CPU_KERNELS, CPU_DEFAULT_KERNEL
-    name = kernel or default
-    if name not in kernels:
-        raise TcdistError(f"unknown {kind} kernel '{name}' (choose from {', '.join(kernels)})")
-    if tile is None:
-        return name, kernels[name]
-    if kind != "gpu":
-        raise TcdistError("--tile applies to the GPU kernels only")
-    if tile not in gpu.TILES:
-        raise TcdistError(f"--tile must be one of {', '.join(map(str, gpu.TILES))}, got {tile}")
-    return name, lambda rowptr, col, n_local: kernels[name](rowptr, col, n_local, tile=tile)
+    kernel, options = choose(kind, spec)
+    return kernel.name, lambda rowptr, col, n_local: kernel.count(rowptr, col, n_local, **options), kernel
 
 
 def check_backend(backend: str) -> None:
@@ -114,16 +100,17 @@ class Device:
     bus_id: str | None = None
     name: str = "cpu"
     _count: Callable = None
+    _kernel: object = field(default=None, repr=False)  # the registry kernel
     memory_limit: int | None = None  # --gpu-memory-limit: enforced by CuPy's pool on a GPU
     _peak: object = None             # the allocator that records the GPU peak
     _stager: object = field(default=None, repr=False)  # the copy stream and pinned buffers, made on first use
 
     @classmethod
-    def resolve(cls, backend: str = "auto", *, kernel: str | None = None, tile: int | None = None,
-                threads: int | None = None, local_rank: int = 0, local_size: int = 1,
-                memory_limit: int | None = None) -> Device:
+    def resolve(cls, backend: str = "auto", *, kernel: str | None = None, threads: int | None = None,
+                local_rank: int = 0, local_size: int = 1, memory_limit: int | None = None) -> Device:
         """Decide the device of this rank: the backend, then (on a GPU) the device by node-local
-        rank, selected before anything compiles; the kernel and its options are checked here once.
+        rank, selected before anything compiles; the kernel (a registry spec such as
+        'lstc-group:tile=256') and its options are checked here once.
         On a GPU, memory_limit caps CuPy's memory pool (an allocation past it fails), and every
         allocation then goes through a recorder of the peak (the default path is left as it was
         until this has run on a GPU)."""
@@ -140,11 +127,11 @@ class Device:
             device.use()
             bus_id = device.pci_bus_id
             label = cupy.cuda.runtime.getDeviceProperties(index)["name"].decode()
-        name, count = _kernel_function(kind, kernel, tile)
+        name, count, chosen = _kernel_function(kind, kernel)
         if threads is None and local_size > 1:
             threads = cpu_threads(local_size)
-        return cls(kind, name, set_threads(threads), index, bus_id, label, count, memory_limit,
-                   _PeakAllocator.install(memory_limit) if kind == "gpu" and memory_limit is not None else None)
+        peak = _PeakAllocator.install(memory_limit) if kind == "gpu" and memory_limit is not None else None
+        return cls(kind, name, set_threads(threads), index, bus_id, label, count, chosen, memory_limit, peak)
 
     def close(self) -> None:
         """Give back the pool limit and the allocator this device installed: a count called from
@@ -193,7 +180,7 @@ class Device:
 
             from tcdist.count import gpu
 
-            gpu.warm_up()
+            gpu.compile_kernel(self._kernel)  # this kernel only: every kernel is a module of its own
         n = 40  # rows up to 39 long: both the short-row and the long-row paths of a kernel run
         rowptr = xp.asarray(np.concatenate([[0], np.cumsum(np.arange(n - 1, -1, -1))]).astype(np.int64))
         col = np.concatenate([np.arange(u + 1, n) for u in range(n)])

@@ -10,11 +10,29 @@ import pytest
 from conftest import DATASETS, dataset_params
 
 import tcdist
-from tcdist.count import CPU_KERNELS
+from tcdist.count.cpu import count_marker as cpu_count
+from tcdist.count.registry import of_backend
 from tcdist.partition import PRUNE_MODES, SCHEMES, partition_graph
 
 pytestmark = pytest.mark.gpu
-cpu_count = CPU_KERNELS["marker"]
+
+
+def bound(kernel, **options):
+    """count(rowptr, col, n_local) of a registry kernel with these options (the others default)."""
+    chosen = kernel.configure({k: str(v) for k, v in options.items()})
+    return lambda rowptr, col, n_local: kernel.count(rowptr, col, n_local, **chosen)
+
+
+def every_tile():
+    """(label, count) of every GPU kernel at every tile width it has (its defaults otherwise)."""
+    for kernel in of_backend("gpu").values():
+        tiles = next((o.choices for o in kernel.options if o.name == "tile"), None)
+        for tile in tiles or (None,):
+            yield f"{kernel.name}:tile={tile}", bound(kernel, **({} if tile is None else {"tile": tile}))
+
+
+def every_kernel():
+    return {name: bound(kernel) for name, kernel in of_backend("gpu").items()}
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +42,8 @@ def gpu():
     from tcdist.count import gpu as module
 
     assert cupy.cuda.runtime.getDeviceCount() > 0, "no CUDA device"
-    module.warm_up()
+    for kernel in of_backend("gpu").values():
+        module.compile_kernel(kernel)
     return module
 
 
@@ -38,9 +57,8 @@ def on_device(graph):
 def test_published_counts_with_every_kernel_and_tile(gpu, entry):
     graph = tcdist.load_graph(DATASETS / entry["file"])
     rowptr, col = on_device(graph)
-    for name, kernel in gpu.GPU_KERNELS.items():
-        for tile in gpu.TILES:
-            assert kernel(rowptr, col, graph.n, tile=tile) == entry["published_triangles"], (name, tile)
+    for label, kernel in every_tile():
+        assert kernel(rowptr, col, graph.n) == entry["published_triangles"], label
 
 
 @pytest.mark.parametrize("spec", ["er:2000:30000", "er:50000:400000", "rmat:12", "grid:300:300", "complete:300",
@@ -50,41 +68,38 @@ def test_random_and_structured_graphs_match_the_cpu_kernel(gpu, spec, seed):
     graph = tcdist.load_graph(spec, seed=seed)
     expected = cpu_count(graph.rowptr, graph.col, graph.n)
     rowptr, col = on_device(graph)
-    for name, kernel in gpu.GPU_KERNELS.items():
-        for tile in gpu.TILES:
-            assert kernel(rowptr, col, graph.n, tile=tile) == expected, (spec, name, tile)
+    for label, kernel in every_tile():
+        assert kernel(rowptr, col, graph.n) == expected, (spec, label)
 
 
-def test_every_group_size(gpu):
+def test_every_option_of_every_kernel(gpu):
+    """Every combination of every GPU kernel's options (lstc-group: tile x group x warp rows x hashing)."""
     for spec in ("rmat:12", "complete:700", "er:3000:40000"):
         graph = tcdist.load_graph(spec)
         rowptr, col = on_device(graph)
         expected = cpu_count(graph.rowptr, graph.col, graph.n)
-        for group in gpu.GROUPS:
-            for tile in gpu.TILES:
-                for warp_rows, hashed in itertools.product((False, True), (False, True)):
-                    got = gpu.count_lstc_group(rowptr, col, graph.n, tile=tile, group=group, warp_rows=warp_rows,
-                                               hashed=hashed)
-                    assert got == expected, (spec, group, tile, warp_rows, hashed)
+        for kernel in of_backend("gpu").values():
+            for values in itertools.product(*(o.choices for o in kernel.options)):
+                options = dict(zip((o.name for o in kernel.options), values))
+                assert bound(kernel, **options)(rowptr, col, graph.n) == expected, (spec, kernel.name, options)
 
 
 def test_long_rows_span_many_tiles(gpu):
     """K_1500: out-degrees up to 1499, so N+(u) needs up to 24 tiles of 64."""
     graph = tcdist.load_graph("complete:1500")
     rowptr, col = on_device(graph)
-    for kernel in gpu.GPU_KERNELS.values():
-        for tile in gpu.TILES:
-            assert kernel(rowptr, col, graph.n, tile=tile) == 1500 * 1499 * 1498 // 6
+    for label, kernel in every_tile():
+        assert kernel(rowptr, col, graph.n) == 1500 * 1499 * 1498 // 6, label
 
 
 def test_int64_columns(gpu):
     graph = tcdist.load_graph("rmat:11")
     rowptr, col = on_device(graph)
     expected = cpu_count(graph.rowptr, graph.col, graph.n)
-    for kernel in gpu.GPU_KERNELS.values():
-        assert kernel(rowptr, col.astype(np.int64), graph.n) == expected
+    for kernel in of_backend("gpu").values():
+        assert bound(kernel)(rowptr, col.astype(np.int64), graph.n) == expected, kernel.name
     for hashed in (False, True):
-        assert gpu.count_lstc_group(rowptr, col.astype(np.int64), graph.n, hashed=hashed) == expected
+        assert bound(of_backend("gpu")["lstc-group"], hashed=hashed)(rowptr, col.astype(np.int64), graph.n) == expected
 
 
 @pytest.mark.parametrize("entry", dataset_params())
@@ -98,7 +113,7 @@ def test_partitions_built_on_the_gpu_add_up(gpu, entry, scheme):
         for prune in PRUNE_MODES:
             p = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=parts)
             assert all(isinstance(q.col, cupy.ndarray) for q in p.parts)
-            for name, kernel in gpu.GPU_KERNELS.items():
+            for name, kernel in every_kernel().items():
                 got = sum(kernel(q.rowptr, q.col, q.n_local) for q in p.parts)
                 assert got == entry["published_triangles"], (parts, prune, name)
 
@@ -137,7 +152,7 @@ def test_rmat_16_to_23_generated_and_built_on_the_gpu(gpu, scale):
     expected = cpu_count(graph.rowptr.get(), graph.col.get(), graph.n)
     if scale == 23:
         assert expected > 2**32
-    for name, kernel in gpu.GPU_KERNELS.items():
+    for name, kernel in every_kernel().items():
         assert kernel(graph.rowptr, graph.col, graph.n) == expected, name
 
 
@@ -145,7 +160,7 @@ def test_cli_gpu_backend(cli):
     record = cli("count", "--backend", "gpu", "--json").json()
     assert (record["triangles"], record["backend"], record["kernel"]) == (1612010, "gpu", "lstc-group")
     assert record["timings"]["transfer"] > 0
-    record = cli("count", "--json", "--kernel", "lstc", "--tile", "128", "-P", "4").json()
+    record = cli("count", "--json", "--kernel", "lstc:tile=128", "-P", "4").json()
     assert (record["triangles"], record["backend"], record["parts"]) == (1612010, "gpu", 4)
 
 

@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tcdist
-from tcdist.count import CPU_KERNELS
+from tcdist.count.cpu import count_marker
 from tcdist.partition import PRUNE_MODES, SCHEMES, build_parts, partition_graph
 
 PART_COUNTS = (1, 2, 3, 4, 7, 16)
-count = CPU_KERNELS["marker"]
+count = count_marker
 
 
 def global_edges(part):

@@ -133,16 +133,16 @@ def lowest_triangles(rowptr, col):
     return lowest
 
 
-def _launcher(kernel, marks):
-    def count(rowptr, col, n_local):
-        threads = numba.get_num_threads()
-        n = max(rowptr.size - 1, 1) if marks else 1
-        mark = np.zeros((threads, n), np.uint8)  # one row per thread; allocated here so Numba can cache
-        return int(kernel(np.asarray(rowptr), np.asarray(col), int(n_local), threads * _STRIDES_PER_THREAD, mark))
-
-    count.__name__ = kernel.__name__.lstrip("_")
-    count.__doc__ = kernel.__doc__
-    return count
+def _launch(kernel, rowptr, col, n_local, marks):
+    threads = numba.get_num_threads()
+    n = max(rowptr.size - 1, 1) if marks else 1
+    mark = np.zeros((threads, n), np.uint8)  # one row per thread; allocated here so Numba can cache
+    return int(kernel(np.asarray(rowptr), np.asarray(col), int(n_local), threads * _STRIDES_PER_THREAD, mark))
 
 
-CPU_KERNELS = {"marker": _launcher(_marker, marks=True), "merge": _launcher(_merge, marks=False)}
+def count_marker(rowptr, col, n_local):
+    return _launch(_marker, rowptr, col, n_local, marks=True)
+
+
+def count_merge(rowptr, col, n_local):
+    return _launch(_merge, rowptr, col, n_local, marks=False)

@@ -1,41 +1,39 @@
-"""The CUDA sources shipped with tcdist and the kernel instantiations tcdist launches.
+"""The CUDA sources shipped with tcdist: each kernel's files joined after common.cuh, and its
+template instances written as C++ declarations (the one list NVRTC's name expressions and an
+offline nvcc build are both taken from).
 
 Free of CuPy, so CI (no GPU) can compile the same text with nvcc.
 """
 
+import re
 from importlib import resources
 
 import numpy as np
 
-TILES = (64, 128, 256, 512, 1024)
 COL_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
-FILES = ("common.cuh", "lstc.cu", "lstc_group.cu", "per_vertex.cu")
-GROUPS = (4, 8, 16, 32)
+_NAME = re.compile(r"void\s+(\w+\s*<[^>]*>)\s*\(")
 
 
-def source():
-    """The sources joined into one string (so CuPy's compile cache sees a change in any file)."""
+def source(files: tuple[str, ...]) -> str:
+    """common.cuh and the files, joined (so CuPy's compile cache sees a change in any of them)."""
     folder = resources.files("tcdist.count") / "cuda"
-    return "\n".join((folder / name).read_text() for name in FILES)
+    return "\n".join((folder / name).read_text() for name in ("common.cuh", *files))
 
 
-def kernel_names():
-    """Every template instantiation, as NVRTC name expressions."""
-    names = []
-    for ctype in COL_TYPES.values():
-        names += [f"lstc_block<{ctype}, {t}>" for t in TILES]
-        for hashed in ("false", "true"):
-            names += [f"lstc_group<{ctype}, {t}, {g}, {hashed}>" for t in TILES for g in GROUPS]
-            names += [f"lstc_group_warp<{ctype}, {g}, {hashed}>" for g in GROUPS]
-        names.append(f"lstc_per_vertex<{ctype}>")
-    return names
+def declare(template: str, instances: list[str], params: str) -> list[str]:
+    """'template __global__ void NAME<ARGS>(PARAMS);' for every ARGS in instances; {col} in
+    params stands for the instance's column type (its first template argument)."""
+    return [f"template __global__ void {template}<{args}>({params.format(col=args.split(',')[0].strip())});"
+            for args in instances]
 
 
-def explicit_instantiations():
-    """C++ that instantiates every kernel, for an offline nvcc build of source()."""
-    lines = []
-    for name in kernel_names():
-        ctype = name.split("<", 1)[1].split(",")[0].rstrip(">").strip()
-        listed = "const i64*, " if name.startswith("lstc_group") else ""  # the group kernels take a row list
-        lines.append(f"template __global__ void {name}(const i64*, const {ctype}*, {listed}i64, u64*);")
-    return "\n".join(lines)
+def name_expression(declaration: str) -> str:
+    """The NVRTC name expression ('lstc_block<int, 256>') of a declaration made by declare()."""
+    return _NAME.search(declaration).group(1)
+
+
+PER_VERTEX_SOURCES = ("per_vertex.cu",)  # per-vertex credits: no counting kernel, so not in the registry
+
+
+def per_vertex_declarations() -> list[str]:
+    return declare("lstc_per_vertex", list(COL_TYPES.values()), "const i64*, const {col}*, i64, u64*")

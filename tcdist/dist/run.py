@@ -269,7 +269,7 @@ def _my_parts(comm, plan: Plan, prepared: Prepared):
     return mine, len(mine)
 
 
-def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None = None, tile: int | None = None,
+def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None = None,
           threads: int | None = None, per_vertex: bool = False, memory_limit: int | None = None,
           debug: bool = False) -> TriangleCount:
     """Count the triangles of source on every rank of comm; every rank returns the same result
@@ -281,7 +281,7 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
 
     def ready_device():
         # auto keeps --per-vertex on the CPU until the GPU kernel has run on a GPU host
-        device = Device.resolve("cpu" if per_vertex and backend == "auto" else backend, kernel=kernel, tile=tile, threads=threads,
+        device = Device.resolve("cpu" if per_vertex and backend == "auto" else backend, kernel=kernel, threads=threads,
                                 local_rank=local_rank, local_size=local_size, memory_limit=memory_limit)
         try:
             device.warm_up()

@@ -1,0 +1,1 @@
+"""One module per counting kernel, each declaring KERNEL (see count/registry.py)."""

@@ -1,0 +1,107 @@
+"""The kernel registry: every module of ``tcdist.count.kernels`` declares one ``KERNEL``, and
+this finds them, so adding a kernel touches no central file.
+
+A kernel counts the triangles of one oriented CSR whose lowest-rank vertex is local
+(``count(rowptr, col, n_local, **options) -> int``). It declares its backend, its options
+(each with its allowed values and default, checked once when a run starts) and, on the GPU,
+its own CUDA sources, compiled as a module of their own. On the command line a kernel and its
+options are one spec: ``lstc-group:tile=256,group=16``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+from tcdist.errors import TcdistError
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    choices: tuple           # the values allowed (ints or bools)
+    default: object
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    backend: str             # 'cpu' or 'gpu'
+    summary: str
+    count: Callable[..., int]  # count(rowptr, col, n_local, **options)
+    options: tuple[Option, ...] = ()
+    default: bool = False    # the backend's default kernel
+    sources: tuple[str, ...] = ()  # GPU: its files under count/cuda (after common.cuh)
+    instantiations: Callable[[], list[str]] | None = None  # GPU: the template instances, as C++ declarations
+
+    def configure(self, given: dict[str, str]) -> dict:
+        """The options as the kernel takes them: every one given checked against its choices,
+        the others at their defaults."""
+        known = {o.name: o for o in self.options}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            allowed = ", ".join(known) or "none"
+            raise TcdistError(f"kernel {self.name} has no option {', '.join(unknown)} (its options: {allowed})")
+        chosen = {}
+        for option in self.options:
+            if option.name not in given:
+                chosen[option.name] = option.default
+                continue
+            text = given[option.name]
+            by_text = {str(c).lower(): c for c in option.choices}
+            if text.lower() not in by_text:
+                raise TcdistError(f"kernel {self.name}: {option.name} must be one of "
+                                  f"{', '.join(map(str, option.choices))}, got '{text}'")
+            chosen[option.name] = by_text[text.lower()]
+        return chosen
+
+    def describe(self) -> str:
+        """One line for --help: the name, what it is, its options and their defaults."""
+        options = "; ".join(f"{o.name} in {{{','.join(map(str, o.choices))}}} [{o.default}]" for o in self.options)
+        return f"{self.name} ({self.backend}{', default' if self.default else ''}): {self.summary}" + \
+            (f"; options {options}" if options else "")
+
+
+@cache
+def kernels() -> dict[str, Kernel]:
+    """Every kernel, by name (modules are imported here; a GPU kernel's module imports no CuPy)."""
+    from tcdist.count import kernels as package
+
+    found = {}
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        kernel = importlib.import_module(f"{package.__name__}.{info.name}").KERNEL
+        if kernel.name in found:
+            raise TcdistError(f"internal error: two kernels are named {kernel.name}")
+        found[kernel.name] = kernel
+    return found
+
+
+def of_backend(backend: str) -> dict[str, Kernel]:
+    return {name: k for name, k in kernels().items() if k.backend == backend}
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """'lstc-group:tile=256,group=16' -> ('lstc-group', {'tile': '256', 'group': '16'})."""
+    name, _, rest = spec.partition(":")
+    given = {}
+    for item in filter(None, rest.split(",")):
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip() or not value.strip():
+            raise TcdistError(f"kernel spec '{spec}': write options as NAME:OPTION=VALUE,OPTION=VALUE")
+        given[key.strip()] = value.strip()
+    return name.strip(), given
+
+
+def choose(backend: str, spec: str | None) -> tuple[Kernel, dict]:
+    """The kernel a spec names on a backend (None: the backend's default) and its checked options."""
+    mine = of_backend(backend)
+    name, given = parse_spec(spec) if spec else (next(k.name for k in mine.values() if k.default), {})
+    if name not in mine:
+        elsewhere = kernels().get(name)
+        hint = f"; it is a {elsewhere.backend} kernel" if elsewhere else ""
+        raise TcdistError(f"unknown {backend} kernel '{name}' (choose from {', '.join(mine)}){hint}")
+    return mine[name], mine[name].configure(given)

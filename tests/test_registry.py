@@ -1,0 +1,54 @@
+"""The kernel registry: kernels found by module, specs parsed, options checked once with a clear error."""
+
+from importlib import resources
+
+import pytest
+
+from tcdist.count.registry import choose, kernels, of_backend, parse_spec
+from tcdist.errors import TcdistError
+
+
+def test_every_module_of_the_package_is_a_kernel_with_its_own_sources():
+    modules = {p.name[:-3] for p in (resources.files("tcdist.count") / "kernels").iterdir()
+               if p.name.endswith(".py") and p.name != "__init__.py"}
+    assert {k.replace("-", "_") for k in kernels()} == modules
+    folder = resources.files("tcdist.count") / "cuda"
+    for kernel in of_backend("gpu").values():
+        assert kernel.sources and all((folder / f).is_file() for f in kernel.sources)
+        assert kernel.instantiations()
+    assert [k.name for k in kernels().values() if k.default] == ["lstc-group", "marker"]
+
+
+@pytest.mark.parametrize("spec,parsed", [
+    ("lstc", ("lstc", {})),
+    ("lstc-group:tile=256,group=16", ("lstc-group", {"tile": "256", "group": "16"})),
+    (" lstc : tile = 128 ", ("lstc", {"tile": "128"})),
+])
+def test_specs(spec, parsed):
+    assert parse_spec(spec) == parsed
+
+
+def test_options_are_checked_and_take_their_types():
+    kernel, options = choose("gpu", "lstc-group:tile=256,hashed=false")
+    assert kernel.name == "lstc-group"
+    assert options == {"tile": 256, "group": 32, "warp_rows": True, "hashed": False}
+    assert choose("gpu", None)[0].name == "lstc-group" and choose("cpu", None)[0].name == "marker"
+
+
+@pytest.mark.parametrize("backend,spec,message", [
+    ("gpu", "lstc:tile=100", "kernel lstc: tile must be one of 64, 128, 256, 512, 1024, got '100'"),
+    ("gpu", "lstc:group=4", "kernel lstc has no option group (its options: tile)"),
+    ("cpu", "lstc", "unknown cpu kernel 'lstc' (choose from marker, merge); it is a gpu kernel"),
+    ("cpu", "nosuch", "unknown cpu kernel 'nosuch' (choose from marker, merge)"),
+    ("gpu", "lstc:tile", "kernel spec 'lstc:tile': write options as NAME:OPTION=VALUE,OPTION=VALUE"),
+])
+def test_bad_specs_are_one_clear_line(backend, spec, message):
+    with pytest.raises(TcdistError) as e:
+        choose(backend, spec)
+    assert str(e.value) == message
+
+
+def test_the_cli_takes_a_spec_and_says_what_is_wrong(cli):
+    assert cli("count", "rmat:10", "--backend", "cpu", "--kernel", "merge", "--json").json()["kernel"] == "merge"
+    result = cli("count", "rmat:10", "--backend", "cpu", "--kernel", "marker:tile=4")
+    assert result.code == 2 and result.err == "tcdist: error: kernel marker has no option tile (its options: none)\n"
