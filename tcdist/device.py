@@ -18,6 +18,7 @@ import numpy as np
 
 from tcdist import memory
 from tcdist.budget import part_need
+from tcdist.count.registry import choose
 from tcdist.errors import InputError, TcdistError
 from tcdist.graph.graph import csr_problem
 from tcdist.memory import size_text
@@ -63,15 +64,6 @@ def set_threads(threads: int | None) -> int:
     return threads
 
 
-def _kernel_function(kind: str, spec: str | None) -> tuple[str, Callable, object]:
-    """(name, function(rowptr, col, n_local), registry kernel) of the kernel a spec names on a
-    backend, its options checked here once."""
-    from tcdist.count.registry import choose
-
-    kernel, options = choose(kind, spec)
-    return kernel.name, lambda rowptr, col, n_local: kernel.count(rowptr, col, n_local, **options), kernel
-
-
 def check_backend(backend: str) -> None:
     if backend not in BACKENDS:
         raise TcdistError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
@@ -99,8 +91,8 @@ class Device:
     gpu: int | None = None   # index among the visible GPUs
     bus_id: str | None = None
     name: str = "cpu"
-    _count: Callable = None
     _kernel: object = field(default=None, repr=False)  # the registry kernel
+    _options: dict = field(default_factory=dict)        # its options, checked
     memory_limit: int | None = None  # --gpu-memory-limit: enforced by CuPy's pool on a GPU
     _peak: object = None             # the allocator that records the GPU peak
     _stager: object = field(default=None, repr=False)  # the copy stream and pinned buffers, made on first use
@@ -127,11 +119,11 @@ class Device:
             device.use()
             bus_id = device.pci_bus_id
             label = cupy.cuda.runtime.getDeviceProperties(index)["name"].decode()
-        name, count, chosen = _kernel_function(kind, kernel)
+        chosen, options = choose(kind, kernel)
         if threads is None and local_size > 1:
             threads = cpu_threads(local_size)
         peak = _PeakAllocator.install(memory_limit) if kind == "gpu" and memory_limit is not None else None
-        return cls(kind, name, set_threads(threads), index, bus_id, label, count, chosen, memory_limit, peak)
+        return cls(kind, chosen.name, set_threads(threads), index, bus_id, label, chosen, options, memory_limit, peak)
 
     def close(self) -> None:
         """Give back the pool limit and the allocator this device installed: a count called from
@@ -185,7 +177,10 @@ class Device:
         rowptr = xp.asarray(np.concatenate([[0], np.cumsum(np.arange(n - 1, -1, -1))]).astype(np.int64))
         col = np.concatenate([np.arange(u + 1, n) for u in range(n)])
         for dtype in (np.int32, np.int64):
-            found = self._count(rowptr, xp.asarray(col.astype(dtype)), n)
+            col_typed = xp.asarray(col.astype(dtype))
+            prepared = None if self._kernel.prepare is None else \
+                self._kernel.prepare(rowptr, col_typed, n, **self._options)
+            found = self._count_arrays(rowptr, col_typed, n, prepared)
             if found != n * (n - 1) * (n - 2) // 6:
                 raise TcdistError(f"the {self.kernel} kernel counts {found} triangles in K_{n} on {self.describe()}, "
                                   f"not {n * (n - 1) * (n - 2) // 6}: this device or build is broken")
@@ -242,16 +237,31 @@ class Device:
                 moved, _, _ = self._stager.start(part).finish()
         return moved, time.perf_counter() - t0
 
-    def count(self, part: Part) -> int:
-        """Triangles of the part whose lowest-rank vertex is local (the part as put() returned it).
+    def prepare(self, part: Part):
+        """What the kernel computes from a part before counting it (edge lists, wedge offsets, bitmaps;
+        timed as prepare, not count), or None for a kernel without that step."""
+        if self._kernel.prepare is None:
+            return None
+        return self._on_device(part, lambda: self._kernel.prepare(part.rowptr, part.col, part.n_local, **self._options))
+
+    def count(self, part: Part, prepared=None) -> int:
+        """Triangles of the part whose lowest-rank vertex is local (the part as put() returned it,
+        with what prepare() made of it).
 
         A CPU kernel runs on a worker thread (it releases the GIL) while this thread waits in short
         steps, so a signal ends a long count within a fraction of a second instead of at its end.
         """
+        return self._on_device(part, lambda: self._count_arrays(part.rowptr, part.col, part.n_local, prepared))
+
+    def _count_arrays(self, rowptr, col, n_local, prepared=None) -> int:
+        given = {} if self._kernel.prepare is None else {"prepared": prepared}
+        return self._kernel.count(rowptr, col, n_local, **given, **self._options)
+
+    def _on_device(self, part: Part, work: Callable):
         if self.is_gpu:
             with self._within_memory(part):
-                return self._count(part.rowptr, part.col, part.n_local)
-        return _interruptible(lambda: self._count(part.rowptr, part.col, part.n_local))
+                return work()
+        return _interruptible(work)
 
     @contextmanager
     def _within_memory(self, part: Part):

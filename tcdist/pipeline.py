@@ -42,10 +42,13 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
         part, put_wait, copied = device.put(part, num_parts)
         transfer = stage_wait + put_wait
         t1 = time.perf_counter()
-        found = device.count(part) if per_vertex is None else _credit(device, part, per_vertex)
-        result = PartResult(index, rank, found, read_wait, transfer, time.perf_counter() - t1, dict(part.stats),
+        prepared = device.prepare(part) if per_vertex is None else None
+        t2 = time.perf_counter()
+        found = device.count(part, prepared) if per_vertex is None else _credit(device, part, per_vertex)
+        del prepared
+        result = PartResult(index, rank, found, read_wait, transfer, time.perf_counter() - t2, dict(part.stats),
                             read_overlapped=max(reading - read_wait, 0.0),
-                            transfer_overlapped=max(staging + copied - transfer, 0.0))
+                            transfer_overlapped=max(staging + copied - transfer, 0.0), prepare=t2 - t1)
         del part
         if record is not None:
             record(result)

@@ -27,6 +27,7 @@ class Timings:
     store_read: float = 0.0   # waiting for this rank's parts: read from the store (or, under a
                               # memory budget, built on the host one at a time)
     transfer: float = 0.0     # host-to-GPU copies, the part the counting did not hide
+    prepare: float = 0.0      # a kernel's prepare step (edge lists, wedge offsets, bitmaps)
     count: float = 0.0        # the counting kernels
     other: float = 0.0        # the rest: waiting for other ranks, checks, Python between the stages
     total: float = 0.0        # wall time of the whole run on this rank
@@ -76,11 +77,12 @@ class PartResult:
     stats: dict = field(default_factory=dict)
     read_overlapped: float = 0.0  # reading this part while the one before was counted
     transfer_overlapped: float = 0.0  # copying it to the GPU meanwhile
+    prepare: float = 0.0      # the kernel's prepare step
     journalled: bool = False  # taken from the journal of an earlier run (--resume), not counted now
 
     def to_dict(self) -> dict:
         return {"part": self.part, **self.stats, "triangles": self.triangles, "rank": self.rank,
-                "count_s": self.count, "transfer_s": self.transfer, "read_s": self.store_read,
+                "count_s": self.count, "prepare_s": self.prepare, "transfer_s": self.transfer, "read_s": self.store_read,
                 "read_overlapped_s": self.read_overlapped, "transfer_overlapped_s": self.transfer_overlapped,
                 "journalled": self.journalled}
 

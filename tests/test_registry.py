@@ -52,3 +52,34 @@ def test_the_cli_takes_a_spec_and_says_what_is_wrong(cli):
     assert cli("count", "rmat:10", "--backend", "cpu", "--kernel", "merge", "--json").json()["kernel"] == "merge"
     result = cli("count", "rmat:10", "--backend", "cpu", "--kernel", "marker:tile=4")
     assert result.code == 2 and result.err == "tcdist: error: kernel marker has no option tile (its options: none)\n"
+
+
+def test_a_prepare_step_is_timed_apart_and_handed_to_count():
+    """The contract's optional prepare: run once per part before its count, timed as prepare."""
+    import time
+
+    import numpy as np
+
+    import tcdist
+    from tcdist.count.cpu import count_marker
+    from tcdist.count.registry import Kernel
+    from tcdist.device import Device
+    from tcdist.partition import partition_graph
+    from tcdist.pipeline import count_parts
+
+    def prepare(rowptr, col, n_local):
+        time.sleep(0.05)
+        return {"edges": int(rowptr[n_local])}
+
+    def count(rowptr, col, n_local, prepared):
+        assert prepared == {"edges": int(rowptr[n_local])}
+        return count_marker(rowptr, col, n_local)
+
+    kernel = Kernel("test-prepare", "cpu", "a kernel with a prepare step", count, prepare=prepare)
+    device = Device("cpu", kernel.name, 1, _kernel=kernel)
+    device.warm_up()
+    graph = tcdist.load_graph("rmat:10")
+    parts = partition_graph(graph, 3).parts
+    results = count_parts(device, range(3), parts.__getitem__, num_parts=3)
+    assert sum(r.triangles for r in results) == count_marker(np.asarray(graph.rowptr), np.asarray(graph.col), graph.n)
+    assert all(r.prepare >= 0.05 > r.count for r in results)

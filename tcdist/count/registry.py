@@ -3,8 +3,10 @@ this finds them, so adding a kernel touches no central file.
 
 A kernel counts the triangles of one oriented CSR whose lowest-rank vertex is local
 (``count(rowptr, col, n_local, **options) -> int``). It declares its backend, its options
-(each with its allowed values and default, checked once when a run starts) and, on the GPU,
-its own CUDA sources, compiled as a module of their own. On the command line a kernel and its
+(each with its allowed values and default, checked once when a run starts), optionally a
+prepare step (``prepare(rowptr, col, n_local, **options)``: edge lists, wedge offsets,
+bitmaps; timed as prepare, and handed to count as ``prepared=``) and, on the GPU, its own
+CUDA sources, compiled as a module of their own. On the command line a kernel and its
 options are one spec: ``lstc-group:tile=256,group=16``.
 """
 
@@ -34,6 +36,7 @@ class Kernel:
     summary: str
     count: Callable[..., int]  # count(rowptr, col, n_local, **options)
     options: tuple[Option, ...] = ()
+    prepare: Callable | None = None  # prepare(rowptr, col, n_local, **options) -> what count gets as prepared=
     default: bool = False    # the backend's default kernel
     sources: tuple[str, ...] = ()  # GPU: its files under count/cuda (after common.cuh)
     instantiations: Callable[[], list[str]] | None = None  # GPU: the template instances, as C++ declarations

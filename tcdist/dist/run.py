@@ -319,6 +319,7 @@ def _count_on(comm, device: Device, source, plan: Plan, timings: Timings, start:
             timings.read_overlapped += r.read_overlapped
             timings.transfer_overlapped += r.transfer_overlapped
             timings.transfer += r.transfer
+            timings.prepare += r.prepare
             timings.count += r.count
         timings.finish(start)
         mine = RankResult(comm.rank, socket.gethostname(), device.kind, device.gpu, device.bus_id, device.threads,
