@@ -52,7 +52,7 @@ def main():
     numba.set_num_threads(args.threads)
     kernels = {}
     for name, kernel in of_backend("cpu").items():
-        count, times = timed(lambda kernel=kernel: kernel.count(graph.rowptr, graph.col, graph.n), args.repeat)
+        count, times = timed(lambda kernel=kernel: kernel.run(graph.rowptr, graph.col, graph.n, {}), args.repeat)
         kernels[name] = {"triangles": count, "seconds": times, "median_s": median(times)}
     networkit_triangles(graph.rowptr, graph.col, args.threads, 1)  # warm-up, as for the kernels
     nk_count, nk_times = networkit_triangles(graph.rowptr, graph.col, args.threads, args.repeat)

@@ -113,7 +113,7 @@ def bound(name, tile, options):
     """count(rowptr, col, n_local) of a registry kernel with these options, checked as a run checks them."""
     given = {k: str(v) for k, v in options.items()} | ({} if tile is None else {"tile": str(tile)})
     chosen = KERNELS[name].configure(given)
-    return lambda rowptr, col, n_local: KERNELS[name].count(rowptr, col, n_local, **chosen)
+    return lambda rowptr, col, n_local: KERNELS[name].run(rowptr, col, n_local, chosen)
 
 
 def partitioned(graph, rowptr, col, parts, repeat):

@@ -16,7 +16,7 @@ def main():
     graph = tcdist.load_graph(sys.argv[1] if len(sys.argv) > 1 else "rmat:21", device="gpu")
     rowptr, col = cupy.asarray(graph.rowptr), cupy.asarray(graph.col)
     for name, kernel in of_backend("gpu").items():  # each at its default options
-        print(name, kernel.count(rowptr, col, graph.n, **kernel.configure({})), flush=True)
+        print(name, kernel.run(rowptr, col, graph.n, kernel.configure({})), flush=True)
 
 
 if __name__ == "__main__":

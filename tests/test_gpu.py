@@ -20,7 +20,7 @@ pytestmark = pytest.mark.gpu
 def bound(kernel, **options):
     """count(rowptr, col, n_local) of a registry kernel with these options (the others default)."""
     chosen = kernel.configure({k: str(v) for k, v in options.items()})
-    return lambda rowptr, col, n_local: kernel.count(rowptr, col, n_local, **chosen)
+    return lambda rowptr, col, n_local: kernel.run(rowptr, col, n_local, chosen)
 
 
 def every_tile():

@@ -62,6 +62,12 @@ class Kernel:
             chosen[option.name] = by_text[text.lower()]
         return chosen
 
+    def run(self, rowptr, col, n_local, options: dict) -> int:
+        """Prepare (if the kernel has that step) and count, in one call: for warm-ups, tests and
+        benchmarks (a run times the two apart)."""
+        given = {} if self.prepare is None else {"prepared": self.prepare(rowptr, col, n_local, **options)}
+        return self.count(rowptr, col, n_local, **given, **options)
+
     def describe(self) -> str:
         """One line for --help: the name, what it is, its options and their defaults."""
         options = "; ".join(f"{o.name} in {{{','.join(map(str, o.choices))}}} [{o.default}]" for o in self.options)

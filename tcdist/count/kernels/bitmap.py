@@ -1,0 +1,39 @@
+"""GPU: a bitmap of N+(u) per block (cuda/bitmap.cu, the L^T L / bitmap approach): each block
+takes local vertices in turn, and every w of every N+(v) is tested against its bitmap. The
+prepare step allocates the blocks' bitmaps (one bit per vertex of the part each)."""
+
+from tcdist.count.cuda_sources import COL_TYPES, declare
+from tcdist.count.registry import Kernel, Option
+
+
+def instantiations() -> list[str]:
+    return declare("bitmap_count", list(COL_TYPES.values()), "const i64*, const {col}*, i64, unsigned*, i64, u64*")
+
+
+def prepare(rowptr, col, n_local, *, blocks_per_sm):
+    """A zeroed bitmap per block: min(n_local, SMs x blocks_per_sm) rows of ceil(n / 32) words."""
+    import cupy
+
+    n = int(rowptr.size) - 1
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    blocks = max(1, min(int(n_local), sms * blocks_per_sm))
+    return cupy.zeros((blocks, (n + 31) // 32), dtype=cupy.uint32)
+
+
+def count(rowptr, col, n_local, *, prepared, blocks_per_sm):
+    import cupy
+
+    from tcdist.count import gpu
+
+    rowptr, col = gpu.device_csr(rowptr, col)
+    total = cupy.zeros(1, dtype=cupy.uint64)
+    if n_local > 0:
+        blocks, words = prepared.shape
+        gpu.function(KERNEL, "bitmap_count", col)((blocks,), (256,), (rowptr, col, cupy.int64(n_local), prepared,
+                                                                      cupy.int64(words), total))
+    return int(total.get()[0])
+
+
+KERNEL = Kernel("bitmap", "gpu", "a bitmap of N+(u) per block, N+(v) tested against it", count,
+                options=(Option("blocks_per_sm", (1, 2, 4, 8), 2, "blocks (and bitmaps) per multiprocessor"),),
+                prepare=prepare, sources=("bitmap.cu",), instantiations=instantiations)
