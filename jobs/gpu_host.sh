@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a lent GPU host, from the repository root:  bash jobs/gpu_host.sh tests|bench [bench options]
+# On a lent GPU host, from the repository root:  bash jobs/gpu_host.sh tests|bench|budget|kernels [options]
 # Installs the carried wheels (.whl/: pymetis), points the tests at the carried datasets
 # (.datasets/) and the host's Open MPI, then runs the GPU and MPI tests or the rank benchmark.
 # Logs and results go to $OUT (the device tool brings them back).
@@ -15,4 +15,6 @@ what=$1; shift
 case $what in
   tests) python3 -m pytest -m "gpu or mpi" -q -p no:cacheprovider "$@" 2>&1 | tee "$OUT/pytest-gpu-mpi.log" ;;
   bench) (cd jobs && python3 bench_ranks.py --mpirun "$TCDIST_MPIEXEC" "$@") 2>&1 | tee "$OUT/bench.log" ;;
+  budget) (cd jobs && python3 bench_budget.py "$@") 2>&1 | tee "$OUT/budget.log" ;;
+  kernels) (cd jobs && python3 bench_gpu.py "$@") 2>&1 | tee "$OUT/kernels.log" ;;
 esac
