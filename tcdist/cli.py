@@ -198,6 +198,12 @@ def _cleaning(r) -> str:
             "edges given in both directions")
 
 
+def _kernel_spec(r):
+    """The kernel as a spec that runs it again: lstc:tile=128."""
+    options = ",".join(f"{k}={v}".lower() if isinstance(v, bool) else f"{k}={v}" for k, v in r.kernel_options.items())
+    return f"{r.kernel}:{options}" if options else r.kernel
+
+
 def _seconds(timings):
     return " | ".join(f"{k} {v:.3f} s" for k, v in timings.items() if v >= 0.0005 or k == "total")
 
@@ -226,7 +232,7 @@ def cmd_count(args, comm):
         f"  vertices   {r.n:,}",
         f"  edges      {r.m:,}   ({_cleaning(r)})",
         f"  triangles  {r.triangles:,}",
-        f"  backend    {r.backend}, kernel {r.kernel}, {r.threads} threads, {r.parts} part(s), {r.ranks} rank(s)",
+        f"  backend    {r.backend}, kernel {_kernel_spec(r)}, {r.threads} threads, {r.parts} part(s), {r.ranks} rank(s)",
         f"  time       {_seconds(r.timings)}",
     ]
     if r.part_stats:

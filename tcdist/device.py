@@ -156,6 +156,11 @@ class Device:
         return None if self._peak is None else self._peak.peak
 
     @property
+    def options(self) -> dict:
+        """The kernel's options, checked (defaults filled in)."""
+        return self._options
+
+    @property
     def is_gpu(self) -> bool:
         return self.kind == "gpu"
 

@@ -142,6 +142,7 @@ class TriangleCount:
     transitivity: float | None = None         # 3 T / wedges (with per_vertex)
     average_clustering: float | None = None   # the mean local clustering over the graph's vertices
     per_vertex: PerVertex | None = None       # on rank 0 only (the arrays are reduced there)
+    kernel_options: dict = field(default_factory=dict)  # the kernel's options, as it ran
 
     def __int__(self):
         return self.triangles

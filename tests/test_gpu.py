@@ -162,6 +162,7 @@ def test_cli_gpu_backend(cli):
     assert record["timings"]["transfer"] > 0
     record = cli("count", "--json", "--kernel", "lstc:tile=128", "-P", "4").json()
     assert (record["triangles"], record["backend"], record["parts"]) == (1612010, "gpu", 4)
+    assert (record["kernel"], record["kernel_options"]) == ("lstc", {"tile": 128})
 
 
 def test_store_counted_on_the_gpu(tmp_path, cli):

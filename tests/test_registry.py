@@ -49,7 +49,8 @@ def test_bad_specs_are_one_clear_line(backend, spec, message):
 
 
 def test_the_cli_takes_a_spec_and_says_what_is_wrong(cli):
-    assert cli("count", "rmat:10", "--backend", "cpu", "--kernel", "merge", "--json").json()["kernel"] == "merge"
+    record = cli("count", "rmat:10", "--backend", "cpu", "--kernel", "merge", "--json").json()
+    assert (record["kernel"], record["kernel_options"]) == ("merge", {})
     result = cli("count", "rmat:10", "--backend", "cpu", "--kernel", "marker:tile=4")
     assert result.code == 2 and result.err == "tcdist: error: kernel marker has no option tile (its options: none)\n"
 

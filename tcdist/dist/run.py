@@ -377,7 +377,7 @@ def _result(prepared: Prepared, device: Device, plan: Plan, counted: int, everyo
         raise TcdistError(f"internal error: {len(parts)} part results for {h['parts']} parts")
     return TriangleCount(
         triangles=triangles, n=h["n"], m=h["m"], self_loops=h["self_loops"], duplicates=h["duplicates"],
-        reciprocal=h["reciprocal"], backend=device.kind, kernel=device.kernel, threads=device.threads,
+        reciprocal=h["reciprocal"], backend=device.kind, kernel=device.kernel, kernel_options=dict(device.options), threads=device.threads,
         parts=h["parts"], ranks=ranks,
         name=h["name"], timings=Timings.slowest([r.timings for r in everyone]).to_dict(), scheme=h["scheme"],
         prune=h["prune"], schedule=plan.schedule if prepared.partitioned else None,
