@@ -69,8 +69,8 @@ def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_nee
             _refuse_heaviest(budget, heaviest)
             raise TcdistError(f"parts stop shrinking: the largest of {high:,} parts still needs {size_text(need)}, over "
                               f"the budget of {size_text(budget)} (vertices whose out-neighbourhoods every part "
-                              f"needs, such as a dense core of high-degree vertices); give the device at least "
-                              f"{size_text(need)}")
+                              f"needs, such as a dense core of high-degree vertices); a budget of {size_text(need)} "
+                              f"fits {high:,} parts")
         low, high = high + 1, min(2 * high, n)
     while low < high:  # the smallest P in [low, high] that fits (high does)
         middle = (low + high) // 2

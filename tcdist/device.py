@@ -95,7 +95,7 @@ class Device:
     _options: dict = field(default_factory=dict)        # its options, checked
     memory_limit: int | None = None  # --gpu-memory-limit: enforced by CuPy's pool on a GPU
     _peak: object = None             # the allocator that records the GPU peak
-    _stager: object = field(default=None, repr=False)  # the copy stream and pinned buffers, made on first use
+    _stager: object = field(default=None, repr=False)  # the copy stream and pinned buffers (GPU)
 
     @classmethod
     def resolve(cls, backend: str = "auto", *, kernel: str | None = None, threads: int | None = None,
@@ -122,8 +122,10 @@ class Device:
         chosen, options = choose(kind, kernel)
         if threads is None and local_size > 1:
             threads = cpu_threads(local_size)
+        threads = set_threads(threads)  # may refuse: before anything is installed on the GPU
+        stager = _Stager(index) if kind == "gpu" else None
         peak = _PeakAllocator.install(memory_limit) if kind == "gpu" and memory_limit is not None else None
-        return cls(kind, chosen.name, set_threads(threads), index, bus_id, label, chosen, options, memory_limit, peak)
+        return cls(kind, chosen.name, threads, index, bus_id, label, chosen, options, memory_limit, peak, stager)
 
     def close(self) -> None:
         """Give back the pool limit and the allocator this device installed: a count called from
@@ -131,6 +133,16 @@ class Device:
         if self._peak is not None:
             self._peak.uninstall()
             self._peak = None
+
+    def need(self, v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
+        """Bytes a part of these sizes takes on this device with this kernel: budget.part_need (CSR,
+        check, the kernel's working rows) plus what the kernel's prepare step allocates."""
+        extra = self._kernel.extra_bytes(v_res, e_res, n_local, col_bytes, **self._options) \
+            if self._kernel is not None and self._kernel.extra_bytes is not None else 0
+        return part_need(v_res, e_res, n_local, col_bytes) + extra
+
+    def part_bytes(self, part: Part) -> int:
+        return self.need(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize)
 
     def room(self) -> int:
         """Bytes the GPU can still give this run: free memory and CuPy's cached blocks, and no
@@ -191,11 +203,17 @@ class Device:
         """Start the part's copy to the GPU on the copy stream, if it fits with `beside` bytes
         still to come for the part before it (its kernel's working memory, or all of it if it is
         not on the device yet); else the part as it was, for put() to copy when it is due."""
-        if not self.is_gpu or _on_gpu(part) or self.room() < beside + device_need(part):
+        if not self.is_gpu:
             return part
-        if self._stager is None:
-            self._stager = _Stager(self.gpu)
-        return self._stager.start(part)
+        import cupy
+
+        with cupy.cuda.Device(self.gpu):  # a reader thread starts on device 0: every step here is this rank's GPU
+            if _on_gpu(part) or self.room() < beside + self.part_bytes(part):
+                return part
+            try:
+                return self._stager.start(part)
+            except cupy.cuda.memory.OutOfMemoryError:  # the pool could not give it: copy it when it is due
+                return part
 
     def put(self, part: Part | _Staged, num_parts: int) -> tuple[Part, float, float]:
         """(the part on this device, seconds waited for its copy, seconds the copy took), its CSR
@@ -222,7 +240,7 @@ class Device:
 
         if _on_gpu(part):
             return part, 0.0
-        need, free = device_need(part), self.room()
+        need, free = self.part_bytes(part), self.room()
         if need > free:
             raise TcdistError(f"part {part.index} needs {size_text(need)} on the GPU but {size_text(free)} are "
                               f"free{' under the limit' if self.memory_limit else ''}; count it in more parts "
@@ -234,8 +252,6 @@ class Device:
                              part.n_local, part.stats, part.source)
                 cupy.cuda.Device().synchronize()
             else:
-                if self._stager is None:
-                    self._stager = _Stager(self.gpu)
                 moved, _, _ = self._stager.start(part).finish()
         return moved, time.perf_counter() - t0
 
@@ -244,7 +260,8 @@ class Device:
         timed as prepare, not count), or None for a kernel without that step."""
         if self._kernel.prepare is None:
             return None
-        return self._on_device(part, lambda: self._kernel.prepare(part.rowptr, part.col, part.n_local, **self._options))
+        return self._on_device(part, lambda: _finished(self._kernel.prepare(part.rowptr, part.col, part.n_local,
+                                                                             **self._options), self.is_gpu))
 
     def count(self, part: Part, prepared=None) -> int:
         """Triangles of the part whose lowest-rank vertex is local (the part as put() returned it,
@@ -297,9 +314,13 @@ class Device:
         return "per-vertex (edge warps, atomics)" if self.is_gpu else "per-vertex (marker)"
 
 
-def device_need(part: Part) -> int:
-    """Bytes the part takes on the device while it is counted (budget.part_need of its arrays)."""
-    return part_need(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize)
+def _finished(value, on_gpu: bool):
+    """value, once the GPU has finished what made it (so a step's time is its own)."""
+    if on_gpu:
+        import cupy
+
+        cupy.cuda.Device().synchronize()
+    return value
 
 
 def _on_gpu(part: Part) -> bool:
@@ -336,15 +357,17 @@ class _Stager:
         self.gpu = gpu
         with cupy.cuda.Device(gpu):
             self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.lock = threading.Lock()
         self.buffers = [None, None]  # (pinned memory, bytes) of each slot
         self.last_copy = [None, None]  # the event that ends each slot's last copy
         self.turn = 0
 
     def start(self, part: Part) -> _Staged:
-        """The part with its copy under way (on this rank's GPU also from a reader thread)."""
+        """The part with its copy under way (on this rank's GPU also from a reader thread; one
+        copy is started at a time, so two never take the same slot)."""
         import cupy
 
-        with cupy.cuda.Device(self.gpu):
+        with self.lock, cupy.cuda.Device(self.gpu):
             return self._start(part)
 
     def _start(self, part: Part) -> _Staged:

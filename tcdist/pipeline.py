@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tcdist import progress
 from tcdist.clustering import exact_sum
-from tcdist.device import Device, device_need
+from tcdist.device import Device
 from tcdist.partition.part import Part
 from tcdist.results import PartResult
 
@@ -67,7 +67,7 @@ def _read_ahead(indices: Iterable[int], fetch: Callable[[int], Part], check, dev
         part, reading = _timed_fetch(fetch, index)
         t0 = time.perf_counter()
         staged = device.stage(part, before) if stages else part
-        before = device_need(part) - (part.rowptr.nbytes + part.col.nbytes if staged is not part else 0)
+        before = device.part_bytes(part) - (part.rowptr.nbytes + part.col.nbytes if staged is not part else 0)
         return staged, reading, time.perf_counter() - t0 if staged is not part else 0.0
 
     def take():

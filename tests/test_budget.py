@@ -7,6 +7,7 @@ from conftest import DATASETS
 
 import tcdist
 from tcdist.budget import need_of_stats, parse_size, part_need, smallest_parts
+from tcdist.count.registry import of_backend
 from tcdist.errors import TcdistError
 from tcdist.graph.graph import col_dtype
 from tcdist.partition import partition_graph
@@ -117,24 +118,30 @@ def test_a_part_past_the_gpu_limit_is_one_line(cli):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kernel", sorted(of_backend("gpu")))
 @pytest.mark.parametrize("source", [GRAPH, "rmat:16"])
-def test_the_part_model_covers_what_a_part_takes_on_the_gpu(source):
-    """The allocator's peak while a part is copied, checked and counted stays within part_need:
-    before, the model counted a flag per column where the check held four, and a count under a
-    1.5 MiB limit ran past it (the check now compares columns in slices)."""
-    from tcdist.device import Device, device_need
+def test_the_part_model_covers_what_a_part_takes_on_the_gpu(source, kernel):
+    """The allocator's peak while a part is copied, checked, prepared and counted stays within
+    Device.part_bytes (part_need and the kernel's extra bytes), for every GPU kernel and for the
+    per-vertex kernel: before, the model counted a flag per column where the check held four, and
+    a count under a 1.5 MiB limit ran past it (the check now compares columns in slices)."""
+    from tcdist.device import Device
 
     graph = tcdist.load_graph(source)
-    device = Device.resolve("gpu", memory_limit=64 << 30)  # a limit installs the peak recorder
+    device = Device.resolve("gpu", kernel=kernel, memory_limit=64 << 30)  # a limit installs the peak recorder
     try:
         device.warm_up()
         for part in partition_graph(graph, 3, seed=2).parts:
-            pool_before = device._peak.pool.used_bytes()
-            device._peak.peak = pool_before
-            on_gpu = device.put(part, 3)[0]
-            device.count(on_gpu)
-            del on_gpu
-            assert device._peak.peak - pool_before <= device_need(part)
+            for per_vertex in (False, True):
+                pool_before = device._peak.pool.used_bytes()
+                device._peak.peak = pool_before
+                on_gpu = device.put(part, 3)[0]
+                if per_vertex:
+                    device.count_per_vertex(on_gpu)
+                else:
+                    device.count(on_gpu, device.prepare(on_gpu))
+                del on_gpu
+                assert device._peak.peak - pool_before <= device.part_bytes(part), (kernel, part.index, per_vertex)
     finally:
         device.close()
 

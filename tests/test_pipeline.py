@@ -23,11 +23,11 @@ def test_the_next_part_is_read_while_the_current_one_is_counted():
             reading.set()
         return parts[i]
 
-    def counted(part):
+    def counted(part, prepared=None):
         if part.index == 0:
             assert reading.wait(10), "part 1 was not read while part 0 was counted"
         events.append(("count", part.index))
-        return count(part)
+        return count(part, prepared)
 
     device.count = counted
     results = count_parts(device, range(4), fetch, num_parts=4)

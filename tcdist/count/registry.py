@@ -37,6 +37,7 @@ class Kernel:
     count: Callable[..., int]  # count(rowptr, col, n_local, **options)
     options: tuple[Option, ...] = ()
     prepare: Callable | None = None  # prepare(rowptr, col, n_local, **options) -> what count gets as prepared=
+    extra_bytes: Callable | None = None  # (v_res, e_res, n_local, col_bytes, **options) -> device bytes prepare adds
     default: bool = False    # the backend's default kernel
     sources: tuple[str, ...] = ()  # GPU: its files under count/cuda (after common.cuh)
     instantiations: Callable[[], list[str]] | None = None  # GPU: the template instances, as C++ declarations

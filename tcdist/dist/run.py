@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tcdist.budget import need_of_stats, part_need, smallest_parts
+from tcdist.budget import smallest_parts
 from tcdist.clustering import per_vertex_result
 from tcdist.device import Device, check_backend
 from tcdist.dist.binding import node_local
@@ -141,7 +141,7 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
         check_parts(parts, graph)
         return _partitioned(plan, graph, parts, scheme, prune, writes, timings, held, budgeted)
     t0, budget = time.perf_counter(), device.budget()
-    parts = _auto_parts(graph, scheme, prune, plan.seed, budget, 2 if device.is_gpu else 1)
+    parts = _auto_parts(graph, scheme, prune, plan.seed, budget, 2 if device.is_gpu else 1, device.need)
     timings.partition += time.perf_counter() - t0
     if parts == 1 and not writes:  # the whole graph fits
         return _whole(graph, held, budget)
@@ -201,17 +201,18 @@ class _InOrder:
         return part
 
 
-def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int, at_once: int) -> int:
+def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int, at_once: int, need) -> int:
     """The fewest parts whose largest fits the budget (each probe's parts are built one at a
     time and dropped once measured). A graph that does not fit whole is planned for at_once
     parts on the device together (on a GPU two: the next part's copy overlaps the count), or,
-    if no P allows that, for one."""
+    if no P allows that, for one. need(v_res, e_res, n_local, col_bytes): a part's bytes on the
+    device with its kernel (Device.need)."""
     col_bytes = np.dtype(col_dtype(graph.n)).itemsize
     out = to_numpy(graph.out_degree())
 
     def largest_need(parts: int) -> int:
         partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=True)
-        return max(need_of_stats(p.stats, col_bytes) for p in partitioning.parts)
+        return max(need(p.stats["v_res"], p.stats["e_res"], p.stats["n_local"], col_bytes) for p in partitioning.parts)
 
     def heaviest():
         """A vertex's own part: it, its out-neighbours, its out-edges and the edges among them
@@ -219,12 +220,12 @@ def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int, at_once:
         from tcdist.count.cpu import lowest_triangles
 
         lowest = lowest_triangles(to_numpy(graph.rowptr), to_numpy(graph.col))
-        needs = part_need(1 + out, out + lowest.astype(np.int64), 1, col_bytes)
+        needs = need(1 + out, out + lowest.astype(np.int64), 1, col_bytes)
         u = int(needs.argmax())
         return graph.vertex_ids()[u], int(needs[u])
 
-    floor = part_need(1 + int(out.max()), int(out.max()), 1, col_bytes) if out.size else 0
-    whole = part_need(graph.n, graph.m, graph.n, col_bytes)
+    floor = need(1 + int(out.max()), int(out.max()), 1, col_bytes) if out.size else 0
+    whole = need(graph.n, graph.m, graph.n, col_bytes)
     if at_once > 1 and whole > budget:
         try:
             return smallest_parts(graph.n, whole, budget // at_once, largest_need, floor, heaviest)

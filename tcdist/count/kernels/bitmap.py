@@ -15,9 +15,19 @@ def prepare(rowptr, col, n_local, *, blocks_per_sm):
     import cupy
 
     n = int(rowptr.size) - 1
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    blocks = max(1, min(int(n_local), sms * blocks_per_sm))
+    blocks = max(1, min(int(n_local), _multiprocessors() * blocks_per_sm))
     return cupy.zeros((blocks, (n + 31) // 32), dtype=cupy.uint32)
+
+
+def _multiprocessors() -> int:
+    import cupy
+
+    return cupy.cuda.Device().attributes["MultiProcessorCount"]
+
+
+def extra_bytes(v_res, e_res, n_local, col_bytes, *, blocks_per_sm):
+    """The bitmaps: a row of ceil(v_res / 32) words per block."""
+    return _multiprocessors() * blocks_per_sm * 4 * ((v_res + 31) // 32)
 
 
 def count(rowptr, col, n_local, *, prepared, blocks_per_sm):
@@ -36,4 +46,4 @@ def count(rowptr, col, n_local, *, prepared, blocks_per_sm):
 
 KERNEL = Kernel("bitmap", "gpu", "a bitmap of N+(u) per block, N+(v) tested against it", count,
                 options=(Option("blocks_per_sm", (1, 2, 4, 8), 2, "blocks (and bitmaps) per multiprocessor"),),
-                prepare=prepare, sources=("bitmap.cu",), instantiations=instantiations)
+                prepare=prepare, extra_bytes=extra_bytes, sources=("bitmap.cu",), instantiations=instantiations)

@@ -33,6 +33,12 @@ def prepare(rowptr, col, n_local):
     return table_start, tables
 
 
+def extra_bytes(v_res, e_res, n_local, col_bytes):
+    """The tables (at most four slots per local edge; e_res bounds the local edges), their starts
+    and the row lengths and sizes they are made from."""
+    return 4 * col_bytes * e_res + 40 * (n_local + 1)
+
+
 def count(rowptr, col, n_local, *, prepared):
     import cupy
 
@@ -50,4 +56,4 @@ def count(rowptr, col, n_local, *, prepared):
 
 
 KERNEL = Kernel("hash", "gpu", "Skiff-style, a hash table of N+(u) per local vertex", count, prepare=prepare,
-                sources=("hash.cu",), instantiations=instantiations)
+                extra_bytes=extra_bytes, sources=("hash.cu",), instantiations=instantiations)
