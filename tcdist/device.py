@@ -179,10 +179,11 @@ class Device:
     def describe(self) -> str:
         return f"gpu {self.gpu} ({self.name}, {self.bus_id})" if self.is_gpu else f"cpu ({self.threads} threads)"
 
-    def warm_up(self) -> None:
+    def warm_up(self, per_vertex: bool = False) -> None:
         """Run the kernel once on K_40 with each column type, before anything is timed: this compiles
         (or loads) the kernels and every helper they launch (a first CuPy launch in a process costs
-        far more than a count), and checks the kernel gives C(40, 3)."""
+        far more than a count), and checks the kernel gives C(40, 3); with per_vertex, also that the
+        per-vertex kernel credits every vertex with C(39, 2)."""
         xp = np
         if self.is_gpu:
             import cupy as xp
@@ -194,10 +195,12 @@ class Device:
         rowptr = xp.asarray(np.concatenate([[0], np.cumsum(np.arange(n - 1, -1, -1))]).astype(np.int64))
         col = np.concatenate([np.arange(u + 1, n) for u in range(n)])
         for dtype in (np.int32, np.int64):
-            found = self._kernel.run(rowptr, xp.asarray(col.astype(dtype)), n, self._options)
-            if found != n * (n - 1) * (n - 2) // 6:
-                raise TcdistError(f"the {self.kernel} kernel counts {found} triangles in K_{n} on {self.describe()}, "
-                                  f"not {n * (n - 1) * (n - 2) // 6}: this device or build is broken")
+            clique = Part(0, rowptr, xp.asarray(col.astype(dtype)), None, n, {})
+            found = self._kernel.run(clique.rowptr, clique.col, n, self._options)
+            credited = self.count_per_vertex(clique) if per_vertex else np.full(n, (n - 1) * (n - 2) // 2)
+            if found != n * (n - 1) * (n - 2) // 6 or not (credited == (n - 1) * (n - 2) // 2).all():
+                what = "per-vertex kernel" if found == n * (n - 1) * (n - 2) // 6 else f"{self.kernel} kernel"
+                raise TcdistError(f"the {what} miscounts K_{n} on {self.describe()}: this device or build is broken")
 
     def stage(self, part: Part, beside: int) -> Part | _Staged:
         """Start the part's copy to the GPU on the copy stream, if it fits with `beside` bytes

@@ -2,6 +2,7 @@
 
 from importlib import resources
 
+import numpy as np
 import pytest
 
 from tcdist.count.registry import choose, kernels, of_backend, parse_spec
@@ -84,3 +85,19 @@ def test_a_prepare_step_is_timed_apart_and_handed_to_count():
     results = count_parts(device, range(3), parts.__getitem__, num_parts=3)
     assert sum(r.triangles for r in results) == count_marker(np.asarray(graph.rowptr), np.asarray(graph.col), graph.n)
     assert all(r.prepare >= 0.05 > r.count for r in results)
+
+
+def test_a_kernel_that_miscounts_the_clique_stops_before_it_counts():
+    """Every kernel, and the per-vertex kernel when asked for, must get K_40 right first."""
+    from tcdist.count.cpu import count_marker
+    from tcdist.count.registry import Kernel
+    from tcdist.device import Device
+
+    broken = Kernel("off-by-one", "cpu", "miscounts", lambda rowptr, col, n_local: count_marker(rowptr, col, n_local) + 1)
+    with pytest.raises(TcdistError, match="the off-by-one kernel miscounts K_40 on cpu"):
+        Device("cpu", broken.name, 1, _kernel=broken).warm_up()
+    device = Device("cpu", "marker", 1, _kernel=kernels()["marker"])
+    device.warm_up(per_vertex=True)
+    device.count_per_vertex = lambda part: np.zeros(part.rowptr.size - 1, np.uint64)
+    with pytest.raises(TcdistError, match="the per-vertex kernel miscounts K_40"):
+        device.warm_up(per_vertex=True)

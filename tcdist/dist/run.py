@@ -285,7 +285,7 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
         device = Device.resolve("cpu" if per_vertex and backend == "auto" else backend, kernel=kernel, threads=threads,
                                 local_rank=local_rank, local_size=local_size, memory_limit=memory_limit)
         try:
-            device.warm_up()
+            device.warm_up(per_vertex)
         except BaseException:
             device.close()
             raise
