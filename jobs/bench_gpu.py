@@ -11,6 +11,7 @@ TriangleEdgeScore on all host cores is the CPU peer. The compiler's resource rep
 """
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -106,7 +107,10 @@ def configurations(args):
             for tile in args.tiles:
                 yield name, tile, {}
         else:
-            yield name, None, {}
+            swept = [(option, values.split(",")) for kernel, _, rest in (spec.partition(":") for spec in args.sweep)
+                     if kernel == name for option, _, values in [rest.partition("=")]]
+            for values in itertools.product(*(v for _, v in swept)):
+                yield name, None, dict(zip((o for o, _ in swept), values))
 
 
 def bound(name, tile, options):
@@ -270,6 +274,8 @@ def main():
     p.add_argument("--graphs", nargs="+", required=True)
     p.add_argument("--kernels", nargs="+", default=list(KERNELS), choices=list(KERNELS))
     p.add_argument("--tiles", type=int, nargs="+", default=list(TILES))
+    p.add_argument("--sweep", nargs="+", default=[], metavar="KERNEL:OPTION=V1,V2",
+                   help="other kernels' options to sweep, e.g. wetric:spread=1,4,16 bitmap:blocks_per_sm=1,2,4")
     p.add_argument("--groups", type=int, nargs="+", default=[32], help="lstc-group group sizes")
     p.add_argument("--group-tiles", type=int, nargs="+", default=[512], help="lstc-group tile widths")
     p.add_argument("--warp-rows", type=int, nargs="+", default=[1], help="lstc-group row split: 0, 1 or both")
