@@ -1,10 +1,11 @@
-"""What ``tcdist info`` reports about the machine: versions, threads, GPUs, MPI."""
+"""What ``tcdist info`` reports about the machine: versions, threads, GPUs, MPI, kernels."""
 
 import importlib.metadata
 import platform
 import sys
 
 from tcdist import __version__
+from tcdist.count.registry import kernels
 from tcdist.device import gpu_device_problem
 
 
@@ -53,4 +54,5 @@ def describe():
         "mpi4py": _version("mpi4py"),
         "mpi": _mpi(),
         "pymetis": _version("pymetis"),
+        "kernels": ", ".join(f"{k.name} ({k.backend}{', default' if k.default else ''})" for k in kernels().values()),
     }

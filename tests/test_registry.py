@@ -101,3 +101,16 @@ def test_a_kernel_that_miscounts_the_clique_stops_before_it_counts():
     device.count_per_vertex = lambda part: np.zeros(part.rowptr.size - 1, np.uint64)
     with pytest.raises(TcdistError, match="the per-vertex kernel miscounts K_40"):
         device.warm_up(per_vertex=True)
+
+
+def test_a_kernel_s_own_bytes_join_the_part_model():
+    """What a kernel's prepare step allocates counts in the budget, the room check and --parts auto."""
+    from tcdist.budget import part_need
+    from tcdist.count.registry import Kernel
+    from tcdist.device import Device
+
+    plain = Kernel("plain", "cpu", "no extra", lambda rowptr, col, n_local: 0)
+    hungry = Kernel("hungry", "cpu", "a byte per edge more", lambda rowptr, col, n_local: 0,
+                    extra_bytes=lambda v_res, e_res, n_local, col_bytes: e_res)
+    assert Device("cpu", "plain", 1, _kernel=plain).need(10, 100, 5, 4) == part_need(10, 100, 5, 4)
+    assert Device("cpu", "hungry", 1, _kernel=hungry).need(10, 100, 5, 4) == part_need(10, 100, 5, 4) + 100
