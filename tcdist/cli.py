@@ -111,7 +111,8 @@ def build_parser():
     count.add_argument("graph", nargs="?", metavar="GRAPH", help="file or generator spec (default: embedded ego-Facebook)")
     count.add_argument("--backend", default="auto", help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
     count.add_argument("--kernel", metavar="NAME[:OPTION=VALUE,...]",
-                       help="counting kernel and its options, e.g. lstc:tile=128 [each backend's default]. "
+                       help="counting kernel and its options, e.g. lstc:tile=128, or auto: each part's kernel by a "
+                            "rule from measurements (count/auto.py) [auto]. "
                             + " | ".join(k.describe() for k in kernels().values()))
     count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
     _partition_options(count, required=False)
@@ -199,7 +200,10 @@ def _cleaning(r) -> str:
 
 
 def _kernel_spec(r):
-    """The kernel as a spec that runs it again: lstc:tile=128."""
+    """The kernel as a spec that runs it again (lstc:tile=128); with auto, what it chose."""
+    if r.kernel == "auto":
+        chosen = ", ".join(f"{spec} for {n} part{'s' * (n != 1)}" for spec, n in r.kernels.items())
+        return f"auto ({chosen})" if chosen else "auto"
     options = ",".join(f"{k}={v}".lower() if isinstance(v, bool) else f"{k}={v}" for k, v in r.kernel_options.items())
     return f"{r.kernel}:{options}" if options else r.kernel
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from tcdist import memory
 from tcdist.budget import part_need
+from tcdist.count.auto import Auto
 from tcdist.count.registry import choose
 from tcdist.errors import InputError, TcdistError
 from tcdist.graph.graph import csr_problem
@@ -91,11 +92,12 @@ class Device:
     gpu: int | None = None   # index among the visible GPUs
     bus_id: str | None = None
     name: str = "cpu"
-    _kernel: object = field(default=None, repr=False)  # the registry kernel
+    _kernel: object = field(default=None, repr=False)  # the registry kernel (None with --kernel auto)
     _options: dict = field(default_factory=dict)        # its options, checked
     memory_limit: int | None = None  # --gpu-memory-limit: enforced by CuPy's pool on a GPU
     _peak: object = None             # the allocator that records the GPU peak
     _stager: object = field(default=None, repr=False)  # the copy stream and pinned buffers (GPU)
+    _auto: object = field(default=None, repr=False)    # --kernel auto: count/auto.py's rule for this backend
 
     @classmethod
     def resolve(cls, backend: str = "auto", *, kernel: str | None = None, threads: int | None = None,
@@ -119,13 +121,15 @@ class Device:
             device.use()
             bus_id = device.pci_bus_id
             label = cupy.cuda.runtime.getDeviceProperties(index)["name"].decode()
-        chosen, options = choose(kind, kernel)
+        auto = Auto(kind) if kernel in (None, "auto") else None
+        chosen, options = (None, {}) if auto else choose(kind, kernel)
         if threads is None and local_size > 1:
             threads = cpu_threads(local_size)
         threads = set_threads(threads)  # may refuse: before anything is installed on the GPU
         stager = _Stager(index) if kind == "gpu" else None
         peak = _PeakAllocator.install(memory_limit) if kind == "gpu" and memory_limit is not None else None
-        return cls(kind, chosen.name, threads, index, bus_id, label, chosen, options, memory_limit, peak, stager)
+        return cls(kind, "auto" if auto else chosen.name, threads, index, bus_id, label, chosen, options, memory_limit,
+                   peak, stager, auto)
 
     def close(self) -> None:
         """Give back the pool limit and the allocator this device installed: a count called from
@@ -137,9 +141,17 @@ class Device:
     def need(self, v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
         """Bytes a part of these sizes takes on this device with this kernel: budget.part_need (CSR,
         check, the kernel's working rows) plus what the kernel's prepare step allocates."""
-        extra = self._kernel.extra_bytes(v_res, e_res, n_local, col_bytes, **self._options) \
-            if self._kernel is not None and self._kernel.extra_bytes is not None else 0
+        extra = max((k.extra_bytes(v_res, e_res, n_local, col_bytes, **o) if k.extra_bytes else 0
+                     for k, o in self._candidates().values()), default=0)
         return part_need(v_res, e_res, n_local, col_bytes) + extra
+
+    def _candidates(self) -> dict:
+        """Every kernel this device may run: label -> (kernel, options)."""
+        return self._auto.choices if self._auto else {self.kernel: (self._kernel, self._options)}
+
+    def pick(self, part: Part) -> str:
+        """The label of the kernel that counts this part (with --kernel auto, by the rule)."""
+        return self._auto.label(int(part.col.size)) if self._auto else self.kernel
 
     def part_bytes(self, part: Part) -> int:
         return self.need(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize)
@@ -180,27 +192,30 @@ class Device:
         return f"gpu {self.gpu} ({self.name}, {self.bus_id})" if self.is_gpu else f"cpu ({self.threads} threads)"
 
     def warm_up(self, per_vertex: bool = False) -> None:
-        """Run the kernel once on K_40 with each column type, before anything is timed: this compiles
-        (or loads) the kernels and every helper they launch (a first CuPy launch in a process costs
-        far more than a count), and checks the kernel gives C(40, 3); with per_vertex, also that the
-        per-vertex kernel credits every vertex with C(39, 2)."""
+        """Run every kernel this device may use once on K_40 with each column type, before anything
+        is timed: this compiles (or loads) them and every helper they launch (a first CuPy launch in
+        a process costs far more than a count), and checks each gives C(40, 3); with per_vertex,
+        also that the per-vertex kernel credits every vertex with C(39, 2)."""
         xp = np
         if self.is_gpu:
             import cupy as xp
 
             from tcdist.count import gpu
 
-            gpu.compile_kernel(self._kernel)  # this kernel only: every kernel is a module of its own
+            for kernel, _ in self._candidates().values():
+                gpu.compile_kernel(kernel)  # these kernels only: every kernel is a module of its own
         n = 40  # rows up to 39 long: both the short-row and the long-row paths of a kernel run
         rowptr = xp.asarray(np.concatenate([[0], np.cumsum(np.arange(n - 1, -1, -1))]).astype(np.int64))
         col = np.concatenate([np.arange(u + 1, n) for u in range(n)])
         for dtype in (np.int32, np.int64):
             clique = Part(0, rowptr, xp.asarray(col.astype(dtype)), None, n, {})
-            found = self._kernel.run(clique.rowptr, clique.col, n, self._options)
-            credited = self.count_per_vertex(clique) if per_vertex else np.full(n, (n - 1) * (n - 2) // 2)
-            if found != n * (n - 1) * (n - 2) // 6 or not (credited == (n - 1) * (n - 2) // 2).all():
-                what = "per-vertex kernel" if found == n * (n - 1) * (n - 2) // 6 else f"{self.kernel} kernel"
-                raise TcdistError(f"the {what} miscounts K_{n} on {self.describe()}: this device or build is broken")
+            for label, (kernel, options) in self._candidates().items():
+                if kernel.run(clique.rowptr, clique.col, n, options) != n * (n - 1) * (n - 2) // 6:
+                    raise TcdistError(f"the {label} kernel miscounts K_{n} on {self.describe()}: this device or "
+                                      "build is broken")
+            if per_vertex and not (self.count_per_vertex(clique) == (n - 1) * (n - 2) // 2).all():
+                raise TcdistError(f"the per-vertex kernel miscounts K_{n} on {self.describe()}: this device or build "
+                                  "is broken")
 
     def stage(self, part: Part, beside: int) -> Part | _Staged:
         """Start the part's copy to the GPU on the copy stream, if it fits with `beside` bytes
@@ -258,26 +273,27 @@ class Device:
                 moved, _, _ = self._stager.start(part).finish()
         return moved, time.perf_counter() - t0
 
-    def prepare(self, part: Part):
-        """What the kernel computes from a part before counting it (edge lists, wedge offsets, bitmaps;
-        timed as prepare, not count), or None for a kernel without that step."""
-        if self._kernel.prepare is None:
-            return None
-        return self._on_device(part, lambda: _finished(self._kernel.prepare(part.rowptr, part.col, part.n_local,
-                                                                             **self._options), self.is_gpu))
+    def prepare(self, part: Part) -> tuple[str, object]:
+        """(the label of the kernel that counts the part, what its prepare step made of the part:
+        edge lists, wedge offsets, bitmaps, or None); timed as prepare, not count."""
+        label = self.pick(part)
+        kernel, options = self._candidates()[label]
+        if kernel.prepare is None:
+            return label, None
+        return label, self._on_device(part, lambda: _finished(kernel.prepare(part.rowptr, part.col, part.n_local,
+                                                                                **options), self.is_gpu))
 
-    def count(self, part: Part, prepared=None) -> int:
+    def count(self, part: Part, prepared: tuple[str, object] | None = None) -> int:
         """Triangles of the part whose lowest-rank vertex is local (the part as put() returned it,
-        with what prepare() made of it).
+        with what prepare() made of it, or prepared here when not given).
 
         A CPU kernel runs on a worker thread (it releases the GIL) while this thread waits in short
         steps, so a signal ends a long count within a fraction of a second instead of at its end.
         """
-        return self._on_device(part, lambda: self._count_arrays(part.rowptr, part.col, part.n_local, prepared))
-
-    def _count_arrays(self, rowptr, col, n_local, prepared=None) -> int:
-        given = {} if self._kernel.prepare is None else {"prepared": prepared}
-        return self._kernel.count(rowptr, col, n_local, **given, **self._options)
+        label, state = prepared if prepared is not None else self.prepare(part)
+        kernel, options = self._candidates()[label]
+        given = {} if kernel.prepare is None else {"prepared": state}
+        return self._on_device(part, lambda: kernel.count(part.rowptr, part.col, part.n_local, **given, **options))
 
     def _on_device(self, part: Part, work: Callable):
         if self.is_gpu:

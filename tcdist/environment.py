@@ -54,5 +54,5 @@ def describe():
         "mpi4py": _version("mpi4py"),
         "mpi": _mpi(),
         "pymetis": _version("pymetis"),
-        "kernels": ", ".join(f"{k.name} ({k.backend}{', default' if k.default else ''})" for k in kernels().values()),
+        "kernels": "auto (the default), " + ", ".join(f"{k.name} ({k.backend})" for k in kernels().values()),
     }

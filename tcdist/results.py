@@ -78,11 +78,12 @@ class PartResult:
     read_overlapped: float = 0.0  # reading this part while the one before was counted
     transfer_overlapped: float = 0.0  # copying it to the GPU meanwhile
     prepare: float = 0.0      # the kernel's prepare step
+    kernel: str = ""          # the kernel that counted it (a spec; with --kernel auto, the rule's choice)
     journalled: bool = False  # taken from the journal of an earlier run (--resume), not counted now
 
     def to_dict(self) -> dict:
         return {"part": self.part, **self.stats, "triangles": self.triangles, "rank": self.rank,
-                "count_s": self.count, "prepare_s": self.prepare, "transfer_s": self.transfer, "read_s": self.store_read,
+                "kernel": self.kernel, "count_s": self.count, "prepare_s": self.prepare, "transfer_s": self.transfer, "read_s": self.store_read,
                 "read_overlapped_s": self.read_overlapped, "transfer_overlapped_s": self.transfer_overlapped,
                 "journalled": self.journalled}
 
@@ -143,6 +144,7 @@ class TriangleCount:
     average_clustering: float | None = None   # the mean local clustering over the graph's vertices
     per_vertex: PerVertex | None = None       # on rank 0 only (the arrays are reduced there)
     kernel_options: dict = field(default_factory=dict)  # the kernel's options, as it ran
+    kernels: dict = field(default_factory=dict)  # kernel spec -> parts it counted (--kernel auto chooses per part)
 
     def __int__(self):
         return self.triangles

@@ -17,7 +17,6 @@ def test_every_module_of_the_package_is_a_kernel_with_its_own_sources():
     for kernel in of_backend("gpu").values():
         assert kernel.sources and all((folder / f).is_file() for f in kernel.sources)
         assert kernel.instantiations()
-    assert [k.name for k in kernels().values() if k.default] == ["lstc-group", "marker"]
 
 
 @pytest.mark.parametrize("spec,parsed", [
@@ -33,7 +32,6 @@ def test_options_are_checked_and_take_their_types():
     kernel, options = choose("gpu", "lstc-group:tile=256,hashed=false")
     assert kernel.name == "lstc-group"
     assert options == {"tile": 256, "group": 32, "warp_rows": True, "hashed": False}
-    assert choose("gpu", None)[0].name == "lstc-group" and choose("cpu", None)[0].name == "marker"
 
 
 @pytest.mark.parametrize("backend,spec,message", [
@@ -114,3 +112,21 @@ def test_a_kernel_s_own_bytes_join_the_part_model():
                     extra_bytes=lambda v_res, e_res, n_local, col_bytes: e_res)
     assert Device("cpu", "plain", 1, _kernel=plain).need(10, 100, 5, 4) == part_need(10, 100, 5, 4)
     assert Device("cpu", "hungry", 1, _kernel=hungry).need(10, 100, 5, 4) == part_need(10, 100, 5, 4) + 100
+
+
+def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
+    """Small parts (a second launch and a degree split cost more than they save) to Algorithm 3 at
+    tile 128, large ones to lstc-group; on the CPU, marker."""
+    from tcdist.count.auto import SMALL_PART_EDGES, Auto
+
+    gpu = Auto("gpu")
+    assert gpu.label(SMALL_PART_EDGES - 1) == "lstc:tile=128" and gpu.label(SMALL_PART_EDGES) == "lstc-group"
+    assert gpu.choices["lstc:tile=128"][1] == {"tile": 128} and gpu.choices["lstc-group"][0].name == "lstc-group"
+    assert Auto("cpu").label(10**9) == "marker"
+
+
+def test_the_cli_says_what_auto_chose(cli):
+    record = cli("count", "rmat:12", "--backend", "cpu", "-P", 3, "--kernel", "auto", "--json").json()
+    assert (record["kernel"], record["kernels"]) == ("auto", {"marker": 3})
+    assert [p["kernel"] for p in record["part_stats"]] == ["marker"] * 3
+    assert "kernel auto (marker for 3 parts)" in cli("count", "rmat:12", "--backend", "cpu", "-P", 3).out

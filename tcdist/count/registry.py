@@ -38,7 +38,6 @@ class Kernel:
     options: tuple[Option, ...] = ()
     prepare: Callable | None = None  # prepare(rowptr, col, n_local, **options) -> what count gets as prepared=
     extra_bytes: Callable | None = None  # (v_res, e_res, n_local, col_bytes, **options) -> device bytes prepare adds
-    default: bool = False    # the backend's default kernel
     sources: tuple[str, ...] = ()  # GPU: its files under count/cuda (after common.cuh)
     instantiations: Callable[[], list[str]] | None = None  # GPU: the template instances, as C++ declarations
 
@@ -72,7 +71,7 @@ class Kernel:
     def describe(self) -> str:
         """One line for --help: the name, what it is, its options and their defaults."""
         options = "; ".join(f"{o.name} in {{{','.join(map(str, o.choices))}}} [{o.default}]" for o in self.options)
-        return f"{self.name} ({self.backend}{', default' if self.default else ''}): {self.summary}" + \
+        return f"{self.name} ({self.backend}): {self.summary}" + \
             (f"; options {options}" if options else "")
 
 
@@ -106,10 +105,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name.strip(), given
 
 
-def choose(backend: str, spec: str | None) -> tuple[Kernel, dict]:
-    """The kernel a spec names on a backend (None: the backend's default) and its checked options."""
+def choose(backend: str, spec: str) -> tuple[Kernel, dict]:
+    """The kernel a spec names on a backend and its checked options (auto is count/auto.py's)."""
     mine = of_backend(backend)
-    name, given = parse_spec(spec) if spec else (next(k.name for k in mine.values() if k.default), {})
+    name, given = parse_spec(spec)
     if name not in mine:
         elsewhere = kernels().get(name)
         hint = f"; it is a {elsewhere.backend} kernel" if elsewhere else ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections import Counter
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -378,7 +379,8 @@ def _result(prepared: Prepared, device: Device, plan: Plan, counted: int, everyo
         raise TcdistError(f"internal error: {len(parts)} part results for {h['parts']} parts")
     return TriangleCount(
         triangles=triangles, n=h["n"], m=h["m"], self_loops=h["self_loops"], duplicates=h["duplicates"],
-        reciprocal=h["reciprocal"], backend=device.kind, kernel=device.kernel, kernel_options=dict(device.options), threads=device.threads,
+        reciprocal=h["reciprocal"], backend=device.kind, kernel=device.kernel, kernel_options=dict(device.options),
+        kernels=dict(Counter(p.kernel for p in parts if p.kernel)), threads=device.threads,
         parts=h["parts"], ranks=ranks,
         name=h["name"], timings=Timings.slowest([r.timings for r in everyone]).to_dict(), scheme=h["scheme"],
         prune=h["prune"], schedule=plan.schedule if prepared.partitioned else None,

@@ -54,4 +54,4 @@ KERNEL = Kernel("lstc-group", "gpu", "groups of threads take several v of N+(u) 
                          Option("group", GROUPS, 32, "threads per v"),
                          Option("warp_rows", (True, False), True, "rows of 2..32 one warp each"),
                          Option("hashed", (True, False), True, "shared-memory hash set instead of binary search")),
-                default=True, sources=("lstc_group.cu",), instantiations=instantiations)
+                sources=("lstc_group.cu",), instantiations=instantiations)

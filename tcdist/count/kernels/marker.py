@@ -9,4 +9,4 @@ def count(rowptr, col, n_local):
     return count_marker(rowptr, col, n_local)
 
 
-KERNEL = Kernel("marker", "cpu", "Numba, N+(u) marked per thread, N+(v) looked up", count, default=True)
+KERNEL = Kernel("marker", "cpu", "Numba, N+(u) marked per thread, N+(v) looked up", count)
