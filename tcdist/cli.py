@@ -8,7 +8,7 @@ import sys
 import traceback
 
 from tcdist import __version__, progress, signals
-from tcdist.count.registry import kernels
+from tcdist.count.registry import kernels, spec_of
 from tcdist.errors import TcdistError
 
 DESCRIPTION = """\
@@ -204,8 +204,7 @@ def _kernel_spec(r):
     if r.kernel == "auto":
         chosen = ", ".join(f"{spec} for {n} part{'s' * (n != 1)}" for spec, n in r.kernels.items())
         return f"auto ({chosen})" if chosen else "auto"
-    options = ",".join(f"{k}={v}".lower() if isinstance(v, bool) else f"{k}={v}" for k, v in r.kernel_options.items())
-    return f"{r.kernel}:{options}" if options else r.kernel
+    return spec_of(r.kernel, r.kernel_options)
 
 
 def _seconds(timings):

@@ -19,7 +19,7 @@ import numpy as np
 from tcdist import memory
 from tcdist.budget import part_need
 from tcdist.count.auto import Auto
-from tcdist.count.registry import choose
+from tcdist.count.registry import choose, spec_of
 from tcdist.errors import InputError, TcdistError
 from tcdist.graph.graph import csr_problem
 from tcdist.memory import size_text
@@ -141,17 +141,19 @@ class Device:
     def need(self, v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
         """Bytes a part of these sizes takes on this device with this kernel: budget.part_need (CSR,
         check, the kernel's working rows) plus what the kernel's prepare step allocates."""
-        extra = max((k.extra_bytes(v_res, e_res, n_local, col_bytes, **o) if k.extra_bytes else 0
-                     for k, o in self._candidates().values()), default=0)
+        extra = 0  # the most any candidate adds (sizes may be arrays: every vertex's own part at once)
+        for kernel, options in self._candidates().values():
+            if kernel.extra_bytes is not None:
+                extra = np.maximum(extra, kernel.extra_bytes(v_res, e_res, n_local, col_bytes, **options))
         return part_need(v_res, e_res, n_local, col_bytes) + extra
 
     def _candidates(self) -> dict:
         """Every kernel this device may run: label -> (kernel, options)."""
-        return self._auto.choices if self._auto else {self.kernel: (self._kernel, self._options)}
+        return self._auto.choices if self._auto else {self.spec: (self._kernel, self._options)}
 
     def pick(self, part: Part) -> str:
         """The label of the kernel that counts this part (with --kernel auto, by the rule)."""
-        return self._auto.label(int(part.col.size)) if self._auto else self.kernel
+        return self._auto.label(int(part.col.size)) if self._auto else self.spec
 
     def part_bytes(self, part: Part) -> int:
         return self.need(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize)
@@ -178,6 +180,11 @@ class Device:
         """The most CuPy's pool held in use at once in this process (None on the CPU or without a
         memory limit)."""
         return None if self._peak is None else self._peak.peak
+
+    @property
+    def spec(self) -> str:
+        """The kernel with its options, as a spec ('auto' when each part's is chosen)."""
+        return "auto" if self._auto else spec_of(self.kernel, self._options)
 
     @property
     def options(self) -> dict:

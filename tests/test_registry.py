@@ -130,3 +130,46 @@ def test_the_cli_says_what_auto_chose(cli):
     assert (record["kernel"], record["kernels"]) == ("auto", {"marker": 3})
     assert [p["kernel"] for p in record["part_stats"]] == ["marker"] * 3
     assert "kernel auto (marker for 3 parts)" in cli("count", "rmat:12", "--backend", "cpu", "-P", 3).out
+
+
+def test_parts_taken_from_the_journal_keep_the_kernel_that_counted_them(tmp_path):
+    """A resumed run's summary names the kernel of every part, the journalled ones too (they were
+    left out: 'auto (marker for 0 parts)')."""
+    import tcdist
+
+    store = str(tmp_path / "s.h5")
+    first = tcdist.count_triangles("rmat:10", backend="cpu", parts=4, store=store)
+    again = tcdist.count_triangles(store, backend="cpu", resume=True)
+    assert again.resumed_parts == 4 and again.triangles == first.triangles
+    assert again.kernels == first.kernels == {"marker": 4}
+
+
+def test_what_a_part_s_prepare_step_made_is_gone_before_the_next_part_is_prepared():
+    """A prepare step's arrays (hash tables, bitmaps) were held until the next part's had been
+    made: two parts' worth on the device where the budget planned for one."""
+    import weakref
+
+    import tcdist
+    from tcdist.count.cpu import count_marker
+    from tcdist.count.registry import Kernel
+    from tcdist.device import Device
+    from tcdist.partition import partition_graph
+    from tcdist.pipeline import count_parts
+
+    class Tables:
+        pass
+
+    made = []
+
+    def prepare(rowptr, col, n_local):
+        assert all(ref() is None for ref in made), "the last part's prepared state is still alive"
+        tables = Tables()
+        made.append(weakref.ref(tables))
+        return tables
+
+    kernel = Kernel("tables", "cpu", "prepares an object", lambda rowptr, col, n_local, prepared:
+                    count_marker(rowptr, col, n_local), prepare=prepare)
+    device = Device("cpu", kernel.name, 1, _kernel=kernel)
+    parts = partition_graph(tcdist.load_graph("rmat:10"), 3).parts
+    results = count_parts(device, range(3), parts.__getitem__, num_parts=3)
+    assert len(made) == 3 and all(r.kernel == "tables" for r in results)

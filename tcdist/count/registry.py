@@ -105,6 +105,12 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name.strip(), given
 
 
+def spec_of(name: str, options: dict) -> str:
+    """The spec that runs a kernel with these options again: 'lstc:tile=128'."""
+    text = ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in options.items())
+    return f"{name}:{text}" if text else name
+
+
 def choose(backend: str, spec: str) -> tuple[Kernel, dict]:
     """The kernel a spec names on a backend and its checked options (auto is count/auto.py's)."""
     mine = of_backend(backend)

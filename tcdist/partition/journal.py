@@ -62,7 +62,7 @@ class Journal:
                 ignored.append(name)
                 continue
             done[entry["part"]] = PartResult(entry["part"], entry["rank"], entry["triangles"], count=entry["count_s"],
-                                             stats=entry["stats"], journalled=True)
+                                             stats=entry["stats"], journalled=True, kernel=str(entry.get("kernel", "")))
         warnings = [f"{self.folder}: ignored {len(ignored)} journal entries that do not belong to this store "
                     f"or are damaged ({', '.join(ignored[:3])}{', ...' if len(ignored) > 3 else ''}); "
                     "their parts are counted again"] if ignored else []
@@ -71,7 +71,7 @@ class Journal:
     def record(self, result: PartResult) -> None:
         """Write one finished part, atomically (any rank, any time)."""
         entry = {"partitioning": self.id, "part": result.part, "triangles": result.triangles, "rank": result.rank,
-                 "host": socket.gethostname(), "pid": os.getpid(), "count_s": result.count, "stats": result.stats}
+                 "host": socket.gethostname(), "pid": os.getpid(), "count_s": result.count, "stats": result.stats, "kernel": result.kernel}
         entry["digest"] = _digest(entry)
         final = os.path.join(self.folder, f"part{result.part:08d}.json")
         tmp = f"{final}.tmp{os.getpid()}"
