@@ -106,8 +106,8 @@ class Device:
         rank, selected before anything compiles; the kernel (a registry spec such as
         'lstc-group:tile=256') and its options are checked here once.
         On a GPU, memory_limit caps CuPy's memory pool (an allocation past it fails), and every
-        allocation then goes through a recorder of the peak (the default path is left as it was
-        until this has run on a GPU)."""
+        allocation then goes through a recorder of the peak (without a limit, CuPy's own allocator
+        is left alone)."""
         from tcdist.dist.binding import cpu_threads, gpu_index
 
         kind = _resolve_kind(backend)

@@ -83,7 +83,8 @@ class PartResult:
 
     def to_dict(self) -> dict:
         return {"part": self.part, **self.stats, "triangles": self.triangles, "rank": self.rank,
-                "kernel": self.kernel, "count_s": self.count, "prepare_s": self.prepare, "transfer_s": self.transfer, "read_s": self.store_read,
+                "kernel": self.kernel, "count_s": self.count, "prepare_s": self.prepare, "transfer_s": self.transfer,
+                "read_s": self.store_read,
                 "read_overlapped_s": self.read_overlapped, "transfer_overlapped_s": self.transfer_overlapped,
                 "journalled": self.journalled}
 

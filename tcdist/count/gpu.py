@@ -4,6 +4,8 @@ its own, and the CSR and launch helpers. The kernels themselves are in count/ker
 Imported only when the GPU backend is chosen; importing it imports CuPy.
 """
 
+import functools
+
 import cupy
 
 from tcdist.count.cuda_sources import COL_TYPES, PER_VERTEX_SOURCES, name_expression, per_vertex_declarations, source
@@ -17,15 +19,21 @@ def _module(files: tuple[str, ...], declarations: tuple[str, ...]):
                           name_expressions=[name_expression(d) for d in declarations])
 
 
+@functools.cache
+def _declarations(kernel) -> tuple[str, ...]:
+    """A kernel's template instances, written out once (not on every launch)."""
+    return tuple(kernel.instantiations())
+
+
 def function(kernel, template: str, col, *params):
     """The compiled instance template<column type of col, params...> of a registry kernel."""
     args = ", ".join([COL_TYPES[col.dtype], *map(str, params)])
-    return _module(kernel.sources, tuple(kernel.instantiations())).get_function(f"{template}<{args}>")
+    return _module(kernel.sources, _declarations(kernel)).get_function(f"{template}<{args}>")
 
 
 def compile_kernel(kernel) -> None:
     """Compile a registry kernel for the current device (or load it from CuPy's cache)."""
-    _module(kernel.sources, tuple(kernel.instantiations()))
+    _module(kernel.sources, _declarations(kernel))
 
 
 def device_csr(rowptr, col):

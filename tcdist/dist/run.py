@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import socket
-from collections import Counter
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np

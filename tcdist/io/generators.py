@@ -146,10 +146,16 @@ def _edges_of_spec(kind, args):
     return 0
 
 
+def _parsed(spec: str):
+    """(generator name, its integer arguments) of a spec's form, or None."""
+    match = _SPEC.fullmatch(spec)
+    return (match.group(1), [int(x) for x in match.group(2)[1:].split(":")]) if match else None
+
+
 def spec_edges(spec: str) -> int:
     """How many raw edges a spec makes (0 when it is not one), for memory estimates."""
-    match = _SPEC.fullmatch(spec)
-    return _edges_of_spec(match.group(1), [int(x) for x in match.group(2)[1:].split(":")]) if match else 0
+    parsed = _parsed(spec)
+    return _edges_of_spec(*parsed) if parsed else 0
 
 
 def is_spec(text):
@@ -172,14 +178,14 @@ def not_a_spec(name: str) -> str | None:
 def generate(spec: str, *, seed: int = 0, xp=np) -> EdgeList:
     """The EdgeList a generator spec describes; rmat and er are computed with xp (NumPy or CuPy),
     the same edges either way."""
-    match = _SPEC.fullmatch(spec)
-    if not match or match.group(1) not in GENERATORS:
+    parsed = _parsed(spec)
+    if not parsed or parsed[0] not in GENERATORS:
         known = ", ".join(usage for _, usage, _ in GENERATORS.values())
         raise TcdistError(f"unknown generator spec '{spec}' (known: {known})")
-    fn, usage, _ = GENERATORS[match.group(1)]
-    args = [int(x) for x in match.group(2)[1:].split(":")]
+    kind, args = parsed
+    fn, usage, _ = GENERATORS[kind]
     if xp is np:
-        memory.require(_GENERATED_BYTES_PER_EDGE * _edges_of_spec(match.group(1), args), f"generating '{spec}'",
+        memory.require(_GENERATED_BYTES_PER_EDGE * _edges_of_spec(kind, args), f"generating '{spec}'",
                        "generate a smaller graph, or on a machine with more memory")
     try:
         src, dst = fn(*args, seed=seed, xp=xp) if fn in (rmat, erdos_renyi) else fn(*args, seed=seed)
