@@ -16,6 +16,7 @@ from tcdist.clustering import exact_sum
 from tcdist.device import Device
 from tcdist.partition.part import Part
 from tcdist.results import PartResult
+from tcdist.xp import to_numpy
 
 
 def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], Part], *, num_parts: int,
@@ -118,5 +119,5 @@ def _credit(device: Device, part: Part, per_vertex) -> int:
     if part.global_id is None:
         per_vertex += local
     else:
-        per_vertex[part.global_id] += local  # a part's global ids are distinct
+        per_vertex[to_numpy(part.global_id)] += local  # distinct ids; parts built on a GPU keep them there
     return exact_sum(local) // 3

@@ -58,7 +58,7 @@ def test_the_gpu_kernel_credits_every_vertex_as_networkx_does(entry):
     """cuda/per_vertex.cu, whole, in parts on the GPU (int32 ids) and from a store of parts."""
     path = DATASETS / entry["file"]
     ref = reference(networkx_graph(path))
-    whole = tcdist.count_triangles(path, backend="gpu", per_vertex=True)
+    whole = tcdist.count_triangles(path, per_vertex=True)  # --backend auto counts per vertex on the GPU
     assert whole.triangles == entry["published_triangles"] and whole.kernel.startswith("per-vertex (edge warps")
     assert_matches(whole, ref)
     in_parts = tcdist.count_triangles(path, backend="gpu", per_vertex=True, parts=5, kernel="lstc:tile=128")

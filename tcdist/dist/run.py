@@ -282,8 +282,7 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
     local_rank, local_size = node_local(comm)
 
     def ready_device():
-        # auto keeps --per-vertex on the CPU until the GPU kernel has run on a GPU host
-        device = Device.resolve("cpu" if per_vertex and backend == "auto" else backend, kernel=kernel, threads=threads,
+        device = Device.resolve(backend, kernel=kernel, threads=threads,
                                 local_rank=local_rank, local_size=local_size, memory_limit=memory_limit)
         try:
             device.warm_up(per_vertex)
