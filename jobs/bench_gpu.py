@@ -4,10 +4,12 @@
         --out results/gpu.json --plot results/gpu.png
 
 For every graph: read (or generate) and build on the GPU, upload time of the CSR, then
-every kernel x tile width timed with CUDA events after a warm-up, median of --repeat runs,
-counts checked against each other and against the CPU kernel. networkit's
-TriangleEdgeScore on all host cores is the CPU peer. The compiler's resource report
-(registers, shared memory) gives the theoretical occupancy of each tile width (LSTC Table 8).
+every registry kernel (and option sweep) timed with CUDA events after a warm-up, median of
+--repeat runs, a kernel's prepare step timed apart from its count; `--kernel auto`'s choice for
+the graph; the work (wedges, probes) and the per-vertex kernel beside the total. Counts are
+checked against each other and against the CPU kernel. networkit's TriangleEdgeScore on all
+host cores is the CPU peer. The compiler's resource report (registers, shared memory) gives the
+theoretical occupancy of each tile width (LSTC Table 8).
 """
 
 import argparse
@@ -27,30 +29,41 @@ from meta import median, metadata, networkit_triangles
 
 import tcdist
 from tcdist.count import gpu
+from tcdist.count.auto import Auto
 from tcdist.count.cpu import count_marker
 from tcdist.count.cuda_sources import source
 from tcdist.count.kernels.lstc import TILES
-from tcdist.count.registry import of_backend
+from tcdist.count.registry import of_backend, parse_spec
+from tcdist.partition.part import Part, part_stats
 
 KERNELS = of_backend("gpu")
+# The published wedge-parallel code (WETRIC, best of its spread x bitmap settings), kernel time
+# only, measured on nvidia-h200 on these very graphs (issue 10's table): the column to beat.
+WETRIC_H200_MS = {"rmat:20": 5.8, "rmat:22": 40.0, "rmat:23": 113.4, "er:8000000:100000000": 9.1,
+                  "grid:4000:4000": 0.47}
 DEFAULT = "lstc-group"  # the kernel of large parts under --kernel auto (count/auto.py)
 from tcdist.results import Timings
 
 
-def event_times(fn, repeat):
-    """Milliseconds of fn() by CUDA events, after one warm-up call; returns (value, times)."""
-    value = fn()
-    times = []
+def event_ms(fn, repeat):
+    """Milliseconds of fn() by CUDA events, after one warm-up call; returns (every value, times)."""
+    values, times = [fn()], []
     for _ in range(repeat):
         start, stop = cupy.cuda.Event(), cupy.cuda.Event()
         start.record()
-        again = fn()
+        values.append(fn())
         stop.record()
         stop.synchronize()
         times.append(cupy.cuda.get_elapsed_time(start, stop))
-        if again != value:
-            raise SystemExit(f"non-deterministic count: {value} then {again}")
-    return value, times
+    return values, times
+
+
+def event_times(fn, repeat):
+    """event_ms of a count: (the count, times), the same count every time."""
+    values, times = event_ms(fn, repeat)
+    if len(set(values)) != 1:
+        raise SystemExit(f"non-deterministic count: {values}")
+    return values[0], times
 
 
 def demangle(symbol):
@@ -120,6 +133,31 @@ def bound(name, tile, options):
     return lambda rowptr, col, n_local: KERNELS[name].run(rowptr, col, n_local, chosen)
 
 
+def timed(name, options, rowptr, col, n, repeat):
+    """A registry kernel's prepare step and count timed apart (as a run times them):
+    (count, {prepare_ms, ms, median_ms (the count's), total_ms})."""
+    kernel = KERNELS[name]
+    chosen = kernel.configure({k: str(v) for k, v in options.items()})
+    given, entry = {}, {}
+    if kernel.prepare is not None:
+        prepared, times = event_ms(lambda: kernel.prepare(rowptr, col, n, **chosen), repeat)
+        given = {"prepared": prepared[-1]}
+        entry["prepare_ms"] = median(times)
+        del prepared
+    value, times = event_times(lambda: kernel.count(rowptr, col, n, **given, **chosen), repeat)
+    entry.update(ms=times, median_ms=median(times), total_ms=median(times) + entry.get("prepare_ms", 0.0))
+    return value, entry
+
+
+def work(rowptr, col, n):
+    """The work of a graph that kernels differ in: wedges (sum of C(d+, 2)), probes (LSTC's
+    estimate: sum over edges (u, v) of d+(v)) and the out-degree's mean and maximum."""
+    out = cupy.diff(rowptr)
+    stats = part_stats(rowptr, col, n, n, int(col.size))
+    return {"wedges": int((out * (out - 1) // 2).sum()), "probes": stats["work"],
+            "mean_out_degree": int(col.size) / max(n, 1), "max_out_degree": int(out.max()) if n else 0}, stats
+
+
 def partitioned(graph, rowptr, col, parts, repeat):
     """LSTC's single-GPU mode on one graph: random parts built on the GPU (Algorithms 1-2), then
     counted one after another with the default kernel; partition and kernel timed apart."""
@@ -157,15 +195,26 @@ def bench_graph(spec, args):
     rowptr, col = cupy.asarray(host_rowptr), cupy.asarray(host_col)
     row = {"graph": spec, "n": graph.n, "m": graph.m, "read_s": timings.read, "build_s": timings.build,
            "load_s": load_s, "transfer_ms": median(upload_ms), "kernels": {}}
+    row["work"], stats = work(rowptr, col, graph.n)
     counts = set()
     for name, tile, options in configurations(args):
-        fn = bound(name, tile, options)
-        value, times = event_times(lambda: fn(rowptr, col, graph.n), args.repeat)
+        options = options | ({} if tile is None else {"tile": tile})
+        value, entry = timed(name, options, rowptr, col, graph.n, args.repeat)
         counts.add(value)
-        label = "/".join([name, str(tile), *(f"{k}={v}" for k, v in options.items())])
-        row["kernels"][label] = {"kernel": name, "tile": tile, **options, "triangles": value, "ms": times,
-                                 "median_ms": median(times)}
-        print(f"  {spec:<24} {label:<36} {median(times):9.2f} ms  ({value:,})", flush=True)
+        label = "/".join([name, str(tile), *(f"{k}={v}" for k, v in options.items() if k != "tile")])
+        row["kernels"][label] = {"kernel": name, "tile": tile, **options, "triangles": value, **entry}
+        prepare = f" + prepare {entry['prepare_ms']:.2f} ms" if "prepare_ms" in entry else ""
+        print(f"  {spec:<24} {label:<36} {entry['median_ms']:9.2f} ms{prepare}  ({value:,})", flush=True)
+    choice = Auto("gpu").label(Part(0, rowptr, col, None, graph.n, stats))
+    name, given = parse_spec(choice)
+    value, entry = timed(name, given, rowptr, col, graph.n, args.repeat)
+    counts.add(value)
+    row["auto"] = {"choice": choice, **entry}
+    print(f"  {spec:<24} {'auto: ' + choice:<36} {entry['total_ms']:9.2f} ms", flush=True)
+    value, times = event_times(lambda: int(gpu.per_vertex(rowptr, col, graph.n).sum()) // 3, args.repeat)
+    counts.add(value)
+    row["per_vertex"] = {"ms": times, "median_ms": median(times)}
+    print(f"  {spec:<24} {'per-vertex (all three corners)':<36} {median(times):9.2f} ms", flush=True)
     if args.parts > 1:
         row["partitioned"] = partitioned(graph, rowptr, col, args.parts, args.repeat)
         counts.add(row["partitioned"]["triangles"])
@@ -182,7 +231,7 @@ def bench_graph(spec, args):
     if len(counts) != 1:
         raise SystemExit(f"{spec}: counts disagree: {sorted(counts)}")
     row["triangles"] = counts.pop()
-    best = min(row["kernels"], key=lambda k: row["kernels"][k]["median_ms"])
+    best = min(row["kernels"], key=lambda k: row["kernels"][k]["total_ms"])
     row["best"] = {"config": best, **row["kernels"][best]}
     return row
 
@@ -245,6 +294,27 @@ def markdown(record, path):
         lines.append(f"| {r['graph'].split('/')[-1]} | {r['m']:,} | {r['triangles']:,} | {r['read_s'] + r['build_s']:.2f} s "
                      f"| {r['transfer_ms']:.1f} ms | {lstc:.2f} ms (`{lstc_cfg}`) | {group:.2f} ms (`{group_cfg}`) "
                      f"| {peer:.1f} ms | {lstc / group:.2f}x | {peer / group:.1f}x |")
+    lines += ["", "## Every kernel, `auto` and the published WETRIC (issue 10)", "",
+              "Count time of each kernel at its best setting (its prepare step, where it has one, after the +); "
+              "`auto` is `--kernel auto`'s choice for the graph, prepare included; WETRIC is the published code's "
+              "kernel time on nvidia-h200 from issue 10's table (not run here). Work: wedges = Σ C(d+, 2), "
+              "probes = Σ over edges (u, v) of d+(v).", "",
+              "| graph | edges | wedges | probes | " + " | ".join(record["kernels"])
+              + " | auto (choice) | auto / best | WETRIC (issue) | per-vertex / best |",
+              "| --- | ---: | ---: | ---: |" + " ---: |" * len(record["kernels"]) + " --- | ---: | ---: | ---: |"]
+    for r in record["graphs"]:
+        cells = []
+        for kernel in record["kernels"]:
+            ms, label = best_of(r, kernel)
+            prepare = r["kernels"][label].get("prepare_ms") if label in r["kernels"] else None
+            cells.append(f"{ms:.2f}" + (f" + {prepare:.2f}" if prepare is not None else ""))
+        auto, best = r.get("auto", {}), r["best"]["total_ms"]
+        wetric = WETRIC_H200_MS.get(r["graph"])
+        per_vertex = r.get("per_vertex", {}).get("median_ms", float("nan"))
+        lines.append(f"| {r['graph'].split('/')[-1]} | {r['m']:,} | {r['work']['wedges']:,} | {r['work']['probes']:,} | "
+                     + " | ".join(cells) + f" | {auto.get('total_ms', float('nan')):.2f} (`{auto.get('choice')}`) | "
+                     f"{auto.get('total_ms', float('nan')) / best:.2f} | {'' if wetric is None else f'{wetric:.2f}'} | "
+                     f"{per_vertex / best:.2f} |")
     lines += ["", "## Partition after partition on one GPU (LSTC Table 2 analogue)", "",
               "| graph | parts | partition on the GPU | kernels (sum over parts) | V_res / n | E_res / m |",
               "| --- | ---: | ---: | ---: | ---: | ---: |"]

@@ -153,7 +153,7 @@ class Device:
 
     def pick(self, part: Part) -> str:
         """The label of the kernel that counts this part (with --kernel auto, by the rule)."""
-        return self._auto.label(int(part.col.size)) if self._auto else self.spec
+        return self._auto.label(part) if self._auto else self.spec
 
     def part_bytes(self, part: Part) -> int:
         return self.need(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize)

@@ -7,6 +7,7 @@ import pytest
 
 from tcdist.count.registry import choose, kernels, of_backend, parse_spec
 from tcdist.errors import TcdistError
+from tcdist.partition.part import Part
 
 
 def test_every_module_of_the_package_is_a_kernel_with_its_own_sources():
@@ -119,10 +120,14 @@ def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
     tile 128, large ones to lstc-group; on the CPU, marker."""
     from tcdist.count.auto import SMALL_PART_EDGES, Auto
 
+    def of_size(edges):
+        return Part(0, np.zeros(2, np.int64), np.zeros(edges, np.int32), None, 1, {})
+
     gpu = Auto("gpu")
-    assert gpu.label(SMALL_PART_EDGES - 1) == "lstc:tile=128" and gpu.label(SMALL_PART_EDGES) == "lstc-group"
+    assert gpu.label(of_size(SMALL_PART_EDGES - 1)) == "lstc:tile=128"
+    assert gpu.label(of_size(SMALL_PART_EDGES)) == "lstc-group"
     assert gpu.choices["lstc:tile=128"][1] == {"tile": 128} and gpu.choices["lstc-group"][0].name == "lstc-group"
-    assert Auto("cpu").label(10**9) == "marker"
+    assert Auto("cpu").label(of_size(10)) == "marker"
 
 
 def test_the_cli_says_what_auto_chose(cli):

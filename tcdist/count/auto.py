@@ -22,7 +22,8 @@ class Auto:
         self.backend = backend
         self.choices = {spec: choose(backend, spec) for spec in _SPECS[backend]}
 
-    def label(self, e_res: int) -> str:
+    def label(self, part) -> str:
+        """The spec for one part (a Part: its size and, once the rule needs them, its stats)."""
         if self.backend == "cpu":
             return "marker"
-        return "lstc:tile=128" if e_res < SMALL_PART_EDGES else "lstc-group"
+        return "lstc:tile=128" if int(part.col.size) < SMALL_PART_EDGES else "lstc-group"
