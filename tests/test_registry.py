@@ -116,18 +116,30 @@ def test_a_kernel_s_own_bytes_join_the_part_model():
 
 
 def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
-    """Small parts (a second launch and a degree split cost more than they save) to Algorithm 3 at
-    tile 128, large ones to lstc-group; on the CPU, marker."""
-    from tcdist.count.auto import SMALL_PART_EDGES, Auto
+    """By wedges per edge: a grid's one to wetric, skewed degrees to bitmap, uniform ones between
+    to lstc-group (Algorithm 3 at tile 128 for small parts); on the CPU, marker."""
+    from tcdist.count.auto import SMALL_PART_EDGES, Auto, wedges_per_edge
 
-    def of_size(edges):
-        return Part(0, np.zeros(2, np.int64), np.zeros(edges, np.int32), None, 1, {})
+    def star_part(spokes, extra_edges):
+        """A local hub with `spokes` out-neighbours and extra_edges more edges in a proxy's row:
+        C(spokes, 2) wedges (the proxy rows' wedges are not the part's to count)."""
+        rowptr = np.array([0, spokes, spokes + extra_edges], np.int64)
+        return Part(0, rowptr, np.zeros(spokes + extra_edges, np.int32), None, 1, {})
 
     gpu = Auto("gpu")
-    assert gpu.label(of_size(SMALL_PART_EDGES - 1)) == "lstc:tile=128"
-    assert gpu.label(of_size(SMALL_PART_EDGES)) == "lstc-group"
-    assert gpu.choices["lstc:tile=128"][1] == {"tile": 128} and gpu.choices["lstc-group"][0].name == "lstc-group"
-    assert Auto("cpu").label(of_size(10)) == "marker"
+    grid_like = star_part(3, 0)  # 3 wedges over 3 edges: 1 per edge
+    assert wedges_per_edge(grid_like) == 1.0 and gpu.label(grid_like) == "wetric"
+    skewed = star_part(17, 0)  # C(17, 2) / 17 = 8
+    assert wedges_per_edge(skewed) == 8.0 and gpu.label(skewed) == "bitmap"
+    small, large = star_part(9, 0), star_part(9, SMALL_PART_EDGES)  # 4 wedges per edge, then fewer
+    assert gpu.label(small) == "lstc:tile=128"
+    assert wedges_per_edge(large) == 36 / (9 + SMALL_PART_EDGES) and gpu.label(large) == "wetric"
+    uniform = star_part(1001, SMALL_PART_EDGES)  # 500,500 wedges over 501,001 edges ~ 1: wetric again
+    assert gpu.label(uniform) == "wetric"
+    middle = star_part(2001, SMALL_PART_EDGES)  # 2,001,000 wedges over 502,001 edges: ~3.99
+    assert 2 < wedges_per_edge(middle) < 8 and gpu.label(middle) == "lstc-group"
+    assert gpu.choices["lstc:tile=128"][1] == {"tile": 128} and gpu.choices["bitmap"][0].name == "bitmap"
+    assert Auto("cpu").label(star_part(3, 0)) == "marker"
 
 
 def test_the_cli_says_what_auto_chose(cli):

@@ -1,8 +1,10 @@
 // WETRIC-style (wedge-parallel): every wedge (u; v_i, v_j), i < j, of a local vertex u is one unit
 // of work, and a thread takes `spread` consecutive wedges of a static map: wedge_start[u] is the
 // prefix sum of C(d+(u), 2) (64-bit, made by the prepare step), so a thread finds its first wedge
-// by a binary search over u and an unranking of (i, j), then walks on. A wedge closes when one
-// of v_i, v_j is in the other's out-list (a part renumbers its vertices, so both are looked up).
+// by a binary search over u and an unranking of (i, j), then walks on. A wedge closes when v_j is
+// in N+(v_i): ids follow the orientation among a part's local vertices and among its proxies
+// (each set in rank order), so only a wedge of a local v_i and a proxy v_j (v_i < n_local <= v_j,
+// either direction possible) also looks for v_i in N+(v_j).
 __device__ __forceinline__ i64 pairs_before(i64 i, i64 d) { return i * (2 * d - i - 1) / 2; }
 
 template <typename T>
@@ -42,7 +44,8 @@ __global__ void __launch_bounds__(256) wetric(const i64* __restrict__ rowptr, co
             }
             const T x = col[rowptr[u] + i], y = col[rowptr[u] + j];
             found += sorted_contains(col + rowptr[x], (int)(rowptr[x + 1] - rowptr[x]), y) ||
-                     sorted_contains(col + rowptr[y], (int)(rowptr[y + 1] - rowptr[y]), x);
+                     ((i64)x < n_local && (i64)y >= n_local &&
+                      sorted_contains(col + rowptr[y], (int)(rowptr[y + 1] - rowptr[y]), x));
             ++j;
         }
     }

@@ -1,6 +1,8 @@
 """GPU: a bitmap of N+(u) per block (cuda/bitmap.cu, the L^T L / bitmap approach): each block
 takes local vertices in turn, and every w of every N+(v) is tested against its bitmap. The
-prepare step allocates the blocks' bitmaps (one bit per vertex of the part each)."""
+prepare step allocates the blocks' bitmaps (one bit per vertex of the part each). Small blocks
+(a warp or two) waste fewer idle threads on the short rows of skewed graphs, at the price of
+more bitmaps."""
 
 from tcdist.count.cuda_sources import COL_TYPES, declare
 from tcdist.count.registry import Kernel, Option
@@ -10,7 +12,7 @@ def instantiations() -> list[str]:
     return declare("bitmap_count", list(COL_TYPES.values()), "const i64*, const {col}*, i64, unsigned*, i64, u64*")
 
 
-def prepare(rowptr, col, n_local, *, blocks_per_sm):
+def prepare(rowptr, col, n_local, *, blocks_per_sm, threads):
     """A zeroed bitmap per block: min(n_local, SMs x blocks_per_sm) rows of ceil(n / 32) words."""
     import cupy
 
@@ -25,12 +27,12 @@ def _multiprocessors() -> int:
     return cupy.cuda.Device().attributes["MultiProcessorCount"]
 
 
-def extra_bytes(v_res, e_res, n_local, col_bytes, *, blocks_per_sm):
+def extra_bytes(v_res, e_res, n_local, col_bytes, *, blocks_per_sm, threads):
     """The bitmaps: a row of ceil(v_res / 32) words per block."""
     return _multiprocessors() * blocks_per_sm * 4 * ((v_res + 31) // 32)
 
 
-def count(rowptr, col, n_local, *, prepared, blocks_per_sm):
+def count(rowptr, col, n_local, *, prepared, blocks_per_sm, threads):
     import cupy
 
     from tcdist.count import gpu
@@ -39,11 +41,12 @@ def count(rowptr, col, n_local, *, prepared, blocks_per_sm):
     total = cupy.zeros(1, dtype=cupy.uint64)
     if n_local > 0:
         blocks, words = prepared.shape
-        gpu.function(KERNEL, "bitmap_count", col)((blocks,), (256,), (rowptr, col, cupy.int64(n_local), prepared,
+        gpu.function(KERNEL, "bitmap_count", col)((blocks,), (threads,), (rowptr, col, cupy.int64(n_local), prepared,
                                                                       cupy.int64(words), total))
     return int(total.get()[0])
 
 
 KERNEL = Kernel("bitmap", "gpu", "a bitmap of N+(u) per block, N+(v) tested against it", count,
-                options=(Option("blocks_per_sm", (1, 2, 4, 8), 2, "blocks (and bitmaps) per multiprocessor"),),
+                options=(Option("blocks_per_sm", (1, 2, 4, 8, 16, 32), 4, "blocks (and bitmaps) per multiprocessor"),
+                         Option("threads", (32, 64, 128, 256), 256, "threads per block")),
                 prepare=prepare, extra_bytes=extra_bytes, sources=("bitmap.cu",), instantiations=instantiations)
