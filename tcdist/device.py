@@ -140,11 +140,11 @@ class Device:
 
     def need(self, v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
         """Bytes a part of these sizes takes on this device with this kernel: budget.part_need (CSR,
-        check, the kernel's working rows) plus what the kernel's prepare step allocates."""
-        extra = 0  # the most any candidate adds (sizes may be arrays: every vertex's own part at once)
-        for kernel, options in self._candidates().values():
-            if kernel.extra_bytes is not None:
-                extra = np.maximum(extra, kernel.extra_bytes(v_res, e_res, n_local, col_bytes, **options))
+        check, the kernel's working rows) plus what the kernel's prepare step allocates. Under
+        --kernel auto only the CSR's: a kernel whose own memory would not fit is passed over (pick)."""
+        extra = 0  # sizes may be arrays: every vertex's own part at once
+        if self._auto is None and self._kernel.extra_bytes is not None:
+            extra = self._kernel.extra_bytes(v_res, e_res, n_local, col_bytes, **self._options)
         return part_need(v_res, e_res, n_local, col_bytes) + extra
 
     def _candidates(self) -> dict:
@@ -152,8 +152,16 @@ class Device:
         return self._auto.choices if self._auto else {self.spec: (self._kernel, self._options)}
 
     def pick(self, part: Part) -> str:
-        """The label of the kernel that counts this part (with --kernel auto, by the rule)."""
-        return self._auto.label(part) if self._auto else self.spec
+        """The label of the kernel that counts this part (with --kernel auto, by the rule, among
+        the kernels whose own memory fits beside this part and the next one's copy)."""
+        return self._auto.label(part, fits=lambda spec: self._fits(spec, part)) if self._auto else self.spec
+
+    def _fits(self, spec: str, part: Part) -> bool:
+        kernel, options = self._auto.choices[spec]
+        if not self.is_gpu or kernel.extra_bytes is None:
+            return True
+        extra = kernel.extra_bytes(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize, **options)
+        return extra + self.part_bytes(part) <= self.room()
 
     def part_bytes(self, part: Part) -> int:
         return self.need(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize)

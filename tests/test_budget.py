@@ -147,6 +147,24 @@ def test_the_part_model_covers_what_a_part_takes_on_the_gpu(source, kernel):
 
 
 @pytest.mark.gpu
+def test_auto_passes_over_a_kernel_whose_memory_does_not_fit(cli):
+    """rmat:16 has skewed degrees (the rule's bitmap kernel), and a limit just under what the
+    bitmaps of every block take beside the part: auto counts it with a kernel that needs no memory
+    of its own, within the limit (before, the bitmaps were planned for every part, and a limit
+    the CSR alone met was refused)."""
+    def count(*options):
+        return cli("count", "rmat:16", "--backend", "gpu", "-P", "1", *options, "--json").json()
+
+    roomy = count("--gpu-memory-limit", "64GiB")
+    plain = count("--gpu-memory-limit", "64GiB", "--kernel", "lstc-group")
+    assert roomy["kernels"] == {"bitmap": 1} and roomy["gpu_peak_bytes"] > plain["gpu_peak_bytes"]
+    limit = roomy["gpu_peak_bytes"] - 1024
+    tight = count("--gpu-memory-limit", str(limit))
+    assert tight["kernels"] == {"lstc-group": 1} and tight["triangles"] == roomy["triangles"]
+    assert tight["gpu_peak_bytes"] <= limit
+
+
+@pytest.mark.gpu
 def test_a_count_under_a_limit_leaves_the_process_as_it_was():
     """The pool limit and the peak recorder are the run's, not the caller's: before, a count with
     a limit left CuPy's pool capped, and every later GPU count in the process ran out of memory."""

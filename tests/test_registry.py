@@ -131,6 +131,7 @@ def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
     assert wedges_per_edge(grid_like) == 1.0 and gpu.label(grid_like) == "wetric"
     skewed = star_part(17, 0)  # C(17, 2) / 17 = 8
     assert wedges_per_edge(skewed) == 8.0 and gpu.label(skewed) == "bitmap"
+    assert gpu.label(skewed, fits=lambda spec: spec != "bitmap") == "lstc:tile=128"  # no room for its bitmaps
     small, large = star_part(9, 0), star_part(9, SMALL_PART_EDGES)  # 4 wedges per edge, then fewer
     assert gpu.label(small) == "lstc:tile=128"
     assert wedges_per_edge(large) == 36 / (9 + SMALL_PART_EDGES) and gpu.label(large) == "wetric"

@@ -38,13 +38,15 @@ class Auto:
         self.backend = backend
         self.choices = {spec: choose(backend, spec) for spec in _SPECS[backend]}
 
-    def label(self, part) -> str:
-        """The spec that counts this part (a Part: its rows and its size)."""
+    def label(self, part, fits=lambda spec: True) -> str:
+        """The spec that counts this part (a Part: its rows and its size); fits(spec) says whether
+        a kernel's own memory (bitmaps) fits on the device now, else one that needs none counts."""
         if self.backend == "cpu":
             return "marker"
+        small = int(part.col.size) < SMALL_PART_EDGES
         per_edge = wedges_per_edge(part)
         if per_edge < SPARSE_WEDGES_PER_EDGE:
             return "wetric"
-        if per_edge >= SKEWED_WEDGES_PER_EDGE:
+        if per_edge >= SKEWED_WEDGES_PER_EDGE and fits("bitmap"):
             return "bitmap"
-        return "lstc:tile=128" if int(part.col.size) < SMALL_PART_EDGES else "lstc-group"
+        return "lstc:tile=128" if small else "lstc-group"
