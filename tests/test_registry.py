@@ -116,9 +116,10 @@ def test_a_kernel_s_own_bytes_join_the_part_model():
 
 
 def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
-    """By wedges per edge: a grid's one to wetric, skewed degrees to bitmap, uniform ones between
-    to lstc-group (Algorithm 3 at tile 128 for small parts); on the CPU, marker."""
-    from tcdist.count.auto import SMALL_PART_EDGES, Auto, wedges_per_edge
+    """Skewed degrees (8 wedges per edge and more) to bitmap; small out-degrees to forward; few
+    wedges with a hub to wetric; between, lstc-group (Algorithm 3 at tile 128 for small parts);
+    on the CPU, marker."""
+    from tcdist.count.auto import SMALL_PART_EDGES, Auto, degree_stats
 
     def star_part(spokes, extra_edges):
         """A local hub with `spokes` out-neighbours and extra_edges more edges in a proxy's row:
@@ -127,20 +128,18 @@ def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
         return Part(0, rowptr, np.zeros(spokes + extra_edges, np.int32), None, 1, {})
 
     gpu = Auto("gpu")
-    grid_like = star_part(3, 0)  # 3 wedges over 3 edges: 1 per edge
-    assert wedges_per_edge(grid_like) == 1.0 and gpu.label(grid_like) == "wetric"
+    grid_like = star_part(3, 0)  # 3 wedges over 3 edges
+    assert degree_stats(grid_like) == (1.0, 3) and gpu.label(grid_like) == "forward"
     skewed = star_part(17, 0)  # C(17, 2) / 17 = 8
-    assert wedges_per_edge(skewed) == 8.0 and gpu.label(skewed) == "bitmap"
-    assert gpu.label(skewed, fits=lambda spec: spec != "bitmap") == "lstc:tile=128"  # no room for its bitmaps
-    small, large = star_part(9, 0), star_part(9, SMALL_PART_EDGES)  # 4 wedges per edge, then fewer
-    assert gpu.label(small) == "lstc:tile=128"
-    assert wedges_per_edge(large) == 36 / (9 + SMALL_PART_EDGES) and gpu.label(large) == "wetric"
-    uniform = star_part(1001, SMALL_PART_EDGES)  # 500,500 wedges over 501,001 edges ~ 1: wetric again
-    assert gpu.label(uniform) == "wetric"
-    middle = star_part(2001, SMALL_PART_EDGES)  # 2,001,000 wedges over 502,001 edges: ~3.99
-    assert 2 < wedges_per_edge(middle) < 8 and gpu.label(middle) == "lstc-group"
-    assert gpu.choices["lstc:tile=128"][1] == {"tile": 128} and gpu.choices["bitmap"][0].name == "bitmap"
-    assert Auto("cpu").label(star_part(3, 0)) == "marker"
+    assert degree_stats(skewed) == (8.0, 17) and gpu.label(skewed) == "bitmap"
+    assert gpu.label(skewed, fits=lambda spec: spec != "bitmap") == "forward"  # no room for its bitmaps
+    sparse_hub = star_part(100, 10_000)  # 4,950 wedges over 10,100 edges, a row of 100
+    assert degree_stats(sparse_hub) == (4950 / 10_100, 100) and gpu.label(sparse_hub) == "wetric:spread=8"
+    assert gpu.label(star_part(100, 1_000)) == "lstc:tile=128"  # 4.5 wedges per edge, 1,100 edges
+    middle = star_part(2001, SMALL_PART_EDGES)  # 2,001,000 wedges over 502,001 edges
+    assert 2 < degree_stats(middle)[0] < 8 and gpu.label(middle) == "lstc-group"
+    assert gpu.choices["wetric:spread=8"][1] == {"spread": 8} and gpu.choices["bitmap"][0].name == "bitmap"
+    assert Auto("cpu").label(grid_like) == "marker"
 
 
 def test_the_cli_says_what_auto_chose(cli):
