@@ -132,7 +132,9 @@ def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
     assert degree_stats(grid_like) == (1.0, 3) and gpu.label(grid_like) == "forward"
     skewed = star_part(17, 0)  # C(17, 2) / 17 = 8
     assert degree_stats(skewed) == (8.0, 17) and gpu.label(skewed) == "bitmap"
-    assert gpu.label(skewed, fits=lambda spec: spec != "bitmap") == "forward"  # no room for its bitmaps
+    fewer = "bitmap:threads=256,blocks_per_sm=8"
+    assert gpu.label(skewed, fits=lambda spec: spec != "bitmap") == fewer  # room for a quarter of the bitmaps
+    assert gpu.label(skewed, fits=lambda spec: not spec.startswith("bitmap")) == "forward"  # for none
     sparse_hub = star_part(100, 10_000)  # 4,950 wedges over 10,100 edges, a row of 100
     assert degree_stats(sparse_hub) == (4950 / 10_100, 100) and gpu.label(sparse_hub) == "wetric:spread=8"
     assert gpu.label(star_part(100, 1_000)) == "lstc:tile=128"  # 4.5 wedges per edge, 1,100 edges

@@ -5,7 +5,9 @@ of C(d+(u), 2), over the part's edges: the work of a wedge-checking kernel per e
 skew of the out-degrees, a hub's row having d+^2/2 wedges) and the largest out-degree. On
 nvidia-h200 (results/kernels-h200.md):
 - skewed degrees (RMAT: 78-160 wedges per edge; the SNAP graphs: 9.9-22): `bitmap`, a bitmap of
-  N+(u) per block (RMAT-20..24 1.6-2.6x lstc-group), unless its bitmaps do not fit beside the part;
+  N+(u) per block (RMAT-20..24 1.6-2.6x lstc-group); where its 32 bitmaps per multiprocessor do
+  not fit beside the part, 8 blocks of 256 threads (a quarter of the bitmaps, as fast on
+  RMAT-22/23, 13 % slower on RMAT-20: results/kernels-h200-sweep.md); where neither fits, on;
 - out-degrees all small (a grid's d+ <= 4, ER's <= 40): `forward`, a thread per vertex merging
   rows (grid 0.25 ms against lstc-group's 6.74 and wetric's 1.2 with its wedge map; ER 11.9 ms
   against 15.3 and 12.6); a thread holding a hub's row would keep its block waiting;
@@ -23,7 +25,8 @@ SMALL_PART_EDGES = 500_000
 SPARSE_WEDGES_PER_EDGE = 2.0   # below (with a hub): wetric
 SKEWED_WEDGES_PER_EDGE = 8.0   # from here: bitmap
 EVEN_MAX_OUT_DEGREE = 64       # up to here: forward
-_SPECS = {"gpu": ("bitmap", "forward", "wetric:spread=8", "lstc:tile=128", "lstc-group"), "cpu": ("marker",)}
+BITMAPS = ("bitmap", "bitmap:threads=256,blocks_per_sm=8")  # the fastest, then the one of fewer bitmaps
+_SPECS = {"gpu": (*BITMAPS, "forward", "wetric:spread=8", "lstc:tile=128", "lstc-group"), "cpu": ("marker",)}
 
 
 def degree_stats(part) -> tuple[float, int]:
@@ -48,8 +51,10 @@ class Auto:
         if self.backend == "cpu":
             return "marker"
         per_edge, max_out = degree_stats(part)
-        if per_edge >= SKEWED_WEDGES_PER_EDGE and fits("bitmap"):
-            return "bitmap"
+        if per_edge >= SKEWED_WEDGES_PER_EDGE:
+            for spec in BITMAPS:
+                if fits(spec):
+                    return spec
         if max_out <= EVEN_MAX_OUT_DEGREE:
             return "forward"
         if per_edge < SPARSE_WEDGES_PER_EDGE:

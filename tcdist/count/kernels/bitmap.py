@@ -1,7 +1,7 @@
 """GPU: a bitmap of N+(u) per block (cuda/bitmap.cu, the L^T L / bitmap approach): each block
 takes local vertices in turn, and every w of every N+(v) is tested against its bitmap. The
 prepare step allocates the blocks' bitmaps (one bit per vertex of the part each). Small blocks
-(the default: 128 threads, 16 per multiprocessor, fastest on RMAT-20..23 on nvidia-h200) idle less
+(the default: 128 threads, 32 per multiprocessor, fastest on RMAT-20..23 on nvidia-h200) idle less
 on the short rows of skewed graphs, at the price of more bitmaps."""
 
 from tcdist.count.cuda_sources import COL_TYPES, declare
@@ -47,6 +47,6 @@ def count(rowptr, col, n_local, *, prepared, blocks_per_sm, threads):
 
 
 KERNEL = Kernel("bitmap", "gpu", "a bitmap of N+(u) per block, N+(v) tested against it", count,
-                options=(Option("blocks_per_sm", (1, 2, 4, 8, 16, 32), 16, "blocks (and bitmaps) per multiprocessor"),
+                options=(Option("blocks_per_sm", (1, 2, 4, 8, 16, 32), 32, "blocks (and bitmaps) per multiprocessor"),
                          Option("threads", (32, 64, 128, 256), 128, "threads per block")),
                 prepare=prepare, extra_bytes=extra_bytes, sources=("bitmap.cu",), instantiations=instantiations)
