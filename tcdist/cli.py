@@ -33,10 +33,18 @@ class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit status 2, like every other error."""
 
     def error(self, message):
-        from tcdist.dist.comm import launch_rank
+        from tcdist.dist.comm import launch_rank, launched_by_mpi, world
 
         if launch_rank() == 0:  # every rank parses the same arguments: say it once
             sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+            sys.stderr.flush()
+        if launched_by_mpi():  # and no rank leaves before rank 0 has said it: a launcher that sees a rank
+            try:               # fail may kill the others (Open MPI's mpirun did, and the line was lost)
+                comm = world()
+                comm.Barrier()
+                comm.Free()
+            except Exception:  # no MPI to wait with: exit all the same
+                pass
         raise SystemExit(2)
 
 
