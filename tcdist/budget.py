@@ -50,8 +50,9 @@ def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_nee
     """The smallest P (1..n) whose largest part fits the budget, within the bracket the search
     finds (the largest part shrinks with P, but not strictly).
 
-    whole_need: bytes of the graph as one part; largest_need(P): bytes of the largest part of
-    the P-way partitioning; floor_need: a cheap lower bound of what the heaviest vertex's own
+    whole_need: bytes of the graph as one part; largest_need(P, budget): bytes of the largest
+    part of the P-way partitioning, or of the first part found over the budget (a probe that
+    fails may stop there: random parts are alike, so a failing probe costs about one part); floor_need: a cheap lower bound of what the heaviest vertex's own
     part needs; heaviest(): (vertex, bytes) of the vertex whose part, alone with its
     out-neighbours, needs most, asked only when no P fits, to say why.
     """
@@ -61,20 +62,19 @@ def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_nee
         _none_fits(budget, heaviest, n)
     low = max(2, -(-whole_need // budget))  # the largest part is at least whole / P: fewer cannot fit
     high, needs = low, []
-    while (need := largest_need(high)) > budget:
+    while (need := largest_need(high, budget)) > budget:
         if high >= n:
             _none_fits(budget, heaviest, n)
         needs.append(need)
         if len(needs) >= 3 and needs[-1] > _STALLED * needs[-3]:
             _refuse_heaviest(budget, heaviest)
-            raise TcdistError(f"parts stop shrinking: the largest of {high:,} parts still needs {size_text(need)}, over "
+            raise TcdistError(f"parts stop shrinking: with {high:,} parts one still needs {size_text(need)}, over "
                               f"the budget of {size_text(budget)} (vertices whose out-neighbourhoods every part "
-                              f"needs, such as a dense core of high-degree vertices); a budget of {size_text(need)} "
-                              f"fits {high:,} parts")
+                              f"needs, such as a dense core of high-degree vertices); more parts will not fit it")
         low, high = high + 1, min(2 * high, n)
     while low < high:  # the smallest P in [low, high] that fits (high does)
         middle = (low + high) // 2
-        if largest_need(middle) <= budget:
+        if largest_need(middle, budget) <= budget:
             high = middle
         else:
             low = middle + 1

@@ -211,9 +211,14 @@ def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int, at_once:
     col_bytes = np.dtype(col_dtype(graph.n)).itemsize
     out = to_numpy(graph.out_degree())
 
-    def largest_need(parts: int) -> int:
-        partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=True)
-        return max(need(p.stats["v_res"], p.stats["e_res"], p.stats["n_local"], col_bytes) for p in partitioning.parts)
+    def largest_need(parts: int, budget: int) -> int:
+        """The largest part's bytes, or the first part's over the budget: then the probe stops."""
+        largest = 0
+        for p in partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=True).parts:
+            largest = max(largest, need(p.stats["v_res"], p.stats["e_res"], p.stats["n_local"], col_bytes))
+            if largest > budget:
+                break
+        return largest
 
     def heaviest():
         """A vertex's own part: it, its out-neighbours, its out-edges and the edges among them
