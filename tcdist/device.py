@@ -141,7 +141,7 @@ class Device:
     def need(self, v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
         """Bytes a part of these sizes takes on this device with this kernel: budget.part_need (CSR,
         check, the kernel's working rows) plus what the kernel's prepare step allocates. Under
-        --kernel auto only the CSR's: a kernel whose own memory would not fit is passed over (pick)."""
+        --kernel auto not the last: a kernel whose own memory would not fit is passed over (pick)."""
         extra = 0  # sizes may be arrays: every vertex's own part at once
         if self._auto is None and self._kernel.extra_bytes is not None:
             extra = self._kernel.extra_bytes(v_res, e_res, n_local, col_bytes, **self._options)
@@ -153,15 +153,17 @@ class Device:
 
     def pick(self, part: Part) -> str:
         """The label of the kernel that counts this part (with --kernel auto, by the rule, among
-        the kernels whose own memory fits beside this part and the next one's copy)."""
+        the kernels whose own memory fits beside the part)."""
         return self._auto.label(part, fits=lambda spec: self._fits(spec, part)) if self._auto else self.spec
 
     def _fits(self, spec: str, part: Part) -> bool:
+        """Whether a kernel's own memory fits on the device now, beside the part already put there
+        (a count outruns hiding the next part's copy: that copy waits, or goes unstaged)."""
         kernel, options = self._auto.choices[spec]
-        if not self.is_gpu or kernel.extra_bytes is None:
+        if not self.is_gpu:
             return True
-        extra = kernel.extra_bytes(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize, **options)
-        return extra + self.part_bytes(part) <= self.room()
+        return kernel.extra_bytes(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize,
+                                  **options) <= self.room()
 
     def part_bytes(self, part: Part) -> int:
         return self.need(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize)
@@ -292,11 +294,21 @@ class Device:
         """(the label of the kernel that counts the part, what its prepare step made of the part:
         edge lists, wedge offsets, bitmaps, or None); timed as prepare, not count."""
         label = self.pick(part)
+        try:
+            return label, self._prepared(label, part)
+        except TcdistError:
+            if self._auto is None or self._candidates()[label][0].extra_bytes is None:
+                raise
+        # auto's kernel lost its memory to the next part's copy, started meanwhile: one without any
+        label = self._auto.fallback(part)
+        return label, self._prepared(label, part)
+
+    def _prepared(self, label: str, part: Part):
         kernel, options = self._candidates()[label]
         if kernel.prepare is None:
-            return label, None
-        return label, self._on_device(part, lambda: _finished(kernel.prepare(part.rowptr, part.col, part.n_local,
-                                                                                **options), self.is_gpu))
+            return None
+        return self._on_device(part, lambda: _finished(kernel.prepare(part.rowptr, part.col, part.n_local, **options),
+                                                       self.is_gpu))
 
     def count(self, part: Part, prepared: tuple[str, object] | None = None) -> int:
         """Triangles of the part whose lowest-rank vertex is local (the part as put() returned it,

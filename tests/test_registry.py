@@ -5,8 +5,10 @@ from importlib import resources
 import numpy as np
 import pytest
 
+import tcdist
 from tcdist.count.registry import choose, kernels, of_backend, parse_spec
 from tcdist.errors import TcdistError
+from tcdist.partition import partition_graph
 from tcdist.partition.part import Part
 
 
@@ -116,32 +118,47 @@ def test_a_kernel_s_own_bytes_join_the_part_model():
 
 
 def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
-    """Skewed degrees (8 wedges per edge and more) to bitmap; small out-degrees to forward; few
-    wedges with a hub to wetric; between, lstc-group (Algorithm 3 at tile 128 for small parts);
-    on the CPU, marker."""
+    """Small out-degrees to forward; skewed degrees (8 wedges per local edge and more) to bitmap,
+    a quarter of the bitmaps or none as memory allows; few wedges with a hub to wetric; between,
+    lstc-group (Algorithm 3 at tile 128 for small parts); on the CPU, marker."""
     from tcdist.count.auto import SMALL_PART_EDGES, Auto, degree_stats
 
-    def star_part(spokes, extra_edges):
-        """A local hub with `spokes` out-neighbours and extra_edges more edges in a proxy's row:
-        C(spokes, 2) wedges (the proxy rows' wedges are not the part's to count)."""
-        rowptr = np.array([0, spokes, spokes + extra_edges], np.int64)
-        return Part(0, rowptr, np.zeros(spokes + extra_edges, np.int32), None, 1, {})
+    def star_part(spokes, leaves=0, proxy_edges=0):
+        """A local hub with `spokes` out-neighbours, `leaves` local vertices with one out-edge
+        each, and a proxy row of proxy_edges edges (not the part's to count from)."""
+        rows = [spokes] + [1] * leaves + [proxy_edges]
+        rowptr = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+        return Part(0, rowptr, np.zeros(int(rowptr[-1]), np.int32), None, 1 + leaves, {})
 
     gpu = Auto("gpu")
-    grid_like = star_part(3, 0)  # 3 wedges over 3 edges
-    assert degree_stats(grid_like) == (1.0, 3) and gpu.label(grid_like) == "forward"
-    skewed = star_part(17, 0)  # C(17, 2) / 17 = 8
-    assert degree_stats(skewed) == (8.0, 17) and gpu.label(skewed) == "bitmap"
+    even = star_part(64)
+    assert degree_stats(even) == (63 / 2, 64) and gpu.label(even) == "forward"  # dense but even: forward
+    skewed = star_part(65, leaves=200, proxy_edges=10**6)  # C(65, 2) over 265 local edges: proxies do not count
+    assert degree_stats(skewed) == (2080 / 265, 65) and gpu.label(skewed) == "lstc-group"  # a large part
+    skewed = star_part(65, leaves=195)  # 2080 / 260 = 8
+    assert degree_stats(skewed) == (8.0, 65) and gpu.label(skewed) == "bitmap"
     fewer = "bitmap:threads=256,blocks_per_sm=8"
     assert gpu.label(skewed, fits=lambda spec: spec != "bitmap") == fewer  # room for a quarter of the bitmaps
-    assert gpu.label(skewed, fits=lambda spec: not spec.startswith("bitmap")) == "forward"  # for none
-    sparse_hub = star_part(100, 10_000)  # 4,950 wedges over 10,100 edges, a row of 100
+    assert gpu.label(skewed, fits=lambda spec: not spec.startswith("bitmap")) == "lstc:tile=128"  # for none
+    assert gpu.fallback(skewed) == "lstc:tile=128"
+    sparse_hub = star_part(100, leaves=10_000)  # 4,950 wedges over 10,100 local edges
     assert degree_stats(sparse_hub) == (4950 / 10_100, 100) and gpu.label(sparse_hub) == "wetric:spread=8"
-    assert gpu.label(star_part(100, 1_000)) == "lstc:tile=128"  # 4.5 wedges per edge, 1,100 edges
-    middle = star_part(2001, SMALL_PART_EDGES)  # 2,001,000 wedges over 502,001 edges
+    middle = star_part(2001, leaves=SMALL_PART_EDGES)  # 2,001,000 wedges over 502,001 local edges
     assert 2 < degree_stats(middle)[0] < 8 and gpu.label(middle) == "lstc-group"
     assert gpu.choices["wetric:spread=8"][1] == {"spread": 8} and gpu.choices["bitmap"][0].name == "bitmap"
-    assert Auto("cpu").label(grid_like) == "marker"
+    assert Auto("cpu").label(even) == "marker"
+
+
+def test_auto_reads_a_part_as_it_reads_the_whole_graph():
+    """Wedges per local edge: random parts of rmat:14 read as skewed as the graph (before, per
+    edge of the part, proxies' rows included, they fell about as 1 / P and went to wetric)."""
+    from tcdist.count.auto import Auto, degree_stats
+
+    graph = tcdist.load_graph("rmat:14")
+    whole, _ = degree_stats(Part(0, graph.rowptr, graph.col, None, graph.n, {}))
+    for part in partition_graph(graph, 16, seed=1).parts:
+        assert 0.5 * whole < degree_stats(part)[0] < 2 * whole
+        assert Auto("gpu").label(part) in ("bitmap", "lstc:tile=128", "lstc-group")
 
 
 def test_the_cli_says_what_auto_chose(cli):

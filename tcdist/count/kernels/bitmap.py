@@ -1,8 +1,10 @@
 """GPU: a bitmap of N+(u) per block (cuda/bitmap.cu, the L^T L / bitmap approach): each block
 takes local vertices in turn, and every w of every N+(v) is tested against its bitmap. The
 prepare step allocates the blocks' bitmaps (one bit per vertex of the part each). Small blocks
-(the default: 128 threads, 32 per multiprocessor, fastest on RMAT-20..23 on nvidia-h200) idle less
-on the short rows of skewed graphs, at the price of more bitmaps."""
+idle less on the short rows of skewed graphs, at the price of more bitmaps. The default, a grid
+of 32 blocks of 128 threads per multiprocessor (16 resident at a time, the others taking SMs as
+they free), was the fastest on RMAT-20..23 on nvidia-h200 (results/kernels-h200-sweep.md: 5 %
+ahead of 16 blocks on RMAT-20, even on RMAT-22/23)."""
 
 from tcdist.count.cuda_sources import COL_TYPES, declare
 from tcdist.count.registry import Kernel, Option
@@ -28,8 +30,11 @@ def _multiprocessors() -> int:
 
 
 def extra_bytes(v_res, e_res, n_local, col_bytes, *, blocks_per_sm, threads):
-    """The bitmaps: a row of ceil(v_res / 32) words per block."""
-    return _multiprocessors() * blocks_per_sm * 4 * ((v_res + 31) // 32)
+    """The bitmaps: a row of ceil(v_res / 32) words per block (no more blocks than local rows)."""
+    import numpy as np
+
+    blocks = np.maximum(1, np.minimum(n_local, _multiprocessors() * blocks_per_sm))
+    return blocks * 4 * ((v_res + 31) // 32)
 
 
 def count(rowptr, col, n_local, *, prepared, blocks_per_sm, threads):
