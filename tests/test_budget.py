@@ -180,7 +180,8 @@ def test_auto_passes_over_a_kernel_whose_memory_does_not_fit(cli, tmp_path):
     """rmat:16 has skewed degrees (the rule's bitmap kernel), and a limit below what the bitmaps of
     every block take beside the part: auto counts it with a quarter of the bitmaps, and under less
     with a kernel that needs no memory of its own, within the limit (before, the bitmaps were
-    planned for every part, and a limit the CSR alone met was refused). From a store: the peak is the count's, not the graph build's."""
+    planned for every part, and a limit the CSR alone met was refused). From a store: the peak is
+    the count's, not the graph build's."""
     store = tmp_path / "one.h5"
     assert cli("partition", "rmat:16", "-P", 1, "-o", store).code == 0
 
