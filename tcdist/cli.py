@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import sys
+import time
 import traceback
 
 from tcdist import __version__, progress, signals
@@ -29,22 +30,23 @@ Exit status: 0 on success, 2 for bad input or options (one line on stderr), 1 wh
 fails for another reason, 128+N when ended by signal N."""
 
 
+_USAGE_ERROR_WAIT_S = 10
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit status 2, like every other error."""
 
     def error(self, message):
-        from tcdist.dist.comm import launch_rank, launched_by_mpi, world
+        from tcdist.dist.comm import launch_rank, launched_by_mpi
 
         if launch_rank() == 0:  # every rank parses the same arguments: say it once
             sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-            sys.stderr.flush()
-        if launched_by_mpi():  # and no rank leaves before rank 0 has said it: a launcher that sees a rank
-            try:               # fail may kill the others (Open MPI's mpirun did, and the line was lost)
-                comm = world()
-                comm.Barrier()
-                comm.Free()
-            except Exception:  # no MPI to wait with: exit all the same
-                pass
+        elif launched_by_mpi():
+            # Leave rank 0 time to say it: a launcher that sees a rank fail kills the others, and
+            # Open MPI's mpirun once killed rank 0 before it had. Rank 0's own exit ends the wait
+            # (the launcher then kills this rank). No MPI here: MPI_Init waits for every rank,
+            # and one may never start it (--help).
+            time.sleep(_USAGE_ERROR_WAIT_S)
         raise SystemExit(2)
 
 

@@ -81,6 +81,17 @@ def test_only_rank_zero_reports_an_error_and_every_rank_exits_2():
     assert result.returncode == 2 and result.stderr.count("error: argument --parts") == 1
 
 
+def test_a_usage_error_does_not_wait_for_a_rank_that_never_parses_the_same(tmp_path):
+    """Rank 0 refuses its options while rank 1 only asks for --help: rank 0 says why once and
+    leaves within seconds (its wait for every rank to leave together used to hang here)."""
+    command = [*launcher(), "-n", "1", sys.executable, "-m", "tcdist", "count", "--parts", "0", ":",
+               "-n", "1", sys.executable, "-m", "tcdist", "--help"]
+    started = time.monotonic()
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and result.stderr.count("error: argument --parts") == 1
+    assert time.monotonic() - started < 60
+
+
 def test_a_store_that_exists_for_another_graph_is_refused_once(tmp_path):
     store = tmp_path / "s.h5"
     assert mpiexec(2, "partition", "rmat:10", "-o", store, "-P", 2).returncode == 0
