@@ -10,7 +10,9 @@ from importlib import resources
 from tcdist import device as devices
 from tcdist import io
 from tcdist.device import Device
+from tcdist.errors import TcdistError
 from tcdist.graph import Graph, build_graph
+from tcdist.graph.graph import csr_problem
 from tcdist.io.objects import edges_of
 from tcdist.io.seal import read_seal
 from tcdist.partition.store import FORMAT as STORE_FORMAT
@@ -64,6 +66,9 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     t0 = time.perf_counter()
     generated = isinstance(source, (str, os.PathLike)) and io.is_spec(source) and not os.path.exists(source)
     if isinstance(source, Graph):
+        problem = csr_problem(source.rowptr, source.col, source.n, ascending=True)
+        if problem:
+            raise TcdistError(f"a Graph whose CSR a kernel cannot trust: {problem}")
         loaded = source
     elif source is None:
         loaded = io.read(embedded_path())

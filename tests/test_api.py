@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from conftest import brute_force_triangles
 
 import tcdist
+from tcdist.errors import TcdistError
 
 
 def test_import_touches_neither_cuda_nor_mpi():
@@ -127,3 +128,14 @@ def test_labels_are_not_written_where_they_would_be_lost(tmp_path, output):
         else:
             write_graph(tcdist.load_graph(source), tmp_path / "g.h5")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_graph_object_whose_edges_do_not_ascend_is_refused():
+    """A Graph is counted as given; forward and wetric trust that its ids follow its orientation."""
+    from tcdist.graph import Graph
+
+    looped = Graph(rowptr=np.array([0, 1, 1], np.int64), col=np.array([0], np.int32), original_id=np.arange(2))
+    with pytest.raises(TcdistError, match="a Graph whose CSR a kernel cannot trust: an edge u -> v has u >= v"):
+        tcdist.count_triangles(looped)
+    made = tcdist.load_graph("complete:6")
+    assert tcdist.count_triangles(made).triangles == 20

@@ -171,7 +171,16 @@ def _point_outside(part):
     part.col[-1] = part.n + 1000
 
 
+def _turn_an_edge_back(part):
+    """A local edge u -> 0, sorted and in range: only the order of the ids says it is wrong (the
+    forward and wetric kernels would miss or double count its triangles)."""
+    out = np.diff(part.rowptr[: part.n_local + 1])
+    u = 1 + int(np.flatnonzero(out[1:] > 0)[0])
+    part.col[part.rowptr[u]] = 0
+
+
 @pytest.mark.parametrize("change,problem", [
+    (_turn_an_edge_back, "an edge breaks the order of its ids (locals, then proxies, each in rank order)"),
     (_reverse_a_row, "a row is not sorted (or repeats a column)"),
     (_lower_a_row_end, "rowptr does not rise from 0 to the number of edges"),
     (_point_outside, "a column index lies outside 0..{last}"),

@@ -184,6 +184,21 @@ _build_part_parallel = njit(parallel=True, cache=True, nogil=True)(_build_part_s
 
 
 @njit(parallel=True, cache=True, nogil=True)
+def misoriented_edges(rowptr, col, n_local):
+    """How many edges break the order a part's ids follow: locals numbered first, then proxies,
+    each set in rank order, so every edge u -> v has u < v except a proxy's edge to a local
+    vertex. Kernels that find a wedge's closing edge from one side (forward, wetric) trust it."""
+    bad, m = 0, col.size
+    for u in prange(rowptr.size - 1):
+        lo = min(max(rowptr[u], 0), m)  # rows clipped to col: the CSR's structure is checked later
+        for e in range(lo, min(max(rowptr[u + 1], lo), m)):
+            v = col[e]
+            if v <= u and not (u >= n_local and v < n_local):
+                bad += 1
+    return bad
+
+
+@njit(parallel=True, cache=True, nogil=True)
 def _flagged(flags):
     """The indices of the nonzero flags, in order: counted by chunk, then written by chunk."""
     chunks = max(1, min(flags.size >> 16, 256))
