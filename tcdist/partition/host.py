@@ -184,17 +184,20 @@ _build_part_parallel = njit(parallel=True, cache=True, nogil=True)(_build_part_s
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def misoriented_edges(rowptr, col, n_local):
-    """How many edges break the order a part's ids follow: locals numbered first, then proxies,
+def misoriented_rows(rowptr, col, n_local):
+    """How many rows break the order a part's ids follow: locals numbered first, then proxies,
     each set in rank order, so every edge u -> v has u < v except a proxy's edge to a local
-    vertex. Kernels that find a wedge's closing edge from one side (forward, wetric) trust it."""
+    vertex. Kernels that find a wedge's closing edge from one side (forward, wetric) trust it.
+    Rows are taken as sorted (Device.put checks that), so a row's first column it governs says
+    it all: a local row's first, a proxy row's first proxy."""
     bad, m = 0, col.size
     for u in prange(rowptr.size - 1):
-        lo = min(max(rowptr[u], 0), m)  # rows clipped to col: the CSR's structure is checked later
-        for e in range(lo, min(max(rowptr[u + 1], lo), m)):
-            v = col[e]
-            if v <= u and not (u >= n_local and v < n_local):
-                bad += 1
+        lo = min(max(rowptr[u], 0), m)  # clipped to col: the CSR's structure is checked later
+        hi = min(max(rowptr[u + 1], lo), m)
+        if u >= n_local:  # skip the row's locals, which may lie below u
+            lo += np.searchsorted(col[lo:hi], n_local)
+        if lo < hi and col[lo] <= u:
+            bad += 1
     return bad
 
 

@@ -177,9 +177,9 @@ class Store:
         rowptr, col, global_id = arrays["rowptr"], arrays["col"], arrays["global_id"]
         if global_id.size != rowptr.size - 1 or (stats["v_res"], stats["e_res"]) != (rowptr.size - 1, col.size):
             raise InputError(self.path, f"part {i}: inconsistent arrays")
-        from tcdist.partition.host import misoriented_edges
+        from tcdist.partition.host import misoriented_rows
 
-        if misoriented_edges(rowptr, col, stats["n_local"]):
+        if misoriented_rows(rowptr, col, stats["n_local"]):
             raise InputError(self.path, f"part {i}: an edge breaks the order of its ids (locals, then proxies, "
                                         "each in rank order)")
         return Part(i, rowptr, col, global_id, stats["n_local"], stats, source=self.path)
