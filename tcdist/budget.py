@@ -46,23 +46,30 @@ def need_of_stats(stats: dict, col_bytes: int) -> int:
     return part_need(stats["v_res"], stats["e_res"], stats["n_local"], col_bytes)
 
 
-def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_need: int, heaviest) -> int:
+def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_need: int, heaviest,
+                   alike: bool = False) -> int:
     """The smallest P (1..n) whose largest part fits the budget, within the bracket the search
     finds (the largest part shrinks with P, but not strictly).
 
-    whole_need: bytes of the graph as one part; largest_need(P, budget): bytes of the largest
-    part of the P-way partitioning, or of the first part found over the budget (a probe that
-    fails may stop there: random parts are alike, so a failing probe costs about one part); floor_need: a cheap lower bound of what the heaviest vertex's own
-    part needs; heaviest(): (vertex, bytes) of the vertex whose part, alone with its
-    out-neighbours, needs most, asked only when no P fits, to say why.
+    whole_need: bytes of the graph as one part; largest_need(P, budget, measured=None): bytes of
+    the largest of the first `measured` parts (all by default) of the P-way partitioning, or of
+    the first part found over the budget (a probe that fails stops there); floor_need: a cheap
+    lower bound of what the heaviest vertex's own part needs; heaviest(): (vertex, bytes) of the
+    vertex whose part, alone with its out-neighbours, needs most, asked only when no P fits, to
+    say why. alike: the parts of one P are alike (random assignment), so the search probes each
+    P by its first part, and only the P it finds is checked whole (then the next, until one fits).
     """
     if whole_need <= budget or n <= 1:  # with at most one vertex there is no other P
         return 1
     if floor_need > budget:
         _none_fits(budget, heaviest, n)
+
+    def probe(parts):
+        return largest_need(parts, budget, 1 if alike else None)
+
     low = max(2, -(-whole_need // budget))  # the largest part is at least whole / P: fewer cannot fit
     high, needs = low, []
-    while (need := largest_need(high, budget)) > budget:
+    while (need := probe(high)) > budget:
         if high >= n:
             _none_fits(budget, heaviest, n)
         needs.append(need)
@@ -74,10 +81,14 @@ def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_nee
         low, high = high + 1, min(2 * high, n)
     while low < high:  # the smallest P in [low, high] that fits (high does)
         middle = (low + high) // 2
-        if largest_need(middle, budget) <= budget:
+        if probe(middle) <= budget:
             high = middle
         else:
             low = middle + 1
+    while alike and largest_need(high, budget) > budget:  # its first part fits: do all of them?
+        if high >= n:
+            _none_fits(budget, heaviest, n)
+        high += 1
     return high
 
 

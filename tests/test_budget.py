@@ -45,7 +45,7 @@ def test_the_model_of_a_part_from_its_statistics_is_the_model_of_its_arrays():
 def test_the_search_returns_a_fitting_p_whose_predecessor_does_not_fit(sizes):
     probes = []
 
-    def largest(p, budget):
+    def largest(p, budget, measured=None):
         probes.append(p)
         return sizes[p]
 
@@ -55,13 +55,30 @@ def test_the_search_returns_a_fitting_p_whose_predecessor_does_not_fit(sizes):
     assert len(probes) < 60  # a search, not a walk over every P
 
 
+def test_alike_parts_are_probed_by_their_first_and_the_answer_checked_whole():
+    """Random parts: a probe builds one part; the P found is then checked with all of its parts,
+    and the next P taken while any part is over (here P = 10's first part fits, another does not)."""
+    calls = []
+
+    def largest(p, budget, measured=None):
+        calls.append((p, measured))
+        first = 1000 // p
+        return first if measured == 1 else first + (15 if p == 10 else 0)
+
+    assert smallest_parts(10**6, 1000, 100, largest, 0, None, alike=True) == 11
+    assert all(measured == 1 for p, measured in calls[:-2]) and calls[-2:] == [(10, None), (11, None)]
+    calls.clear()
+    assert smallest_parts(10**6, 1000, 100, largest, 0, None) == 11  # not alike: every probe whole
+    assert all(measured is None for _, measured in calls)
+
+
 def test_parts_that_stop_shrinking_end_the_search_with_the_size_they_need():
     """On RMAT-25 (nvidia-h200-x4) the largest random part needed 2.2 GiB at P = 6 and 2.1 GiB at
     P = 12: every part holds the dense core. The search doubled P up to n, a full partitioning
     each time; it now stops after two doublings that gained little, and says what would fit."""
     probes = []
 
-    def largest(p, budget):
+    def largest(p, budget, measured=None):
         probes.append(p)
         return 2000 + 1000 // p
 

@@ -10,6 +10,7 @@ are counted from memory, as a single process always did.
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import time
@@ -211,10 +212,12 @@ def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int, at_once:
     col_bytes = np.dtype(col_dtype(graph.n)).itemsize
     out = to_numpy(graph.out_degree())
 
-    def largest_need(parts: int, budget: int) -> int:
-        """The largest part's bytes, or the first part's over the budget: then the probe stops."""
+    def largest_need(parts: int, budget: int, measured: int | None = None) -> int:
+        """The largest of the first `measured` parts' bytes (all by default), or the first part's
+        over the budget: then the probe stops."""
         largest = 0
-        for p in partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=True).parts:
+        built = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=True).parts
+        for p in itertools.islice(built, measured):
             largest = max(largest, need(p.stats["v_res"], p.stats["e_res"], p.stats["n_local"], col_bytes))
             if largest > budget:
                 break
@@ -231,13 +234,14 @@ def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int, at_once:
         return graph.vertex_ids()[u], int(needs[u])
 
     floor = need(1 + int(out.max()), int(out.max()), 1, col_bytes) if out.size else 0
+    alike = scheme == "random"  # each part a random draw of vertices: the first stands for them all
     whole = need(graph.n, graph.m, graph.n, col_bytes)
     if at_once > 1 and whole > budget:
         try:
-            return smallest_parts(graph.n, whole, budget // at_once, largest_need, floor, heaviest)
+            return smallest_parts(graph.n, whole, budget // at_once, largest_need, floor, heaviest, alike)
         except TcdistError:
             pass
-    return smallest_parts(graph.n, whole, budget, largest_need, floor, heaviest)
+    return smallest_parts(graph.n, whole, budget, largest_need, floor, heaviest, alike)
 
 
 def _reuse(plan: Plan, graph, parts, scheme, prune) -> Prepared:
