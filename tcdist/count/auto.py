@@ -10,7 +10,7 @@ graph does, whatever P). On nvidia-h200 (results/kernels-h200.md, kernels-h200-f
   against lstc-group's 15.0 and bitmap's 41); a thread holding a hub's row would keep its block
   waiting;
 - skewed degrees (RMAT: 78-160 wedges per edge; the SNAP graphs: 9.9-22): `bitmap`, a bitmap of
-  N+(u) per block (RMAT-20..24 1.6-2.6x lstc-group); where its bitmaps do not fit beside the
+  N+(u) per block (RMAT-20..24 2.3-2.6x lstc-group); where its bitmaps do not fit beside the
   part, 8 blocks of 256 threads per multiprocessor (a quarter of the bitmaps, as fast on
   RMAT-22/23, 13 % slower on RMAT-20: results/kernels-h200-sweep.md); where neither fits, the
   rules below;
