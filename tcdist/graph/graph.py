@@ -7,7 +7,7 @@ import numpy as np
 
 from tcdist.clustering import exact_sum, wedge_counts
 from tcdist.errors import TcdistError
-from tcdist.xp import array_module, segment_ids, to_numpy
+from tcdist.xp import array_module, to_numpy
 
 MAX_VERTICES = 3_037_000_499  # n * n must fit in int64: edges are sorted as packed keys u * n + v
 
@@ -42,8 +42,10 @@ def csr_problem(rowptr, col, n_local: int, *, ascending: bool = False) -> str | 
         b = min(a + step, col.size)
         if bool((~row_start[a:b] & (col[a:b] <= col[a - 1 : b - 1])).any()):
             return "a row is not sorted (or repeats a column)"
-    if ascending and bool((col <= segment_ids(xp.diff(rowptr))).any()):
-        return "an edge u -> v has u >= v (not oriented by rank)"
+    if ascending:  # rows are sorted (above): a row ascends from u if its first column does
+        rows = xp.flatnonzero(rowptr[1:] > rowptr[:-1])
+        if bool((col[rowptr[rows]] <= rows).any()):
+            return "an edge u -> v has u >= v (not oriented by rank)"
     return None
 
 

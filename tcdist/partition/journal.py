@@ -71,7 +71,8 @@ class Journal:
     def record(self, result: PartResult) -> None:
         """Write one finished part, atomically (any rank, any time)."""
         entry = {"partitioning": self.id, "part": result.part, "triangles": result.triangles, "rank": result.rank,
-                 "host": socket.gethostname(), "pid": os.getpid(), "count_s": result.count, "stats": result.stats, "kernel": result.kernel}
+                 "host": socket.gethostname(), "pid": os.getpid(), "count_s": result.count, "stats": result.stats,
+                 "kernel": result.kernel}
         entry["digest"] = _digest(entry)
         final = os.path.join(self.folder, f"part{result.part:08d}.json")
         tmp = f"{final}.tmp{os.getpid()}"
