@@ -158,12 +158,14 @@ class Device:
 
     def _fits(self, spec: str, part: Part) -> bool:
         """Whether a kernel's own memory fits on the device now, beside the part already put there
-        (a count outruns hiding the next part's copy: that copy waits, or goes unstaged)."""
+        and the working memory the model keeps for it (a count outruns hiding the next part's
+        copy: that copy waits, or goes unstaged)."""
         kernel, options = self._auto.choices[spec]
         if not self.is_gpu:
             return True
-        return kernel.extra_bytes(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize,
-                                  **options) <= self.room()
+        working = self.part_bytes(part) - part.rowptr.nbytes - part.col.nbytes
+        return working + kernel.extra_bytes(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize,
+                                            **options) <= self.room()
 
     def part_bytes(self, part: Part) -> int:
         return self.need(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize)

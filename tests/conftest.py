@@ -47,7 +47,12 @@ class CliResult:
         self.code, self.out, self.err = code, out, err
 
     def json(self):
-        return json.loads(self.out)
+        """The --json record; a run that printed none fails naming its exit status and stderr."""
+        try:
+            return json.loads(self.out)
+        except json.JSONDecodeError:
+            raise AssertionError(f"no JSON record (exit {self.code}): stderr {self.err.strip()!r}, "
+                                 f"stdout {self.out[:500]!r}") from None
 
 
 @pytest.fixture

@@ -194,24 +194,38 @@ def test_the_part_model_covers_what_a_part_takes_on_the_gpu(source, kernel):
 
 @pytest.mark.gpu
 def test_auto_passes_over_a_kernel_whose_memory_does_not_fit(cli, tmp_path):
-    """rmat:16 has skewed degrees (the rule's bitmap kernel), and a limit below what the bitmaps of
-    every block take beside the part: auto counts it with a quarter of the bitmaps, and under less
-    with a kernel that needs no memory of its own, within the limit (before, the bitmaps were
-    planned for every part, and a limit the CSR alone met was refused). From a store: the peak is
-    the count's, not the graph build's."""
+    """rmat:16 has skewed degrees (the rule's bitmap kernel), and a limit below what the model
+    gives the part with the bitmaps of every block: auto counts it with a quarter of the bitmaps,
+    and under less with a kernel that needs no memory of its own, within the limit (before, the
+    bitmaps were planned for every part, and a limit the CSR alone met was refused; then the
+    bitmaps were fitted without the working memory the model keeps for the part, and a count took
+    bitmaps its counter had no room beside). From a store: the peak is the count's, not the graph
+    build's."""
+    from tcdist.device import Device
+
     store = tmp_path / "one.h5"
     assert cli("partition", "rmat:16", "-P", 1, "-o", store).code == 0
+    part = partition_graph(tcdist.load_graph("rmat:16"), 1).parts[0]
+    fewer_bitmaps = "bitmap:threads=256,blocks_per_sm=8"
+
+    def need(kernel):
+        device = Device.resolve("gpu", kernel=kernel)
+        try:
+            return device.part_bytes(part)
+        finally:
+            device.close()
 
     def count(*options):
         return cli("count", store, "--backend", "gpu", *options, "--json").json()
 
     roomy = count("--gpu-memory-limit", "64GiB")
     plain = count("--gpu-memory-limit", "64GiB", "--kernel", "lstc-group")
-    assert roomy["kernels"] == {"bitmap": 1} and roomy["gpu_peak_bytes"] > plain["gpu_peak_bytes"]
-    fewer = count("--gpu-memory-limit", "64GiB", "--kernel", "bitmap:threads=256,blocks_per_sm=8")
-    assert roomy["gpu_peak_bytes"] > fewer["gpu_peak_bytes"] > plain["gpu_peak_bytes"]
-    between = [(a["gpu_peak_bytes"] + b["gpu_peak_bytes"]) // 2 for a, b in ((roomy, fewer), (fewer, plain))]
-    for limit, kernel in zip(between, ("bitmap:threads=256,blocks_per_sm=8", "lstc-group")):
+    fewer = count("--gpu-memory-limit", "64GiB", "--kernel", fewer_bitmaps)
+    assert roomy["kernels"] == {"bitmap": 1}
+    assert roomy["gpu_peak_bytes"] > fewer["gpu_peak_bytes"] > plain["gpu_peak_bytes"]  # the bitmaps are real
+    needs = [need(kernel) for kernel in ("bitmap", fewer_bitmaps, "lstc-group")]
+    assert needs[0] > needs[1] > needs[2]
+    for limit, kernel in zip([(a + b) // 2 for a, b in zip(needs, needs[1:])], (fewer_bitmaps, "lstc-group")):
         tight = count("--gpu-memory-limit", str(limit))
         assert tight["kernels"] == {kernel: 1} and tight["triangles"] == roomy["triangles"]
         assert tight["gpu_peak_bytes"] <= limit
