@@ -159,7 +159,7 @@ def work(rowptr, col, n):
     out = cupy.diff(rowptr)
     stats = part_stats(rowptr, col, n, n, int(col.size))
     return {"wedges": int((out * (out - 1) // 2).sum()), "probes": stats["work"],
-            "mean_out_degree": int(col.size) / max(n, 1), "max_out_degree": int(out.max()) if n else 0}, stats
+            "mean_out_degree": int(col.size) / max(n, 1), "max_out_degree": int(out.max()) if n else 0}
 
 
 def partitioned(graph, rowptr, col, parts, repeat):
@@ -201,7 +201,7 @@ def bench_graph(spec, args):
     rowptr, col = cupy.asarray(host_rowptr), cupy.asarray(host_col)
     row = {"graph": spec, "n": graph.n, "m": graph.m, "read_s": timings.read, "build_s": timings.build,
            "load_s": load_s, "transfer_ms": median(upload_ms), "kernels": {}}
-    row["work"], stats = work(rowptr, col, graph.n)
+    row["work"] = work(rowptr, col, graph.n)
     counts = set()
     for name, tile, options in configurations(args):
         options = options | ({} if tile is None else {"tile": tile})
@@ -211,7 +211,9 @@ def bench_graph(spec, args):
         row["kernels"][label] = {"kernel": name, "tile": tile, **options, "triangles": value, **entry}
         prepare = f" + prepare {entry['prepare_ms']:.2f} ms" if "prepare_ms" in entry else ""
         print(f"  {spec:<24} {label:<36} {entry['median_ms']:9.2f} ms{prepare}  ({value:,})", flush=True)
-    whole, auto = Part(0, rowptr, col, None, graph.n, stats), Auto("gpu")
+    # as a run holds a whole graph: with the degrees its build took (a graph file read: none yet)
+    whole, auto = Part(0, rowptr, col, None, graph.n, {} if graph.degrees is None else {"degrees": graph.degrees}), \
+        Auto("gpu")
 
     def run_auto():
         """As a run counts a part: the rule's statistics, the chosen kernel's prepare step and count."""

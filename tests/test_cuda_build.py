@@ -7,11 +7,13 @@ import subprocess
 
 import pytest
 
-from tcdist.count.cuda_sources import PER_VERTEX_SOURCES, per_vertex_declarations, source
+from tcdist.count.cuda_sources import (DEGREE_STATS_SOURCES, PER_VERTEX_SOURCES, degree_stats_declarations,
+                                       per_vertex_declarations, source)
 from tcdist.count.registry import of_backend
 
 MODULES = [(k.name, k.sources, k.instantiations) for k in of_backend("gpu").values()] + \
-    [("per-vertex", PER_VERTEX_SOURCES, per_vertex_declarations)]
+    [("per-vertex", PER_VERTEX_SOURCES, per_vertex_declarations),
+     ("degree-stats", DEGREE_STATS_SOURCES, degree_stats_declarations)]
 
 
 @pytest.mark.parametrize("name,files,instantiations", MODULES, ids=[m[0] for m in MODULES])

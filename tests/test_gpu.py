@@ -92,6 +92,22 @@ def test_long_rows_span_many_tiles(gpu):
         assert kernel(rowptr, col, graph.n) == 1500 * 1499 * 1498 // 6, label
 
 
+def test_the_rules_statistics_on_the_gpu_are_the_hosts(gpu):
+    """--kernel auto's statistics in one launch on the device (cuda/degree_stats.cu) equal the
+    host's whole-array steps: parts with proxies (whose rows do not count), the whole graph, no
+    local vertex, and rows of odd and even lengths."""
+    import cupy
+
+    from tcdist.graph.graph import degree_summary
+
+    graph = tcdist.load_graph("rmat:14")
+    rows = [(p.rowptr, p.n_local) for p in partition_graph(graph, 5, seed=3).parts]
+    for rowptr, n_local in [*rows, (graph.rowptr, graph.n), (graph.rowptr, 0)]:
+        assert degree_summary(cupy.asarray(rowptr), n_local) == degree_summary(rowptr, n_local), n_local
+    assert degree_summary(graph.rowptr, graph.n)["max_out"] > 64
+    assert degree_summary(graph.rowptr, 0) == {"wedges": 0, "max_out": 0, "edges": 0}
+
+
 def test_int64_columns(gpu):
     graph = tcdist.load_graph("rmat:11")
     rowptr, col = on_device(graph)

@@ -118,7 +118,8 @@ def test_a_kernel_s_own_bytes_join_the_part_model():
 
 
 def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
-    """Small out-degrees to forward; skewed degrees (8 wedges per local edge and more) to bitmap,
+    """Even out-degrees with many wedges to wedge-group; small out-degrees otherwise to forward;
+    skewed degrees (8 wedges per local edge and more) to bitmap,
     a quarter of the bitmaps or none as memory allows; few wedges with a hub to wetric; between,
     lstc-group (Algorithm 3 at tile 128 for small parts); on the CPU, marker."""
     from tcdist.count.auto import SMALL_PART_EDGES, Auto, degree_stats
@@ -131,18 +132,24 @@ def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
         return Part(0, rowptr, np.zeros(int(rowptr[-1]), np.int32), None, 1 + leaves, {})
 
     gpu = Auto("gpu")
-    even = star_part(64)
-    assert degree_stats(even) == (63 / 2, 64) and gpu.label(even) == "forward"  # dense but even: forward
+    even = star_part(64)  # 31.5 wedges per edge, half the mean out-degree
+    assert degree_stats(even) == (63 / 2, 64, 64.0) and gpu.label(even) == "wedge-group:group=32"
+    assert gpu.label(star_part(65)) == "wedge-group:group=32"  # even with a row past forward's
+    assert gpu.label(star_part(12)) == "wedge-group:group=8"  # 5.5 wedges per edge: 8 lanes per vertex
+    short = star_part(10, leaves=100)  # 45 wedges over 110 edges
+    assert degree_stats(short) == (45 / 110, 10, 110 / 101) and gpu.label(short) == "forward"
+    even_but_few = star_part(9)  # 4 wedges per edge: below wedge-group's
+    assert degree_stats(even_but_few)[0] == 4 and gpu.label(even_but_few) == "forward"
     skewed = star_part(65, leaves=200, proxy_edges=10**6)  # C(65, 2) over 265 local edges: proxies do not count
-    assert degree_stats(skewed) == (2080 / 265, 65) and gpu.label(skewed) == "lstc-group"  # a large part
+    assert degree_stats(skewed) == (2080 / 265, 65, 265 / 201) and gpu.label(skewed) == "lstc-group"  # a large part
     skewed = star_part(65, leaves=195)  # 2080 / 260 = 8
-    assert degree_stats(skewed) == (8.0, 65) and gpu.label(skewed) == "bitmap"
+    assert degree_stats(skewed)[:2] == (8.0, 65) and gpu.label(skewed) == "bitmap"
     fewer = "bitmap:threads=256,blocks_per_sm=8"
     assert gpu.label(skewed, fits=lambda spec: spec != "bitmap") == fewer  # room for a quarter of the bitmaps
     assert gpu.label(skewed, fits=lambda spec: not spec.startswith("bitmap")) == "lstc:tile=128"  # for none
     assert gpu.fallback(skewed) == "lstc:tile=128"
     sparse_hub = star_part(100, leaves=10_000)  # 4,950 wedges over 10,100 local edges
-    assert degree_stats(sparse_hub) == (4950 / 10_100, 100) and gpu.label(sparse_hub) == "wetric:spread=8"
+    assert degree_stats(sparse_hub)[:2] == (4950 / 10_100, 100) and gpu.label(sparse_hub) == "wetric:spread=8"
     middle = star_part(2001, leaves=SMALL_PART_EDGES)  # 2,001,000 wedges over 502,001 local edges
     assert 2 < degree_stats(middle)[0] < 8 and gpu.label(middle) == "lstc-group"
     assert gpu.choices["wetric:spread=8"][1] == {"spread": 8} and gpu.choices["bitmap"][0].name == "bitmap"
@@ -155,7 +162,7 @@ def test_auto_reads_a_part_as_it_reads_the_whole_graph():
     from tcdist.count.auto import Auto, degree_stats
 
     graph = tcdist.load_graph("rmat:14")
-    whole, _ = degree_stats(Part(0, graph.rowptr, graph.col, None, graph.n, {}))
+    whole = degree_stats(Part(0, graph.rowptr, graph.col, None, graph.n, {}))[0]
     for part in partition_graph(graph, 16, seed=1).parts:
         assert 0.5 * whole < degree_stats(part)[0] < 2 * whole
         assert Auto("gpu").label(part) in ("bitmap", "lstc:tile=128", "lstc-group")

@@ -1,14 +1,21 @@
 """--kernel auto (the default): each part's kernel, by a rule taken from measurements.
 
-The rule reads two degree statistics of the part's local rows: the largest out-degree, and
-wedges per local edge (sum over local u of C(d+(u), 2), over the out-edges of the local
-vertices: the work of a wedge-checking kernel per edge, and the skew of the out-degrees, a
-hub's row having d+^2/2 wedges; per local edge, so a part of a graph reads about as the whole
-graph does, whatever P). On nvidia-h200 (results/kernels-h200.md, kernels-h200-final.md):
-- out-degrees all small (a grid's d+ <= 4, ER's <= 40): `forward`, a thread per vertex merging
-  rows (grid 0.22 ms against lstc-group's 6.9 and wetric's 1.2 with its wedge map; ER 13.6 ms
-  against lstc-group's 15.0 and bitmap's 41); a thread holding a hub's row would keep its block
-  waiting;
+The rule reads three degree statistics of the part's local rows, taken when the rows were
+built (graph/graph.py degree_summary): the largest out-degree, the mean, and wedges per local
+edge (sum over local u of C(d+(u), 2), over the out-edges of the local vertices: the work of a
+wedge-checking kernel per edge, and the skew of the out-degrees, a hub's row having d+^2/2
+wedges; per local edge, so a part of a graph reads about as the whole graph does, whatever P).
+Even out-degrees have about half the mean wedges per edge. On nvidia-h200
+(results/kernels-h200.md, kernels-h200-final.md, kernels-h200-wedge.md):
+- even out-degrees with 5 wedges per edge or more (ER of mean degree 25 to 100): `wedge-group`,
+  8 lanes per vertex walking its wedges, a warp from 10 wedges per edge (ER-8M-100M, 6.9 per
+  edge: 5.5 ms against a warp's 6.2, forward's 11.8 and the published WETRIC's 9.1; of mean
+  degree 50, 14.7 per edge: a warp's 10.2 against 8 lanes' 11.8; of mean degree 100: 20.4
+  against lstc-group's 26.8 and bitmap's 102);
+- out-degrees all small otherwise (a grid's d+ <= 4, sparser ER): `forward`, a thread per
+  vertex merging rows (grid 0.21 ms against wedge-group's 2.1, lstc-group's 6.7 and wetric's
+  1.2 with its wedge map; ER of mean degree 12.5 0.65 ms against wedge-group's 1.37); a thread
+  holding a hub's row would keep its block waiting;
 - skewed degrees (RMAT: 78-160 wedges per edge; the SNAP graphs: 9.9-22): `bitmap`, a bitmap of
   N+(u) per block (RMAT-20..24 2.3-2.6x lstc-group); where its bitmaps do not fit beside the
   part, 8 blocks of 256 threads per multiprocessor (a quarter of the bitmaps, as fast on
@@ -23,23 +30,28 @@ CPU (results/cpu-rmat18.json): `marker` beat `merge` 4.5x, so it is always `mark
 """
 
 from tcdist.count.registry import choose
-from tcdist.xp import array_module
+from tcdist.graph.graph import degree_summary
 
 SMALL_PART_EDGES = 500_000
 SPARSE_WEDGES_PER_EDGE = 2.0   # below (with a hub): wetric
 SKEWED_WEDGES_PER_EDGE = 8.0   # from here (with a hub): bitmap
 EVEN_MAX_OUT_DEGREE = 64       # up to here: forward
+WEDGE_GROUP_WEDGES_PER_EDGE = 5.0  # from here, out-degrees even: wedge-group
+WIDE_GROUP_WEDGES_PER_EDGE = 10.0  # from here: a warp per vertex, below: 8 lanes
+EVEN_SKEW = 1.5  # wedges per edge over half the mean out-degree up to here: even (ER 1.1-1.2; ego-Facebook 2.0)
+WEDGE_GROUPS = ("wedge-group:group=8", "wedge-group:group=32")
 BITMAPS = ("bitmap", "bitmap:threads=256,blocks_per_sm=8")  # the fastest, then the one of fewer bitmaps
-_SPECS = {"gpu": ("forward", *BITMAPS, "wetric:spread=8", "lstc:tile=128", "lstc-group"), "cpu": ("marker",)}
+_SPECS = {"gpu": ("forward", *WEDGE_GROUPS, *BITMAPS, "wetric:spread=8", "lstc:tile=128", "lstc-group"), "cpu": ("marker",)}
 
 
-def degree_stats(part) -> tuple[float, int]:
-    """(wedges per local edge, the largest out-degree), over the part's local rows."""
-    xp = array_module(part.rowptr)
-    out = xp.diff(part.rowptr[: int(part.n_local) + 1])
-    if not out.size:
-        return 0.0, 0
-    return int((out * (out - 1) // 2).sum()) / max(int(part.rowptr[int(part.n_local)]), 1), int(out.max())
+def degree_stats(part) -> tuple[float, int, float]:
+    """(wedges per local edge, the largest out-degree, the mean out-degree), over the part's local
+    rows: from its statistics, taken when it was built (a part read from a store: now, and kept
+    there)."""
+    if "degrees" not in part.stats:
+        part.stats["degrees"] = degree_summary(part.rowptr, part.n_local)
+    summary = part.stats["degrees"]
+    return summary["wedges"] / max(summary["edges"], 1), summary["max_out"], summary["edges"] / max(part.n_local, 1)
 
 
 class Auto:
@@ -54,7 +66,10 @@ class Auto:
         a kernel's own memory (bitmaps) fits on the device now, else another counts."""
         if self.backend == "cpu":
             return "marker"
-        per_edge, max_out = degree_stats(part)
+        per_edge, max_out, mean_out = degree_stats(part)
+        many = per_edge >= WEDGE_GROUP_WEDGES_PER_EDGE
+        if many and per_edge <= EVEN_SKEW * mean_out / 2:
+            return WEDGE_GROUPS[per_edge >= WIDE_GROUP_WEDGES_PER_EDGE]
         if max_out <= EVEN_MAX_OUT_DEGREE:
             return "forward"
         if per_edge >= SKEWED_WEDGES_PER_EDGE:

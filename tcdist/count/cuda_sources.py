@@ -33,7 +33,12 @@ def name_expression(declaration: str) -> str:
 
 
 PER_VERTEX_SOURCES = ("per_vertex.cu",)  # per-vertex credits: no counting kernel, so not in the registry
+DEGREE_STATS_SOURCES = ("degree_stats.cu",)  # the auto rule's statistics: likewise
 
 
 def per_vertex_declarations() -> list[str]:
     return declare("lstc_per_vertex", list(COL_TYPES.values()), "const i64*, const {col}*, i64, u64*")
+
+
+def degree_stats_declarations() -> list[str]:
+    return declare("degree_stats", ["long long"], "const {col}*, i64, u64*")

@@ -8,7 +8,8 @@ import functools
 
 import cupy
 
-from tcdist.count.cuda_sources import COL_TYPES, PER_VERTEX_SOURCES, name_expression, per_vertex_declarations, source
+from tcdist.count.cuda_sources import (COL_TYPES, DEGREE_STATS_SOURCES, PER_VERTEX_SOURCES, degree_stats_declarations,
+                                       name_expression, per_vertex_declarations, source)
 
 MAX_GRID = 1 << 30
 
@@ -57,3 +58,17 @@ def per_vertex(rowptr, col, n_local):
         function(_PerVertex, "lstc_per_vertex", col)((grid,), (32 * warps_per_block,),
                                                       (rowptr, col, cupy.int64(n_local), triangles))
     return triangles
+
+
+class _DegreeStats:  # the auto rule's statistics, compiled like a registry kernel
+    sources = DEGREE_STATS_SOURCES
+    instantiations = staticmethod(degree_stats_declarations)
+
+
+def degree_stats(rowptr, n_local: int) -> tuple[int, int, int]:
+    """(sum of C(d+(u), 2), the largest d+(u), the edges) of the local rows, in one launch."""
+    stats = cupy.zeros(3, dtype=cupy.uint64)
+    if n_local > 0:
+        grid = min(-(-int(n_local) // 256), 8 * cupy.cuda.Device().attributes["MultiProcessorCount"])
+        function(_DegreeStats, "degree_stats", rowptr)((grid,), (256,), (rowptr, cupy.int64(n_local), stats))
+    return tuple(int(x) for x in stats.get())

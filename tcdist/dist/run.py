@@ -154,7 +154,8 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
 
 def _whole(graph, held: dict, budget: int | None = None) -> Prepared:
     """The whole graph as the one part, held in memory."""
-    held["parts"] = [Part(0, graph.rowptr, graph.col, None, graph.n, {})]
+    held["parts"] = [Part(0, graph.rowptr, graph.col, None, graph.n, {} if graph.degrees is None else
+                          {"degrees": graph.degrees})]
     header = _header_of_graph(graph, 1, None, None)
     if budget is not None:
         header["budget"] = budget

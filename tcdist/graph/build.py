@@ -11,7 +11,7 @@ import numpy as np
 
 from tcdist import memory, progress
 from tcdist.errors import TcdistError
-from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
+from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype, degree_summary
 from tcdist.io.edges import EdgeList
 from tcdist.xp import array_module
 
@@ -123,4 +123,5 @@ def _build(edges, bar):
         reciprocal=reciprocal,
         warnings=list(edges.warnings),
         labels=edges.labels,
+        degrees=degree_summary(rowptr, n),
     )

@@ -17,6 +17,21 @@ def col_dtype(n):
     return np.int32 if n < 2**31 else np.int64
 
 
+def degree_summary(rowptr, n_local: int) -> dict:
+    """What --kernel auto's rule reads of the first n_local rows: their wedges (the sum of
+    C(d+(u), 2)), the largest out-degree and the edges. Taken where rows are built (a graph, a
+    part), so that a count need not pass over them again; on the GPU in one launch."""
+    n_local = int(n_local)
+    if array_module(rowptr) is np:
+        out = np.diff(rowptr[: n_local + 1])
+        wedges, longest, edges = int((out * (out - 1) // 2).sum()), int(out.max(initial=0)), int(rowptr[n_local])
+    else:
+        from tcdist.count import gpu
+
+        wedges, longest, edges = gpu.degree_stats(rowptr, n_local)
+    return {"wedges": wedges, "max_out": longest, "edges": edges}
+
+
 def csr_problem(rowptr, col, n_local: int, *, ascending: bool = False) -> str | None:
     """What is wrong with an oriented CSR that a kernel would trust, or None: rowptr int64 from 0
     to len(col) and never falling, ids in range, every row strictly increasing, 0 <= n_local <= n
@@ -83,6 +98,7 @@ class Graph(CSR):
     reciprocal: int = 0  # edges read in both directions, merged into one undirected edge
     warnings: list = field(default_factory=list)
     labels: object = None  # with ids that were not integers: original_id indexes these labels
+    degrees: dict | None = None  # degree_summary of every row, when the graph was built here
 
     def refuse_labels(self, what: str) -> None:
         """Files keep integer ids only: a graph with labels would come back with their indices."""

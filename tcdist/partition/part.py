@@ -4,7 +4,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from tcdist.graph.graph import CSR
+from tcdist.graph.graph import CSR, degree_summary
 from tcdist.xp import array_module
 
 PRUNE_MODES = ("lstc", "none", "minimal")
@@ -25,6 +25,7 @@ def part_stats(rowptr, col, n_local, v_ind, e_ind):
         "e_res": int(col.size),
         "bytes": int(rowptr.nbytes + col.nbytes),
         "work": work,
+        "degrees": degree_summary(rowptr, n_local),  # what --kernel auto reads (not written to stores)
     }
 
 
