@@ -6,7 +6,8 @@ edge (sum over local u of C(d+(u), 2), over the out-edges of the local vertices:
 wedge-checking kernel per edge, and the skew of the out-degrees, a hub's row having d+^2/2
 wedges; per local edge, so a part of a graph reads about as the whole graph does, whatever P).
 Even out-degrees have about half the mean wedges per edge. On nvidia-h200
-(results/kernels-h200.md, kernels-h200-final.md, kernels-h200-wedge.md):
+(results/kernels-h200.md, kernels-h200-final.md, kernels-h200-wedge.md, the last with this
+rule):
 - even out-degrees with 5 wedges per edge or more (ER of mean degree 25 to 100): `wedge-group`,
   8 lanes per vertex walking its wedges, a warp from 10 wedges per edge (ER-8M-100M, 6.9 per
   edge: 5.5 ms against a warp's 6.2, forward's 11.8 and the published WETRIC's 9.1; of mean
