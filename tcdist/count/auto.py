@@ -15,7 +15,8 @@ rule):
   against lstc-group's 26.8 and bitmap's 102);
 - out-degrees all small otherwise (a grid's d+ <= 4, sparser ER): `forward`, a thread per
   vertex merging rows (grid 0.21 ms against wedge-group's 2.1, lstc-group's 6.7 and wetric's
-  1.2 with its wedge map; ER of mean degree 12.5 0.65 ms against wedge-group's 1.37); a thread
+  1.2 with its wedge map; ER of mean degree 6.25: 0.63 ms against wedge-group's 1.25, of 12.5:
+  2.22 against 2.33); a thread
   holding a hub's row would keep its block waiting;
 - skewed degrees (RMAT: 78-160 wedges per edge; the SNAP graphs: 9.9-22): `bitmap`, a bitmap of
   N+(u) per block (RMAT-20..24 2.3-2.6x lstc-group); where its bitmaps do not fit beside the
