@@ -225,10 +225,14 @@ def bench_graph(spec, args):
     counts.add(value)
     row["auto"] = {"choice": choice, "ms": times, "total_ms": median(times)}  # the rule, prepare and count
     print(f"  {spec:<24} {'auto: ' + choice:<36} {median(times):9.2f} ms", flush=True)
-    value, times = event_times(lambda: int(gpu.per_vertex(rowptr, col, graph.n).sum()) // 3, args.repeat)
-    counts.add(value)
-    row["per_vertex"] = {"ms": times, "median_ms": median(times)}
-    print(f"  {spec:<24} {'per-vertex (all three corners)':<36} {median(times):9.2f} ms", flush=True)
+    by_thread = Auto.per_vertex_by_thread(whole)  # the per-vertex kernel a run takes for this graph
+    row["per_vertex"] = {"by_thread": by_thread}
+    for kind, thread in (("warp_per_edge", False), ("thread_per_vertex", True)):
+        value, times = event_times(lambda: int(gpu.per_vertex(rowptr, col, graph.n, thread).sum()) // 3, args.repeat)
+        counts.add(value)
+        row["per_vertex"][kind] = {"ms": times, "median_ms": median(times)}
+        print(f"  {spec:<24} {'per-vertex, ' + kind.replace('_', ' '):<36} {median(times):9.2f} ms", flush=True)
+    row["per_vertex"]["median_ms"] = row["per_vertex"]["thread_per_vertex" if by_thread else "warp_per_edge"]["median_ms"]
     if args.parts > 1:
         row["partitioned"] = partitioned(graph, rowptr, col, args.parts, args.repeat)
         counts.add(row["partitioned"]["triangles"])

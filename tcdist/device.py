@@ -214,7 +214,7 @@ class Device:
         """Run every kernel this device may use once on K_40 with each column type, before anything
         is timed: this compiles (or loads) them and every helper they launch (a first CuPy launch in
         a process costs far more than a count), and checks each gives C(40, 3); with per_vertex,
-        also that the per-vertex kernel credits every vertex with C(39, 2)."""
+        also that every per-vertex kernel credits every vertex with C(39, 2)."""
         xp = np
         if self.is_gpu:
             import cupy as xp
@@ -232,8 +232,9 @@ class Device:
                 if kernel.run(clique.rowptr, clique.col, n, options) != n * (n - 1) * (n - 2) // 6:
                     raise TcdistError(f"the {label} kernel miscounts K_{n} on {self.describe()}: this device or "
                                       "build is broken")
-            if per_vertex and not (self.count_per_vertex(clique) == (n - 1) * (n - 2) // 2).all():
-                raise TcdistError(f"the per-vertex kernel miscounts K_{n} on {self.describe()}: this device or build "
+            credits = self._per_vertex_all(clique) if per_vertex else []
+            if not all((c == (n - 1) * (n - 2) // 2).all() for c in credits):
+                raise TcdistError(f"a per-vertex kernel miscounts K_{n} on {self.describe()}: this device or build "
                                   "is broken")
 
     def stage(self, part: Part, beside: int) -> Part | _Staged:
@@ -352,14 +353,24 @@ class Device:
             from tcdist.count import gpu
 
             with self._within_memory(part):
-                return gpu.per_vertex(part.rowptr, part.col, part.n_local).get()
+                return gpu.per_vertex(part.rowptr, part.col, part.n_local, Auto.per_vertex_by_thread(part)).get()
         from tcdist.count.cpu import per_vertex
 
         return _interruptible(lambda: per_vertex(part.rowptr, part.col, part.n_local))
 
-    @property
-    def per_vertex_kernel(self) -> str:
-        return "per-vertex (edge warps, atomics)" if self.is_gpu else "per-vertex (marker)"
+    def _per_vertex_all(self, part: Part) -> list:
+        """The part's per-vertex credits by every per-vertex kernel of this device (warm-up)."""
+        if not self.is_gpu:
+            return [self.count_per_vertex(part)]
+        from tcdist.count import gpu
+
+        return [gpu.per_vertex(part.rowptr, part.col, part.n_local, by_thread).get() for by_thread in (False, True)]
+
+    def per_vertex_kernel(self, part: Part) -> str:
+        """The per-vertex kernel that credits this part."""
+        if not self.is_gpu:
+            return "per-vertex (marker)"
+        return "per-vertex (thread per vertex)" if Auto.per_vertex_by_thread(part) else "per-vertex (edge warps)"
 
 
 def _finished(value, on_gpu: bool):

@@ -46,7 +46,7 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
         prepared = device.prepare(part) if per_vertex is None else None
         t2 = time.perf_counter()
         found = device.count(part, prepared) if per_vertex is None else _credit(device, part, per_vertex)
-        kernel = device.per_vertex_kernel if per_vertex is not None else prepared[0]
+        kernel = device.per_vertex_kernel(part) if per_vertex is not None else prepared[0]
         del prepared  # what the kernel's prepare step holds on the device goes before the next part comes
         result = PartResult(index, rank, found, read_wait, transfer, time.perf_counter() - t2, dict(part.stats),
                             read_overlapped=max(reading - read_wait, 0.0),

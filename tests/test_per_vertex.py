@@ -59,7 +59,8 @@ def test_the_gpu_kernel_credits_every_vertex_as_networkx_does(entry):
     path = DATASETS / entry["file"]
     ref = reference(networkx_graph(path))
     whole = tcdist.count_triangles(path, per_vertex=True)  # --backend auto counts per vertex on the GPU
-    assert whole.triangles == entry["published_triangles"] and whole.kernel.startswith("per-vertex (edge warps")
+    assert whole.triangles == entry["published_triangles"]
+    assert whole.kernel in ("per-vertex (edge warps)", "per-vertex (thread per vertex)")
     assert_matches(whole, ref)
     in_parts = tcdist.count_triangles(path, backend="gpu", per_vertex=True, parts=5, kernel="lstc:tile=128")
     assert_matches(in_parts, ref)
@@ -67,11 +68,36 @@ def test_the_gpu_kernel_credits_every_vertex_as_networkx_does(entry):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("spec", ["rmat:16", "complete:60", "grid:50:70"])
-def test_the_gpu_per_vertex_counts_equal_the_cpu_ones(spec, tmp_path):
+@pytest.mark.parametrize("entry", dataset_params())
+def test_both_gpu_per_vertex_kernels_credit_every_row_as_the_cpu_does(entry):
+    """A warp per edge and a thread per vertex (cuda/per_vertex.cu), on the whole graph and on
+    parts with proxies (whose edges to local vertices run against the ids), int32 and int64 ids."""
+    import cupy
+
+    from tcdist.count import gpu
+    from tcdist.count.cpu import per_vertex
+    from tcdist.partition import partition_graph
+    from tcdist.partition.part import Part
+
+    graph = tcdist.load_graph(DATASETS / entry["file"])
+    for part in [Part(0, graph.rowptr, graph.col, None, graph.n, {}), *partition_graph(graph, 4, seed=5).parts]:
+        expected = per_vertex(part.rowptr, part.col, part.n_local)
+        for col in (part.col, part.col.astype(np.int64)):
+            for by_thread in (False, True):
+                credits = gpu.per_vertex(cupy.asarray(part.rowptr), cupy.asarray(col), part.n_local, by_thread)
+                assert np.array_equal(credits.get(), expected), (part.index, col.dtype, by_thread)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spec,kernel", [("rmat:16", "per-vertex (edge warps)"),
+                                         ("complete:60", "per-vertex (thread per vertex)"),
+                                         ("grid:50:70", "per-vertex (thread per vertex)")])
+def test_the_gpu_per_vertex_counts_equal_the_cpu_ones(spec, kernel, tmp_path):
+    """Each part's per-vertex kernel as the rule takes it: a thread per vertex for out-degrees
+    of at most 64, a warp per edge past them."""
     cpu = tcdist.count_triangles(spec, backend="cpu", per_vertex=True, parts=3)
     gpu = tcdist.count_triangles(spec, backend="gpu", per_vertex=True, parts=3, store=str(tmp_path / "s.h5"))
-    assert gpu.triangles == cpu.triangles
+    assert gpu.triangles == cpu.triangles and gpu.kernel == kernel
     assert np.array_equal(gpu.per_vertex.vertex, cpu.per_vertex.vertex)
     assert np.array_equal(gpu.per_vertex.triangles, cpu.per_vertex.triangles)
 

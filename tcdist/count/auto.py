@@ -82,6 +82,12 @@ class Auto:
             return "wetric:spread=8"
         return "lstc:tile=128" if int(part.col.size) < SMALL_PART_EDGES else "lstc-group"
 
+    @staticmethod
+    def per_vertex_by_thread(part) -> bool:
+        """Whether the GPU's per-vertex credits take a thread per vertex (out-degrees all small,
+        as for forward) rather than a warp per edge."""
+        return degree_stats(part)[1] <= EVEN_MAX_OUT_DEGREE
+
     def fallback(self, part) -> str:
         """The spec for this part when no kernel with memory of its own may count it."""
         return self.label(part, fits=lambda spec: False)

@@ -37,7 +37,8 @@ DEGREE_STATS_SOURCES = ("degree_stats.cu",)  # the auto rule's statistics: likew
 
 
 def per_vertex_declarations() -> list[str]:
-    return declare("lstc_per_vertex", list(COL_TYPES.values()), "const i64*, const {col}*, i64, u64*")
+    return [declaration for template in ("lstc_per_vertex", "forward_per_vertex")
+            for declaration in declare(template, list(COL_TYPES.values()), "const i64*, const {col}*, i64, u64*")]
 
 
 def degree_stats_declarations() -> list[str]:

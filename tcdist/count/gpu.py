@@ -47,12 +47,16 @@ class _PerVertex:  # the per-vertex kernel, compiled like a registry kernel
     instantiations = staticmethod(per_vertex_declarations)
 
 
-def per_vertex(rowptr, col, n_local):
+def per_vertex(rowptr, col, n_local, thread_per_vertex: bool = False):
     """The triangles each row of the CSR is in, counting the triangles whose lowest vertex is
-    local (uint64 on the device, one per row): every corner is credited (cuda/per_vertex.cu)."""
+    local (uint64 on the device, one per row): every corner is credited (cuda/per_vertex.cu), by
+    a warp per local edge, or a thread per local vertex (for small out-degrees)."""
     rowptr, col = device_csr(rowptr, col)
     triangles = cupy.zeros(rowptr.size - 1, dtype=cupy.uint64)
-    if n_local > 0 and col.size:
+    if n_local > 0 and col.size and thread_per_vertex:
+        grid = min(-(-int(n_local) // 256), MAX_GRID)
+        function(_PerVertex, "forward_per_vertex", col)((grid,), (256,), (rowptr, col, cupy.int64(n_local), triangles))
+    elif n_local > 0 and col.size:
         warps_per_block = 8
         grid = int(min(-(-int(rowptr[int(n_local)]) // warps_per_block), MAX_GRID)) or 1
         function(_PerVertex, "lstc_per_vertex", col)((grid,), (32 * warps_per_block,),

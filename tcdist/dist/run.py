@@ -345,7 +345,7 @@ def _count_on(comm, device: Device, source, plan: Plan, timings: Timings, start:
         ids, degree = _vertices(held.get("graph"), prepared)
         result.per_vertex, result.transitivity, result.average_clustering = per_vertex_result(
             ids, degree, credits, result.triangles)
-        result.kernel, result.kernel_options = device.per_vertex_kernel, {}
+        result.kernel, result.kernel_options = ", ".join(sorted(result.kernels)), {}  # each part's, as counted
     return result
 
 

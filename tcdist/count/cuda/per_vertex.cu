@@ -41,3 +41,44 @@ __global__ void lstc_per_vertex(const i64* rowptr, const T* col, i64 n_local, u6
         }
     }
 }
+
+// The same credits from a thread per local vertex u, as cuda/forward.cu finds triangles: for
+// small out-degrees (grids, sparse ER), where a warp per edge would idle most of its lanes on
+// rows of a few entries. Each w common to N+(u)[i+1..] and N+(v) (and each proxy p after a
+// local v in u's row with v in N+(p)) closes a triangle; w's credit is an atomic per triangle,
+// v's one per v, u's one per thread.
+template <typename T>
+__global__ void __launch_bounds__(256) forward_per_vertex(const i64* __restrict__ rowptr, const T* __restrict__ col,
+                                                          i64 n_local, u64* triangles) {
+    for (i64 u = (i64)blockIdx.x * blockDim.x + threadIdx.x; u < n_local; u += (i64)gridDim.x * blockDim.x) {
+        const i64 begin = rowptr[u], end = rowptr[u + 1];
+        u64 at_u = 0;
+        for (i64 i = begin; i + 1 < end; ++i) {
+            const T v = col[i];
+            u64 at_v = 0;
+            i64 a = i + 1, b = rowptr[v];
+            const i64 b_end = rowptr[v + 1];
+            while (a < end && b < b_end) {
+                const T x = col[a], y = col[b];
+                if (x == y) {
+                    ++at_v;
+                    atomicAdd(triangles + x, 1ull);
+                }
+                a += x <= y;
+                b += y <= x;
+            }
+            if ((i64)v < n_local && (i64)col[end - 1] >= n_local) {
+                for (i64 w = i + 1; w < end; ++w) {
+                    const T p = col[w];
+                    if ((i64)p >= n_local && sorted_contains(col + rowptr[p], (int)(rowptr[p + 1] - rowptr[p]), v)) {
+                        ++at_v;
+                        atomicAdd(triangles + p, 1ull);
+                    }
+                }
+            }
+            if (at_v) atomicAdd(triangles + v, at_v);
+            at_u += at_v;
+        }
+        if (at_u) atomicAdd(triangles + u, at_u);
+    }
+}
