@@ -39,10 +39,13 @@ def main():
     t0 = time.perf_counter()
     graph = tcdist.load_graph(f"rmat:{args.scale}", device=args.build_on).on_host()
     load = time.perf_counter() - t0
+    stage(f"rmat:{args.scale} ({graph.m:,} edges) generated and built on the {args.build_on}, in host memory", load)
     assignment = assign(graph, "random", args.parts, 0)
     rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
     _, transpose = timed(lambda: _transpose(rowptr, col, numba.get_num_threads()), args.repeat)
+    stage("transpose (median)", median(transpose))
     parts, host = timed(lambda: list(iter_parts_host(graph, assignment, args.parts, args.prune)), args.repeat)
+    stage(f"host builder, {args.parts} parts (runs {', '.join(f'{s:.1f}' for s in host)})", median(host))
     record = {**metadata(args.device), "command": f"python jobs/bench_host_partition.py --scale {args.scale} "
                                                   f"--parts {args.parts} --build-on {args.build_on}" +
                                                   (" --reference" if args.reference else ""),
@@ -59,6 +62,11 @@ def main():
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)
     print(json.dumps({k: v for k, v in record.items() if k != "host_builder_runs"}, indent=1))
+
+
+def stage(what: str, seconds: float) -> None:
+    """One line per step as it ends: a run stopped by a time limit still says where it got."""
+    print(f"{seconds:9.2f} s  {what}", flush=True)
 
 
 if __name__ == "__main__":
