@@ -216,7 +216,8 @@ def bench_graph(spec, args):
         Auto("gpu")
 
     def run_auto():
-        """As a run counts a part: the rule's statistics, the chosen kernel's prepare step and count."""
+        """As a run counts a part: the rule (reading the degrees the build took, as a run's does),
+        the chosen kernel's prepare step and count."""
         name, given = parse_spec(auto.label(whole))
         return bound(name, None, given)(rowptr, col, graph.n)
 
@@ -228,7 +229,8 @@ def bench_graph(spec, args):
     by_thread = Auto.per_vertex_by_thread(whole)  # the per-vertex kernel a run takes for this graph
     row["per_vertex"] = {"by_thread": by_thread}
     for kind, thread in (("warp_per_edge", False), ("thread_per_vertex", True)):
-        value, times = event_times(lambda: int(gpu.per_vertex(rowptr, col, graph.n, thread).sum()) // 3, args.repeat)
+        value, times = event_times(lambda thread=thread: int(gpu.per_vertex(rowptr, col, graph.n, thread).sum()) // 3,
+                                   args.repeat)
         counts.add(value)
         row["per_vertex"][kind] = {"ms": times, "median_ms": median(times)}
         print(f"  {spec:<24} {'per-vertex, ' + kind.replace('_', ' '):<36} {median(times):9.2f} ms", flush=True)

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from tcdist import progress
 from tcdist.clustering import exact_sum
 from tcdist.device import Device
-from tcdist.partition.part import Part
+from tcdist.partition.part import Part, recorded
 from tcdist.results import PartResult
 from tcdist.xp import to_numpy
 
@@ -48,7 +48,7 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
         found = device.count(part, prepared) if per_vertex is None else _credit(device, part, per_vertex)
         kernel = device.per_vertex_kernel(part) if per_vertex is not None else prepared[0]
         del prepared  # what the kernel's prepare step holds on the device goes before the next part comes
-        result = PartResult(index, rank, found, read_wait, transfer, time.perf_counter() - t2, dict(part.stats),
+        result = PartResult(index, rank, found, read_wait, transfer, time.perf_counter() - t2, recorded(part.stats),
                             read_overlapped=max(reading - read_wait, 0.0),
                             transfer_overlapped=max(staging + copied - transfer, 0.0), prepare=t2 - t1,
                             kernel=kernel)

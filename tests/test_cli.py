@@ -160,3 +160,15 @@ def test_a_bar_moves_every_second_even_without_updates(monkeypatch):
         progress.enable(False)
     frames = [f for f in terminal.getvalue().split("\r") if "build" in f]
     assert len(frames) >= 2 and frames[0] != frames[-1], terminal.getvalue()
+
+
+def test_a_part_s_record_is_the_same_whether_built_in_the_run_or_read_from_a_store(cli, tmp_path):
+    """--json's part records: the partitioning's statistics only (before, parts built in the run
+    also carried the degrees --kernel auto reads, and parts read from a store did not)."""
+    built = cli("count", "rmat:10", "-P", 2, "--backend", "cpu", "--json").json()
+    store = tmp_path / "parts.h5"
+    assert cli("partition", "rmat:10", "-P", 2, "-o", store).code == 0
+    read = cli("count", store, "--backend", "cpu", "--json").json()
+    assert [set(p) for p in built["part_stats"]] == [set(p) for p in read["part_stats"]]
+    assert [p["e_res"] for p in built["part_stats"]] == [p["e_res"] for p in read["part_stats"]]
+    assert "degrees" not in built["part_stats"][0]

@@ -29,6 +29,12 @@ def part_stats(rowptr, col, n_local, v_ind, e_ind):
     }
 
 
+def recorded(stats: dict) -> dict:
+    """A part's statistics as stores, summaries and --json keep them: the partitioning's, not the
+    degrees the kernel rule reads (a part built in this run has them, one read from a store not)."""
+    return {k: stats[k] for k in STAT_KEYS if k in stats}
+
+
 def partitioning_id(fingerprint: str, parts: int, scheme: str, prune: str, seed: int) -> str:
     """Names one partitioning: the graph's fingerprint and every option that shapes its parts."""
     key = json.dumps([str(fingerprint), int(parts), str(scheme), str(prune), int(seed)])
@@ -84,7 +90,7 @@ class Partitioning:
 
     def part_stats(self) -> list[dict]:
         """Every part's statistics (of a lazy partitioning: as written to its store)."""
-        return self.written if self.written is not None else [p.stats for p in self.parts]
+        return self.written if self.written is not None else [recorded(p.stats) for p in self.parts]
 
     def totals(self):
         """Sums of the per-part statistics, with the replication of vertices and edges."""

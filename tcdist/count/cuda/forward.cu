@@ -1,7 +1,7 @@
 // Forward (Schank and Wagner's forward algorithm, one thread per local vertex): the thread of u
 // takes every v = N+(u)[i] in turn and merges the rest of u's row, N+(u)[i+1..], with N+(v); both
 // are sorted, so a common w closes the triangle once, from its lowest vertex u. No prepare step and
-// no search for work: for graphs of small, even out-degrees (grids, meshes, ER), where a block or
+// no search for work: for graphs of small out-degrees (grids, meshes, sparse ER), where a block or
 // a warp per vertex would idle and a wedge map costs more to build than the count.
 // Ids follow the orientation among a part's local vertices and among its proxies, not between the
 // two sets: for a local v, a proxy w after it in u's row may hold the edge as w -> v, so v is also

@@ -1,14 +1,16 @@
-// Wedge groups: G lanes of a warp per local vertex u walk the wedges u -> v -> w of N+(u), all
-// of them flattened into one index range, so the lanes read consecutive entries of N+(v) (the
-// forward kernel's thread reads a row alone, a sector per step), and look each w up in N+(u),
-// held in shared memory when it fits. For out-degrees too large for a thread per vertex to stay
-// busy and too small for a block per vertex (ER: d+ about 12,
-// some 150 wedges per vertex).
+// Wedge groups: G lanes of a warp per local vertex u walk the paths u -> v -> w of N+(u) (here
+// "wedges": d+(v) of them for each v, some 150 per vertex on ER of mean degree 25, not the
+// rule's C(d+(u), 2)), all flattened into one index range, so the lanes read consecutive
+// entries of N+(v) (the forward kernel's thread reads a row alone, a sector per step), and look
+// each w up in N+(u), held in shared memory when it fits. For even out-degrees too large for a
+// thread per vertex to stay busy and too small for a block per vertex (ER: d+ about 12).
 // Every w is looked up in the whole of N+(u), not only after v: an edge has one direction, so of
-// a triangle's two wedges from u exactly one is stored, even between a local vertex and a proxy
+// a triangle's two paths from u exactly one is stored, even between a local vertex and a proxy
 // (whose ids do not follow the orientation across the two sets).
 // A row of more than ROW entries is taken ROW v's at a time, w looked up in global memory.
-constexpr int ROW = 32;  // 8 blocks of 256 threads per multiprocessor fit their shared memory at G = 8
+// At G = 8 a block's shared memory is 21 KB (int ids), but 40 registers a thread hold an SM to
+// 6 blocks of 256 threads (Nsight Compute on nvidia-h200: 75 % occupancy).
+constexpr int ROW = 32;
 
 template <typename T>
 __device__ __forceinline__ int row_contains(const T* shared_row, const T* global_row, int len, T w) {

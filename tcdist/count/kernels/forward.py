@@ -1,5 +1,5 @@
 """GPU: the forward algorithm, one thread per local vertex (cuda/forward.cu): each v of N+(u)
-merged with the rest of u's row. No prepare step; for small, even out-degrees (grids, ER)."""
+merged with the rest of u's row. No prepare step; for small out-degrees (grids, sparse ER)."""
 
 from tcdist.count.cuda_sources import COL_TYPES, declare
 from tcdist.count.registry import Kernel
