@@ -11,8 +11,8 @@ import numpy as np
 
 from tcdist import memory, progress
 from tcdist.errors import TcdistError
+from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype, degree_summary
-from tcdist.io.edges import EdgeList
 from tcdist.xp import array_module
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 from tcdist.errors import InputError, TcdistError
+from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import Graph
 from tcdist.io.edgelist import read_edge_list
-from tcdist.io.edges import EdgeList
 from tcdist.io.generators import generate, is_spec, not_a_spec, spec_edges
 from tcdist.io.h5graph import read_graph
 from tcdist.io.hdf5 import looks_hdf5

@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 
-from tcdist.io.edges import EdgeList
+from tcdist.graph.edges import EdgeList
 from tcdist.io.text import data_lines, read_pairs, show, sniff_delimiter
 
 _HEAD_BYTES = 1 << 16  # a header is looked for in the file's first 64 KiB

@@ -8,7 +8,7 @@ import numpy as np
 
 from tcdist import memory, progress
 from tcdist.errors import TcdistError
-from tcdist.io.edges import EdgeList
+from tcdist.graph.edges import EdgeList
 
 RMAT_ABC = (0.57, 0.19, 0.19)  # Graph500: d = 0.05
 _CHUNK = 1 << 22

@@ -3,7 +3,7 @@
 import numpy as np
 
 from tcdist.errors import InputError
-from tcdist.io.edges import EdgeList
+from tcdist.graph.edges import EdgeList
 from tcdist.io.text import read_pairs
 
 _FIELDS = {"pattern", "integer", "real", "complex"}

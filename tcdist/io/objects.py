@@ -11,7 +11,7 @@ from itertools import chain
 import numpy as np
 
 from tcdist.errors import TcdistError
-from tcdist.io.edges import EdgeList
+from tcdist.graph.edges import EdgeList
 from tcdist.xp import array_module
 
 _NAMED_PAIRS = (("src", "dst"), ("source", "target"))
