@@ -4,11 +4,14 @@ Importing tcdist touches neither CUDA nor MPI; the public API is loaded on first
 """
 
 __version__ = "0.1.0"
-__all__ = ["count_triangles", "load_graph", "TriangleCount", "Graph", "TcdistError", "__version__"]
+__all__ = ["count_triangles", "load_graph", "convert", "write_generated", "TriangleCount", "Graph", "TcdistError",
+           "__version__"]
 
 _LAZY = {
     "count_triangles": "tcdist.api",
     "load_graph": "tcdist.api",
+    "convert": "tcdist.api",
+    "write_generated": "tcdist.api",
     "TriangleCount": "tcdist.api",
     "Graph": "tcdist.graph",
     "TcdistError": "tcdist.errors",

@@ -10,14 +10,14 @@ from tcdist.budget import parse_size
 from tcdist.dist import run
 from tcdist.dist.comm import as_comm
 from tcdist.errors import TcdistError
-from tcdist.io.write import output_target
+from tcdist.io.write import output_kind, output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.store import write_store
 from tcdist.results import Timings, TriangleCount
 from tcdist.source import EMBEDDED_NAME, EMBEDDED_TRIANGLES, Source, embedded_path, load_graph, open_store_source
 
-__all__ = ["count_triangles", "load_graph", "partition", "open_store_source", "TriangleCount", "Timings",
-           "embedded_path", "EMBEDDED_NAME", "EMBEDDED_TRIANGLES"]
+__all__ = ["count_triangles", "load_graph", "partition", "convert", "write_generated", "open_store_source",
+           "TriangleCount", "Timings", "embedded_path", "EMBEDDED_NAME", "EMBEDDED_TRIANGLES"]
 
 
 def partition(source: Source = None, *, parts: int, scheme: str = "random", prune: str = "lstc", seed: int = 0,
@@ -94,3 +94,40 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
                          per_vertex=per_vertex, memory_limit=gpu_memory_limit, debug=debug)
     finally:
         comm.Free()
+
+
+def convert(source: Source, output: str, *, seed: int = 0) -> dict:
+    """Write a graph (a file, a generator spec, a Python object) to output: a tcdist graph file
+    (.h5: the oriented CSR, read back without a rebuild) or a text edge list in the input's
+    ids, by the name's suffix; refused before any work if output cannot be written. Returns
+    {"n", "m", "bytes", "warnings"}."""
+    from tcdist.io.h5graph import write_graph
+    from tcdist.io.write import write_edge_list
+
+    kind = output_kind(output)
+    output_target(output, inputs=[source])
+    g = load_graph(source, seed=seed)
+    if kind == "h5":
+        write_graph(g, output)
+    else:
+        src = g.original_id[g.xp.repeat(g.xp.arange(g.n), g.out_degree())]
+        write_edge_list(src, g.original_id[g.col], output)
+    return {"n": g.n, "m": g.m, "bytes": os.path.getsize(output), "warnings": list(g.warnings)}
+
+
+def write_generated(spec: str, output: str, *, seed: int = 0) -> dict:
+    """Write a generator's edges to output: as drawn (.txt, .txt.gz: duplicates and loops kept),
+    or built into a tcdist graph file (.h5). Returns {"edges", "bytes"}."""
+    from tcdist.graph import build_graph
+    from tcdist.io import generate
+    from tcdist.io.h5graph import write_graph
+    from tcdist.io.write import write_edge_list
+
+    kind = output_kind(output)
+    output_target(output)
+    edges = generate(spec, seed=seed)
+    if kind == "h5":
+        write_graph(build_graph(edges), output)
+    else:
+        write_edge_list(edges.src, edges.dst, output)
+    return {"edges": len(edges), "bytes": os.path.getsize(output)}

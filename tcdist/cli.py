@@ -367,47 +367,22 @@ def cmd_info(args):
     return 0
 
 
-def _checked_output(args, source):
-    """The kind of file args.output names ('h5' or 'text'), refused before any work if it cannot be written."""
-    from tcdist.io.write import output_kind, output_target
-
-    kind = output_kind(args.output)
-    output_target(args.output, inputs=[source])
-    return kind
-
-
 def cmd_convert(args):
-    from tcdist.api import load_graph
-    from tcdist.io.h5graph import write_graph
-    from tcdist.io.write import write_edge_list
+    from tcdist.api import convert
 
-    kind = _checked_output(args, args.graph)
-    g = load_graph(args.graph, seed=args.seed)
-    if kind == "h5":
-        write_graph(g, args.output)
-    else:
-        src = g.original_id[g.xp.repeat(g.xp.arange(g.n), g.out_degree())]
-        write_edge_list(src, g.original_id[g.col], args.output)
-    record = {"input": args.graph, "output": args.output, "n": g.n, "m": g.m, "bytes": os.path.getsize(args.output)}
-    _emit(args, record, [f"wrote {args.output}: {g.n:,} vertices, {g.m:,} edges, {record['bytes']:,} bytes"], g.warnings)
+    done = convert(args.graph, args.output, seed=args.seed)
+    record = {"input": args.graph, "output": args.output, "n": done["n"], "m": done["m"], "bytes": done["bytes"]}
+    _emit(args, record, [f"wrote {args.output}: {done['n']:,} vertices, {done['m']:,} edges, {done['bytes']:,} bytes"],
+          done["warnings"])
     return 0
 
 
 def cmd_generate(args):
-    from tcdist.graph import build_graph
-    from tcdist.io import generate
-    from tcdist.io.h5graph import write_graph
-    from tcdist.io.write import write_edge_list
+    from tcdist.api import write_generated
 
-    kind = _checked_output(args, None)
-    edges = generate(args.spec, seed=args.seed)
-    if kind == "h5":
-        write_graph(build_graph(edges), args.output)
-    else:
-        write_edge_list(edges.src, edges.dst, args.output)
-    record = {"spec": args.spec, "seed": args.seed, "output": args.output, "edges": len(edges),
-              "bytes": os.path.getsize(args.output)}
-    _emit(args, record, [f"wrote {args.output}: {len(edges):,} generated edges, {record['bytes']:,} bytes"])
+    done = write_generated(args.spec, args.output, seed=args.seed)
+    record = {"spec": args.spec, "seed": args.seed, "output": args.output, **done}
+    _emit(args, record, [f"wrote {args.output}: {done['edges']:,} generated edges, {done['bytes']:,} bytes"])
     return 0
 
 

@@ -139,3 +139,19 @@ def test_a_graph_object_whose_edges_do_not_ascend_is_refused():
         tcdist.count_triangles(looped)
     made = tcdist.load_graph("complete:6")
     assert tcdist.count_triangles(made).triangles == 20
+
+
+def test_convert_and_write_generated_are_the_cli_s_own_steps(tmp_path):
+    """tcdist.convert and tcdist.write_generated (what `tcdist convert` and `tcdist generate`
+    call): a Python graph to a graph file and back, a generator's edges to text, both counted
+    again; an output that would replace the input is refused before any work."""
+    karate = nx.karate_club_graph()
+    done = tcdist.convert(karate, tmp_path / "karate.h5")
+    assert (done["n"], done["m"]) == (34, 78) and done["bytes"] == (tmp_path / "karate.h5").stat().st_size
+    assert tcdist.count_triangles(tmp_path / "karate.h5", backend="cpu").triangles == 45 == \
+        sum(nx.triangles(karate).values()) // 3
+    text = tmp_path / "k10.txt"
+    assert tcdist.write_generated("complete:10", text)["edges"] == 45
+    assert tcdist.count_triangles(text, backend="cpu").triangles == 10 * 9 * 8 // 6
+    with pytest.raises(TcdistError, match="is the input"):
+        tcdist.convert(text, text)
