@@ -16,8 +16,7 @@ rule):
 - out-degrees all small otherwise (a grid's d+ <= 4, sparser ER): `forward`, a thread per
   vertex merging rows (grid 0.21 ms against wedge-group's 2.1, lstc-group's 6.7 and wetric's
   1.2 with its wedge map; ER of mean degree 6.25: 0.63 ms against wedge-group's 1.25, of 12.5:
-  2.22 against 2.33); a thread
-  holding a hub's row would keep its block waiting;
+  2.22 against 2.33); a thread holding a hub's row would keep its block waiting;
 - skewed degrees (RMAT: 78-160 wedges per edge; the SNAP graphs: 9.9-22): `bitmap`, a bitmap of
   N+(u) per block (RMAT-20..24 2.3-2.6x lstc-group); where its bitmaps do not fit beside the
   part, 8 blocks of 256 threads per multiprocessor (a quarter of the bitmaps, as fast on
@@ -43,7 +42,8 @@ WIDE_GROUP_WEDGES_PER_EDGE = 10.0  # from here: a warp per vertex, below: 8 lane
 EVEN_SKEW = 1.5  # wedges per edge over half the mean out-degree up to here: even (ER 1.1-1.2; ego-Facebook 2.0)
 WEDGE_GROUPS = ("wedge-group:group=8", "wedge-group:group=32")
 BITMAPS = ("bitmap", "bitmap:threads=256,blocks_per_sm=8")  # the fastest, then the one of fewer bitmaps
-_SPECS = {"gpu": ("forward", *WEDGE_GROUPS, *BITMAPS, "wetric:spread=8", "lstc:tile=128", "lstc-group"), "cpu": ("marker",)}
+_SPECS = {"gpu": ("forward", *WEDGE_GROUPS, *BITMAPS, "wetric:spread=8", "lstc:tile=128", "lstc-group"),
+          "cpu": ("marker",)}
 
 
 def degree_stats(part) -> tuple[float, int, float]:

@@ -4,11 +4,11 @@ this finds them, so adding a kernel touches no central file.
 A kernel counts the triangles of one oriented CSR whose lowest-rank vertex is local
 (``count(rowptr, col, n_local, **options) -> int``). Rows are sorted, and ids follow the
 orientation within the local vertices and within the proxies: every edge u -> v has u < v except
-a proxy's edge to a local vertex (parts are numbered so; stores and Graph inputs are checked). It declares its backend, its options
-(each with its allowed values and default, checked once when a run starts), optionally a
-prepare step (``prepare(rowptr, col, n_local, **options)``: edge lists, wedge offsets,
-bitmaps; timed as prepare, and handed to count as ``prepared=``) and, on the GPU, its own
-CUDA sources, compiled as a module of their own. On the command line a kernel and its
+a proxy's edge to a local vertex (parts are numbered so; stores and Graph inputs are checked).
+It declares its backend, its options (each with its allowed values and default, checked once
+when a run starts), optionally a prepare step (``prepare(rowptr, col, n_local, **options)``:
+edge lists, wedge offsets, bitmaps; timed as prepare, and handed to count as ``prepared=``)
+and, on the GPU, its own CUDA sources, compiled as a module of their own. On the command line a kernel and its
 options are one spec: ``lstc-group:tile=256,group=16``.
 """
 
