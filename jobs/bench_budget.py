@@ -1,6 +1,6 @@
 """One GPU, graphs larger than a memory budget: counted part after part, against the in-memory count.
 
-    python jobs/bench_budget.py --device nvidia-h100-x1 --case rmat:25=4GiB@6,8GiB,4GiB \
+    python jobs/bench_budget.py --device nvidia-h200 --case rmat:25=2GiB@whole,4GiB@6,4GiB \
         --case ../.datasets/soc-Epinions1.txt.gz=8MiB --work /tmp/budget --out results/budget-h100.json \
         --plot results/budget-h100.png [--host-partition rmat:26=8]
 
@@ -8,9 +8,11 @@ For each case the graph is made once as a tcdist graph file (generated and built
 without a budget; a real graph is read), so every run below starts from the same file on the
 host. Then, each as its own `tcdist count FILE --backend gpu --json` process:
 - the in-memory count (the whole graph uploaded once, no budget);
-- for every budget, `--parts auto --gpu-memory-limit BUDGET`: P chosen, parts built on the host
-  one at a time, the next part's copy overlapping the current count; the peak GPU memory the
-  allocator saw, the kernel seconds, the copy seconds the count did not hide and those it did.
+- for every budget, `--parts auto --gpu-memory-limit BUDGET` (BUDGET@P: P parts; BUDGET@whole:
+  no partitioning): P chosen, parts built on the host one at a time, a part over the budget
+  counted in slices, the next part's (or slice's) copy overlapping the current count; the peak
+  GPU memory the allocator saw, the kernel seconds (prepare steps included), the copy seconds
+  the count did not hide and those it did.
 --host-partition SPEC=P times the compiled host partitioner alone on that graph (transpose
 and parts), on all cores.
 """
@@ -60,7 +62,7 @@ def summary(record):
     t = record["timings"]
     return {"triangles": record["triangles"], "n": record["n"], "m": record["m"], "parts": record["parts"],
             "gpu_peak_bytes": record.get("gpu_peak_bytes"), "memory_budget": record.get("memory_budget"),
-            "kernel_s": t["count"], "transfer_s": t["transfer"], "transfer_overlapped_s": t["transfer_overlapped"],
+            "slices": record["slices"], "kernel_s": t["count"] + t["prepare"], "transfer_s": t["transfer"], "transfer_overlapped_s": t["transfer_overlapped"],
             "read_s": t["read"], "partition_s": t["partition"], "parts_waited_s": t["store_read"],
             "total_s": t["total"], "job_wall_s": record["job_wall_s"],
             "part_bytes": [p["bytes"] for p in record["part_stats"]],
@@ -76,9 +78,9 @@ def bench_case(case, backend, work, log, save, cases):
     rows = []
     cases.append({"graph": spec, "file": path, "file_bytes": file_bytes, "in_memory": whole, "budgets": rows})
     for entry in budgets.split(","):
-        budget, _, parts = entry.partition("@")  # 4GiB: --parts auto; 4GiB@6: six parts
-        done = tcdist_json("count", path, "--backend", backend, "--parts", parts or "auto", "--gpu-memory-limit", budget,
-                           refusal_ok=True)
+        budget, _, parts = entry.partition("@")  # 4GiB: --parts auto; 4GiB@6: six parts; 4GiB@whole: none
+        split = [] if parts == "whole" else ["--parts", parts or "auto"]
+        done = tcdist_json("count", path, "--backend", backend, *split, "--gpu-memory-limit", budget, refusal_ok=True)
         if "refused" in done:
             rows.append({"budget": budget, "asked_parts": parts or "auto", **done})
             save()
@@ -92,7 +94,7 @@ def bench_case(case, backend, work, log, save, cases):
         r["ratio_to_in_memory_kernel"] = (r["kernel_s"] + r["transfer_s"]) / whole["kernel_s"]
         rows.append(r)
         save()
-        log(f"  budget {budget}: P={r['parts']}, peak {(r['gpu_peak_bytes'] or 0) / 2**30:.2f} GiB, kernel "
+        log(f"  budget {budget}: P={r['parts']}, {r['slices']} slices, peak {(r['gpu_peak_bytes'] or 0) / 2**30:.2f} GiB, kernel "
             f"{r['kernel_s']:.3f} s, transfer not hidden {r['transfer_s']:.3f} s, hidden {r['transfer_overlapped_s']:.3f} s,"
             f" (kernel+transfer)/in-memory {r['ratio_to_in_memory']:.2f}x, partition {r['partition_s']:.1f} s")
 
@@ -143,7 +145,7 @@ def plot(cases, path):
         whole = case["in_memory"]
         ax.axhline(whole["kernel_s"] + whole["transfer_s"], linestyle=":", color="gray", label="in memory")
         for r, xi in zip(rows, x):
-            ax.annotate(f"P={r['parts']}", (xi, r["kernel_s"] + r["transfer_s"]), fontsize=7)
+            ax.annotate(f"P={r['parts']}, {r['slices']} slices", (xi, r["kernel_s"] + r["transfer_s"]), fontsize=7)
         ax.set(title=os.path.basename(case["graph"]), xlabel="GPU memory budget (GiB)", ylabel="seconds", xscale="log")
         ax.legend(fontsize=7)
     fig.tight_layout()

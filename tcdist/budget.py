@@ -36,10 +36,15 @@ def parse_size(text: str) -> int:
     return value
 
 
+def csr_bytes(v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
+    """Bytes of a part's arrays (rowptr and col) alone."""
+    return 8 * (v_res + 1) + col_bytes * e_res
+
+
 def part_need(v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
     """Bytes a part of v_res rows, e_res columns and n_local local rows needs on the device."""
-    csr = 8 * (v_res + 1) + col_bytes * e_res
-    return csr + _CHECK_BYTES_PER_ROW * (v_res + 1) + _CHECK_BYTES_PER_EDGE * e_res + _KERNEL_BYTES_PER_LOCAL * n_local
+    return (csr_bytes(v_res, e_res, n_local, col_bytes) + _CHECK_BYTES_PER_ROW * (v_res + 1)
+            + _CHECK_BYTES_PER_EDGE * e_res + _KERNEL_BYTES_PER_LOCAL * n_local)
 
 
 def need_of_stats(stats: dict, col_bytes: int) -> int:

@@ -252,12 +252,15 @@ def cmd_count(args, comm):
         resumed = f", {r.resumed_parts} taken from the journal" if r.resumed_parts else ""
         lines[-2:-2] = [f"  parts      {r.parts} ({r.scheme}, prune {r.prune}, schedule {r.schedule}{resumed})"]
         lines += ["", *parts_table(r.part_stats, r.n, r.m, extra=("triangles", "rank"))]
-    if r.memory_budget is not None or r.gpu_peak_bytes is not None:
+    if r.memory_budget is not None or r.gpu_peak_bytes is not None or r.slices > r.parts:
         budget = f"parts auto: {r.parts} for a budget of {size_text(r.memory_budget)}" if r.memory_budget else ""
         if r.memory_budget and r.backend == "gpu" and r.parts > 1:
             budget += " (planned for two parts on the GPU at once where it allows: the next one's copy overlaps the count)"
+        whole = "the graph" if r.parts == 1 else "parts"
+        sliced = f"{r.slices} slices ({whole} too large for the device, counted in pieces that fit)" \
+            if r.slices > r.parts else ""
         peak = f"GPU peak {size_text(r.gpu_peak_bytes)}" if r.gpu_peak_bytes is not None else ""
-        lines[4:4] = [f"  memory     {'; '.join(filter(None, (budget, peak)))}"]
+        lines[4:4] = [f"  memory     {'; '.join(filter(None, (budget, sliced, peak)))}"]
     if r.per_vertex is not None:
         write_per_vertex(r.per_vertex, args.per_vertex)
         lines[4:4] = [f"  clustering transitivity {r.transitivity:.6f}, average local {r.average_clustering:.6f}; "

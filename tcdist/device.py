@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from tcdist.count.registry import choose, spec_of
 from tcdist.errors import InputError, TcdistError
 from tcdist.graph.graph import csr_problem
 from tcdist.memory import size_text
+from tcdist.partition import slices
 from tcdist.partition.part import Part
 
 BACKENDS = ("auto", "cpu", "gpu")
@@ -167,8 +168,26 @@ class Device:
         return working + kernel.extra_bytes(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize,
                                             **options) <= self.room()
 
-    def part_bytes(self, part: Part) -> int:
-        return self.need(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize)
+    def pieces(self, part: Part) -> Iterator[Part]:
+        """The part, or where it does not fit the GPU, its slices (partition/slices.py), made one
+        at a time: small enough that two fit side by side (the next one's copy overlaps the
+        count), or if that cannot be, one. The CPU slices under a memory limit too, as a GPU with
+        that limit would (the plans are the same, and the CPU's are tested without a GPU)."""
+        sliced = self.memory_limit is not None if not self.is_gpu else not _on_gpu(part)
+        bounds = self._slice_plan(part) if sliced else None
+        return iter([part]) if bounds is None else slices.cut(part, bounds)
+
+    def _slice_plan(self, part: Part):
+        budget = self.budget()
+        if self.part_bytes(part) <= budget:
+            return None
+        try:
+            return slices.plan(part, budget // 2, self.need)
+        except TcdistError:
+            return slices.plan(part, budget, self.need)
+
+    def part_bytes(self, part: Part | slices.Slice) -> int:
+        return self.need(*part.sizes())
 
     def room(self) -> int:
         """Bytes the GPU can still give this run: free memory and CuPy's cached blocks, and no
@@ -181,11 +200,16 @@ class Device:
         return free
 
     def budget(self) -> int:
-        """The bytes one part may take on this device (for --parts auto): the memory limit, else
-        nine tenths of what is free (on the CPU: of what this process may still take)."""
+        """The bytes one part may take on this device (for --parts auto and slices): the memory
+        limit, else nine tenths of what is free (on the CPU: of what this process may still take)."""
         if self.memory_limit is not None:
             return self.memory_limit
-        return int(0.9 * (free_gpu_bytes() if self.is_gpu else memory.available()[0]))
+        if not self.is_gpu:
+            return int(0.9 * memory.available()[0])
+        import cupy
+
+        with cupy.cuda.Device(self.gpu):  # asked from a reader thread too, which starts on device 0
+            return int(0.9 * free_gpu_bytes())
 
     @property
     def gpu_peak_bytes(self) -> int | None:
@@ -264,6 +288,8 @@ class Device:
         elif self.is_gpu:
             part, waited = self._upload(part, num_parts)
             copied = waited
+        elif isinstance(part, slices.Slice):
+            part = part.made()
         with self._within_memory(part):
             problem = csr_problem(part.rowptr, part.col, part.n_local)
         if problem:
@@ -285,9 +311,8 @@ class Device:
                               f"(--parts auto picks them)")
         t0 = time.perf_counter()
         with self._within_memory(part):
-            if num_parts == 1:
-                moved = Part(part.index, cupy.asarray(part.rowptr), cupy.asarray(part.col), part.global_id,
-                             part.n_local, part.stats, part.source)
+            if num_parts == 1 and isinstance(part, Part):
+                moved = replace(part, rowptr=cupy.asarray(part.rowptr), col=cupy.asarray(part.col))
                 cupy.cuda.Device().synchronize()
             else:
                 moved, _, _ = self._stager.start(part).finish()
@@ -382,10 +407,11 @@ def _finished(value, on_gpu: bool):
     return value
 
 
-def _on_gpu(part: Part) -> bool:
+def _on_gpu(part: Part | slices.Slice) -> bool:
+    """Whether the part is on the GPU (a slice is cut from a part in host memory: never)."""
     import cupy
 
-    return isinstance(part.rowptr, cupy.ndarray) and isinstance(part.col, cupy.ndarray)
+    return isinstance(part, Part) and isinstance(part.rowptr, cupy.ndarray) and isinstance(part.col, cupy.ndarray)
 
 
 @dataclass
@@ -433,27 +459,28 @@ class _Stager:
         import cupy
 
         slot, self.turn = self.turn, self.turn ^ 1
-        arrays = (np.asarray(part.rowptr), np.asarray(part.col))
-        offsets = np.cumsum([0] + [-(-a.nbytes // 256) * 256 for a in arrays])
+        with self.stream:
+            runs, make = part.copies(cupy)  # a slice is laid out on the device from the runs copied
+        offsets = np.cumsum([0] + [-(-into.nbytes // 256) * 256 for _, into in runs])
         if self.last_copy[slot] is not None:
             self.last_copy[slot].synchronize()  # the slot's buffer is free again
         if self.buffers[slot] is None or self.buffers[slot][1] < offsets[-1]:
             self.buffers[slot] = None
             self.buffers[slot] = (cupy.cuda.alloc_pinned_memory(int(offsets[-1])), int(offsets[-1]))
         buffer = self.buffers[slot][0]
-        pinned = [np.ndarray(a.shape, a.dtype, buffer=buffer, offset=int(o)) for a, o in zip(arrays, offsets)]
-        for host, a in zip(pinned, arrays):
-            np.copyto(host, a)
+        pinned = [np.ndarray(into.shape, into.dtype, buffer=buffer, offset=int(o)) for (_, into), o in zip(runs, offsets)]
+        for host, (run, _) in zip(pinned, runs):
+            np.copyto(host, run)
         with self.stream:
             started = cupy.cuda.Event()
             started.record()
-            on_device = [cupy.empty(a.shape, a.dtype) for a in arrays]
-            for d, host in zip(on_device, pinned):
-                d.set(host, stream=self.stream)
+            for host, (_, into) in zip(pinned, runs):
+                into.set(host, stream=self.stream)
+            moved = make()
             done = cupy.cuda.Event()
             done.record()
         self.last_copy[slot] = done
-        return _Staged(Part(part.index, *on_device, part.global_id, part.n_local, part.stats, part.source), started, done)
+        return _Staged(moved, started, done)
 
 
 class _PeakAllocator:

@@ -7,7 +7,7 @@ timings combine by maximum (the wall time of the slowest rank) while counts stil
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 
 
 _NOT_STAGES = ("other", "total", "read_overlapped", "transfer_overlapped")
@@ -80,13 +80,24 @@ class PartResult:
     prepare: float = 0.0      # the kernel's prepare step
     kernel: str = ""          # the kernel that counted it (a spec; with --kernel auto, the rule's choice)
     journalled: bool = False  # taken from the journal of an earlier run (--resume), not counted now
+    slices: int = 1           # pieces it was counted in (a part too large for the device: partition/slices.py)
+
+    def joined(self, other: PartResult) -> PartResult:
+        """This result with another slice of the same part added: counts and seconds add up."""
+        kernels = self.kernel.split(", ")
+        return replace(self, triangles=self.triangles + other.triangles, store_read=self.store_read + other.store_read,
+                       transfer=self.transfer + other.transfer, count=self.count + other.count,
+                       read_overlapped=self.read_overlapped + other.read_overlapped,
+                       transfer_overlapped=self.transfer_overlapped + other.transfer_overlapped,
+                       prepare=self.prepare + other.prepare, slices=self.slices + other.slices,
+                       kernel=", ".join(kernels + [other.kernel] * (other.kernel not in kernels)))
 
     def to_dict(self) -> dict:
         return {"part": self.part, **self.stats, "triangles": self.triangles, "rank": self.rank,
                 "kernel": self.kernel, "count_s": self.count, "prepare_s": self.prepare, "transfer_s": self.transfer,
                 "read_s": self.store_read,
                 "read_overlapped_s": self.read_overlapped, "transfer_overlapped_s": self.transfer_overlapped,
-                "journalled": self.journalled}
+                "journalled": self.journalled, "slices": self.slices}
 
 
 @dataclass
@@ -146,6 +157,7 @@ class TriangleCount:
     per_vertex: PerVertex | None = None       # on rank 0 only (the arrays are reduced there)
     kernel_options: dict = field(default_factory=dict)  # the kernel's options, as it ran
     kernels: dict = field(default_factory=dict)  # kernel spec -> parts it counted (--kernel auto chooses per part)
+    slices: int = 0  # pieces counted: one per part, more where a part too large for the device was sliced
 
     def __int__(self):
         return self.triangles

@@ -134,14 +134,20 @@ def test_a_budget_that_holds_the_whole_graph_counts_it_whole(cli):
     assert (record["triangles"], record["parts"], record["part_stats"]) == (727_044, 1, [])
 
 
-def test_a_vertex_too_heavy_for_any_p_is_named(cli):
-    """Its part can shrink no further: it is the part's only local vertex."""
-    result = cli("count", "complete:40", "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "2KiB")
+def test_a_vertex_too_heavy_for_any_p_is_named_and_the_graph_counted_in_slices(cli):
+    """Its part can shrink no further: it is the part's only local vertex. Slices of the whole graph
+    fit, and count it (before, it was refused); below what one slice needs, it is refused."""
+    result = cli("count", "complete:40", "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "2KiB", "--json")
     # vertex 0 of K_40 has 39 out-neighbours and C(39, 2) edges among them: 40 rows, 780 columns
     need = part_need(40, 39 + 741, 1, 4)
-    assert result.code == 2 and result.err == (f"tcdist: error: no number of parts fits the budget of 2.0 KiB: vertex "
-                                               f"0 alone with its out-neighbours needs {need / 1024:.1f} KiB; give the "
-                                               "device more memory\n")
+    record = result.json()
+    assert (record["triangles"], record["parts"]) == (40 * 39 * 38 // 6, 1) and record["slices"] > 1
+    assert record["warnings"] == [f"no number of parts fits the budget of 2.0 KiB: vertex 0 alone with its "
+                                  f"out-neighbours needs {need / 1024:.1f} KiB; give the device more memory; counting "
+                                  "1 part in slices that fit instead"]
+    refused = cli("count", "complete:40", "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "1KiB")
+    assert refused.code == 2 and refused.err.startswith("tcdist: error: part 0 cannot be sliced to fit 1.0 KiB")
+    assert refused.err.count("\n") == 1
 
 
 def test_an_empty_graph_needs_no_search(cli):
@@ -159,8 +165,37 @@ def test_the_gpu_limit_is_enforced_and_the_peak_reported(cli):
 
 @pytest.mark.gpu
 def test_a_part_past_the_gpu_limit_is_one_line(cli):
-    result = cli("count", GRAPH, "--backend", "gpu", "--gpu-memory-limit", "1MiB")
-    assert result.code == 2 and "count it in more parts (--parts auto picks them)" in result.err
+    """Below what one slice of it needs (the pointers of its rows and its longest row)."""
+    result = cli("count", GRAPH, "--backend", "gpu", "--gpu-memory-limit", "256KiB")
+    assert result.code == 2 and result.err.startswith("tcdist: error: part 0 cannot be sliced to fit 256.0 KiB")
+    assert result.err.count("\n") == 1
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["auto", *sorted(of_backend("gpu"))])
+def test_a_graph_over_the_gpu_limit_is_counted_in_slices_by_every_kernel(cli, kernel):
+    """The whole graph needs about 2 MiB: under 1 MiB each kernel counts it in slices, exactly, the
+    peak under the limit (before, the count was refused)."""
+    record = cli("count", GRAPH, "--backend", "gpu", "--gpu-memory-limit", "1MiB", "--kernel", kernel,
+                 "--json").json()
+    assert record["triangles"] == 727_044 and record["slices"] > 1 and record["parts"] == 1
+    assert 0 < record["gpu_peak_bytes"] <= 1 << 20
+
+
+@pytest.mark.gpu
+def test_sliced_parts_streamed_from_a_store_credit_every_vertex_exactly(cli, tmp_path):
+    """Parts of rmat:16 read from a store, each over the limit: their slices are copied on the copy
+    stream while the one before is counted, and the per-vertex triangles equal the CPU's."""
+    store, out = tmp_path / "parts.h5", tmp_path / "pv.csv"
+    assert cli("partition", "rmat:16", "-P", 2, "-o", store).code == 0
+    record = cli("count", store, "--backend", "gpu", "--gpu-memory-limit", "4MiB", "--per-vertex", out,
+                 "--json").json()
+    plain = tcdist.count_triangles("rmat:16", backend="cpu", per_vertex=True)
+    assert record["triangles"] == plain.triangles and all(p["slices"] > 2 for p in record["part_stats"])
+    assert 0 < record["gpu_peak_bytes"] <= 4 << 20 and record["timings"]["transfer_overlapped"] > 0
+    vertex, triangles = np.loadtxt(out, delimiter=",", skiprows=1, usecols=(0, 1), dtype=np.int64).T
+    expected = plain.per_vertex
+    assert np.array_equal(triangles[np.argsort(vertex)], expected.triangles[np.argsort(expected.vertex)])
 
 
 @pytest.mark.gpu

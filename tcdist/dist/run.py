@@ -142,13 +142,19 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
         parts = plan.parts or min(ranks, max(graph.n, 1))
         check_parts(parts, graph)
         return _partitioned(plan, graph, parts, scheme, prune, writes, timings, held, budgeted)
-    t0, budget = time.perf_counter(), device.budget()
-    parts = _auto_parts(graph, scheme, prune, plan.seed, budget, 2 if device.is_gpu else 1, device.need)
+    t0, budget, sliced = time.perf_counter(), device.budget(), []
+    try:
+        parts = _auto_parts(graph, scheme, prune, plan.seed, budget, 2 if device.is_gpu else 1, device.need)
+    except TcdistError as e:  # no P fits: slices do (Device.pieces), of as many parts as there are ranks
+        parts = min(ranks, max(graph.n, 1))
+        sliced.append(f"{e}; counting {parts} part{'s' * (parts > 1)} in slices that fit instead")
     timings.partition += time.perf_counter() - t0
-    if parts == 1 and not writes:  # the whole graph fits
-        return _whole(graph, held, budget)
-    prepared = _partitioned(plan, graph, parts, scheme, prune, writes, timings, held, budgeted)
-    prepared.header["budget"] = budget
+    if parts == 1 and not writes:  # the whole graph fits, or is sliced
+        prepared = _whole(graph, held, budget)
+    else:
+        prepared = _partitioned(plan, graph, parts, scheme, prune, writes, timings, held, budgeted)
+        prepared.header["budget"] = budget
+    prepared.header["warnings"] += sliced
     return prepared
 
 
@@ -396,6 +402,6 @@ def _result(prepared: Prepared, device: Device, plan: Plan, counted: int, everyo
         store=None if prepared.temporary else prepared.store,
         part_stats=[p.to_dict() for p in parts] if prepared.partitioned else [],
         rank_stats=[r.to_dict() for r in everyone], resumed_parts=len(prepared.done), warnings=h["warnings"],
-        memory_budget=h.get("budget"),
+        memory_budget=h.get("budget"), slices=sum(p.slices for p in parts),
         gpu_peak_bytes=max((r.gpu_peak_bytes for r in everyone if r.gpu_peak_bytes is not None), default=None),
     )

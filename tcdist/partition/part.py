@@ -2,7 +2,7 @@
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tcdist.graph.graph import CSR, degree_summary
 from tcdist.xp import array_module
@@ -55,10 +55,22 @@ class Part(CSR):
     n_local: int
     stats: dict
     source: str | None = None  # the store it was read from, for messages
+    slice: tuple | None = None  # (k, slices, first source row): the k-th slice of part index (slices.py)
 
     @classmethod
     def make(cls, *, index, rowptr, col, global_id, n_local, v_ind, e_ind):
         return cls(index, rowptr, col, global_id, n_local, part_stats(rowptr, col, n_local, v_ind, e_ind))
+
+    def sizes(self) -> tuple[int, int, int, int]:
+        """(rows, columns, local rows, bytes per column): what its bytes on a device depend on."""
+        return int(self.rowptr.size) - 1, int(self.col.size), self.n_local, self.col.itemsize
+
+    def copies(self, xp):
+        """([(each array, an empty one of its shape on xp's device to copy it into)], and make(),
+        which gives the part with those arrays once they are filled): how a device receives a part
+        or a slice (slices.Slice.copies) alike."""
+        rowptr, col = xp.empty(self.rowptr.shape, self.rowptr.dtype), xp.empty(self.col.shape, self.col.dtype)
+        return [(self.rowptr, rowptr), (self.col, col)], lambda: replace(self, rowptr=rowptr, col=col)
 
 
 @dataclass(eq=False)
