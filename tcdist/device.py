@@ -27,6 +27,8 @@ from tcdist.partition import slices
 from tcdist.partition.part import Part
 
 BACKENDS = ("auto", "cpu", "gpu")
+_ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take: CuPy's pool keeps
+               # blocks it cannot give back (slices planned at the whole of a 1 MiB limit went past it)
 
 
 def gpu_device_problem() -> str | None:
@@ -181,10 +183,14 @@ class Device:
         budget = self.budget()
         if self.part_bytes(part) <= budget:
             return None
+        if self._kernel is not None and self._kernel.part_order and part.n_local < part.rowptr.size - 1:
+            raise TcdistError(f"part {part.index} needs {size_text(self.part_bytes(part))} and the device has "
+                              f"{size_text(budget)}: it can be counted in slices, but not by --kernel {self.kernel}, "
+                              "which relies on a part's id order; let --kernel auto choose, or count more parts")
         try:
             return slices.plan(part, budget // 2, self.need)
         except TcdistError:
-            return slices.plan(part, budget, self.need)
+            return slices.plan(part, int(budget * _ALONE), self.need)
 
     def part_bytes(self, part: Part | slices.Slice) -> int:
         return self.need(*part.sizes())
@@ -421,6 +427,10 @@ class _Staged:
     part: Part       # its arrays on the device, being filled
     started: object  # CUDA events around the copy
     done: object
+
+    @property
+    def slice(self):
+        return self.part.slice
 
     def finish(self) -> tuple[Part, float, float]:
         """(the part, seconds waited for the copy now, seconds the copy took on the GPU)."""

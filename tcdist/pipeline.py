@@ -47,7 +47,7 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     pieces = _read_ahead(pieces, check, device, stages) if read_ahead else _read_when_due(pieces, check)
     with progress.bar(expected, "count parts" if num_parts > 1 else "count") as bar:
         for index, part, (read_wait, reading), (stage_wait, staging) in pieces:
-            part, put_wait, copied = device.put(part, num_parts if part.slice is None else part.slice[1])
+            part, put_wait, copied = device.put(part, num_parts if part.slice is None else part.slice.of)
             transfer = stage_wait + put_wait
             t1 = time.perf_counter()
             prepared = device.prepare(part) if per_vertex is None else None
@@ -60,7 +60,7 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
                                 transfer_overlapped=max(staging + copied - transfer, 0.0), prepare=t2 - t1,
                                 kernel=kernel)
             pending = result if pending is None else pending.joined(result)
-            last = part.slice is None or part.slice[0] == part.slice[1] - 1
+            last = part.slice is None or part.slice.k == part.slice.of - 1
             del part
             if last:
                 if record is not None:

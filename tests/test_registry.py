@@ -156,6 +156,30 @@ def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
     assert Auto("cpu").label(even) == "marker"
 
 
+def test_a_slice_of_a_part_with_proxies_gets_no_kernel_that_relies_on_part_order():
+    """forward and wetric find a proxy's edge to a local vertex by the part's id order, which a
+    slice of a part with proxies does not keep (both become targets): on such a slice, a GPU
+    rule that would give them gives wedge-group or the rules after wetric's, and per-vertex
+    credits take the warp per edge (a thread per vertex is forward's walk). A slice of the
+    whole graph keeps the order, and its kernels."""
+    from tcdist.count.auto import Auto
+    from tcdist.count.registry import kernels
+    from tcdist.partition.slices import SliceOf
+
+    def star(spokes, leaves, ordered):
+        rows = [spokes] + [1] * leaves
+        rowptr = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+        return Part(0, rowptr, np.zeros(int(rowptr[-1]), np.int32), None, 1 + leaves, {},
+                    slice=SliceOf(0, 2, 0, ordered))
+
+    gpu = Auto("gpu")
+    assert gpu.label(star(10, 100, True)) == "forward" and gpu.label(star(10, 100, False)) == "wedge-group:group=8"
+    assert gpu.label(star(100, 10_000, True)) == "wetric:spread=8"
+    assert gpu.label(star(100, 10_000, False)) == "lstc:tile=128"  # a small part: Algorithm 3
+    assert Auto.per_vertex_by_thread(star(10, 100, True)) and not Auto.per_vertex_by_thread(star(10, 100, False))
+    assert sorted(k.name for k in kernels().values() if k.part_order) == ["forward", "wetric"]
+
+
 def test_auto_reads_a_part_as_it_reads_the_whole_graph():
     """Wedges per local edge: random parts of rmat:14 read as skewed as the graph (before, per
     edge of the part, proxies' rows included, they fell about as 1 / P and went to wetric)."""

@@ -23,6 +23,8 @@ rule):
   RMAT-22/23, 13 % slower on RMAT-20: results/kernels-h200-sweep.md); where neither fits, the
   rules below;
 - few wedges per edge but a hub: `wetric`, a thread per eight wedges of a static map;
+- a slice of a part with proxies gets `wedge-group` (8 lanes) where forward would count, and the
+  rules after wetric's where wetric would: those two rely on the id order of parts;
 - between: `lstc-group`, or LSTC's Algorithm 3 at tile 128 for parts of fewer than
   SMALL_PART_EDGES edges (nvidia-h100-x1, results/gpu-h100.md: lstc-group's second launch and
   degree split cost more than they save there).
@@ -56,6 +58,12 @@ def degree_stats(part) -> tuple[float, int, float]:
     return summary["wedges"] / max(summary["edges"], 1), summary["max_out"], summary["edges"] / max(part.n_local, 1)
 
 
+def _part_order(part) -> bool:
+    """Whether the part's ids follow the orientation as forward and wetric need (Kernel.part_order):
+    a slice of a part with proxies does not, and gets a kernel that needs no order instead."""
+    return part.slice is None or part.slice.ordered
+
+
 class Auto:
     """The rule for one backend: label(part) names one of choices (spec -> kernel, options)."""
 
@@ -72,13 +80,14 @@ class Auto:
         many = per_edge >= WEDGE_GROUP_WEDGES_PER_EDGE
         if many and per_edge <= EVEN_SKEW * mean_out / 2:
             return WEDGE_GROUPS[per_edge >= WIDE_GROUP_WEDGES_PER_EDGE]
+        order = _part_order(part)
         if max_out <= EVEN_MAX_OUT_DEGREE:
-            return "forward"
+            return "forward" if order else WEDGE_GROUPS[0]
         if per_edge >= SKEWED_WEDGES_PER_EDGE:
             for spec in BITMAPS:
                 if fits(spec):
                     return spec
-        if per_edge < SPARSE_WEDGES_PER_EDGE:
+        if per_edge < SPARSE_WEDGES_PER_EDGE and order:
             return "wetric:spread=8"
         return "lstc:tile=128" if int(part.col.size) < SMALL_PART_EDGES else "lstc-group"
 
@@ -86,7 +95,7 @@ class Auto:
     def per_vertex_by_thread(part) -> bool:
         """Whether the GPU's per-vertex credits take a thread per vertex (out-degrees all small,
         as for forward) rather than a warp per edge."""
-        return degree_stats(part)[1] <= EVEN_MAX_OUT_DEGREE
+        return degree_stats(part)[1] <= EVEN_MAX_OUT_DEGREE and _part_order(part)
 
     def fallback(self, part) -> str:
         """The spec for this part when no kernel with memory of its own may count it."""

@@ -42,6 +42,8 @@ class Kernel:
     extra_bytes: Callable | None = None  # (v_res, e_res, n_local, col_bytes, **options) -> device bytes prepare adds
     sources: tuple[str, ...] = ()  # GPU: its files under count/cuda (after common.cuh)
     instantiations: Callable[[], list[str]] | None = None  # GPU: the template instances, as C++ declarations
+    part_order: bool = False  # relies on the exception above being the only one (proxies ordered among
+                              # themselves): true of parts and the whole graph, not of a part's slices
 
     def configure(self, given: dict[str, str]) -> dict:
         """The options as the kernel takes them: every one given checked against its choices,

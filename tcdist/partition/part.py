@@ -55,7 +55,7 @@ class Part(CSR):
     n_local: int
     stats: dict
     source: str | None = None  # the store it was read from, for messages
-    slice: tuple | None = None  # (k, slices, first source row): the k-th slice of part index (slices.py)
+    slice: tuple | None = None  # a slice of part index: which one (slices.SliceOf)
 
     @classmethod
     def make(cls, *, index, rowptr, col, global_id, n_local, v_ind, e_ind):

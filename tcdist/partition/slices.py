@@ -19,6 +19,7 @@ parts must each fit (DESIGN.md: "Slices").
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -92,10 +93,23 @@ def _with_wedges(part: Part, rowptr: np.ndarray, s_bounds, t_bounds) -> list[tup
     return slices
 
 
+class SliceOf(NamedTuple):
+    """Which slice a piece is: the k-th of `of`, its sources from the part's row `first`; ordered:
+    the part had no proxies (the whole graph), so the slice's ids follow the orientation among
+    its targets as a part's do among its proxies, which some kernels rely on (Kernel.part_order:
+    in a slice of a part with proxies, a proxy's edge to a local vertex runs between targets)."""
+
+    k: int
+    of: int
+    first: int
+    ordered: bool
+
+
 def cut(part: Part, bounds: list[tuple[int, int, int, int]]) -> Iterator[Slice]:
     """The slices of a part by plan's bounds, in order."""
+    ordered = part.n_local == part.rowptr.size - 1
     for k, (a, b, c, d) in enumerate(bounds):
-        yield Slice(part, a, b, c, d, (k, len(bounds), a))
+        yield Slice(part, a, b, c, d, SliceOf(k, len(bounds), a, ordered))
 
 
 class Slice:
@@ -103,7 +117,7 @@ class Slice:
     of its source rows, and of its target rows) that copies() moves to a device and lays out as
     a Part there, so that a GPU receives the runs only, not the slice's filled pointers."""
 
-    def __init__(self, part: Part, a: int, b: int, c: int, d: int, label: tuple[int, int, int]):
+    def __init__(self, part: Part, a: int, b: int, c: int, d: int, label: SliceOf):
         self.part, self.bounds, self.slice, self.index = part, (a, b, c, d), label, part.index
         self.n_local = b - a
         rowptr = part.rowptr
@@ -150,8 +164,7 @@ class Slice:
 def fold(credits, part: Part):
     """A slice's per-vertex credits (one per slice row) as the part's (one per part row): a
     source's credit goes to the vertex it copies."""
-    k, pieces, first = part.slice
-    s = part.n_local
+    s, first = part.n_local, part.slice.first
     folded = credits[s:].copy()
     folded[first : first + s] += credits[:s]
     return folded

@@ -23,4 +23,4 @@ def count(rowptr, col, n_local):
 
 
 KERNEL = Kernel("forward", "gpu", "the forward algorithm, a thread per vertex merging rows", count,
-                sources=("forward.cu",), instantiations=instantiations)
+                sources=("forward.cu",), instantiations=instantiations, part_order=True)

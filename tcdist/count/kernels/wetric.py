@@ -43,4 +43,4 @@ def count(rowptr, col, n_local, *, prepared, spread):
 
 KERNEL = Kernel("wetric", "gpu", "WETRIC-style, wedge-parallel from a static wedge map", count,
                 options=(Option("spread", SPREADS, 4, "consecutive wedges per thread"),),
-                prepare=prepare, sources=("wetric.cu",), instantiations=instantiations)
+                prepare=prepare, sources=("wetric.cu",), instantiations=instantiations, part_order=True)
