@@ -33,10 +33,11 @@ _SHRINK = 0.8  # a plan with a slice over the room tries again with ranges this 
 Need = Callable[[int, int, int, int], int]  # (v_res, e_res, n_local, col_bytes) -> device bytes
 
 
-def plan(part: Part, room: int, need: Need) -> list[tuple[int, int, int, int]] | None:
+def plan(part: Part, room: int, need: Need, budget: int | None = None) -> list[tuple[int, int, int, int]] | None:
     """The slices of a part that does not fit in room bytes, as (source rows a..b, target rows
     c..d), in source order; None if the part fits whole. need(v_res, e_res, n_local,
-    col_bytes) gives a piece's bytes on the device (budget.part_need with the kernel's own)."""
+    col_bytes) gives a piece's bytes on the device (budget.part_need with the kernel's own);
+    budget, the device's memory that room is a share of, is what a refusal names."""
     rowptr = to_numpy(part.rowptr)
     n, n_local, col_bytes = rowptr.size - 1, part.n_local, part.col.itemsize
     if need(n, int(rowptr[-1]), n_local, col_bytes) <= room or n_local == 0:
@@ -46,7 +47,7 @@ def plan(part: Part, room: int, need: Need) -> list[tuple[int, int, int, int]] |
     longest = int(np.diff(rowptr).max(initial=0))
     least = floor + 2 * per_edge * longest  # the longest row, as a source and as a target
     if least > room:
-        raise TcdistError(f"part {part.index} cannot be sliced to fit {size_text(room)} on the device: its "
+        raise TcdistError(f"part {part.index} cannot be sliced to fit {size_text(budget or room)} on the device: its "
                           f"longest row ({longest:,} out-neighbours) beside the pointers of its {n:,} rows needs "
                           f"{size_text(least)}; give the device more memory or count more parts")
     sources = per_row * np.arange(n_local + 1, dtype=np.int64) + per_edge * rowptr[: n_local + 1]
