@@ -91,3 +91,31 @@ def test_a_count_under_a_limit_slices_what_does_not_fit(cli, tmp_path):
         assert np.array_equal(triangles[np.argsort(vertex)], expected.triangles[np.argsort(expected.vertex)])
     summary = cli("count", GRAPH, "--backend", "cpu", "--gpu-memory-limit", "1MiB").out
     assert "slices (the graph too large for the device, counted in pieces that fit)" in summary
+
+
+def test_a_plan_of_too_many_slices_is_refused_in_one_line(monkeypatch):
+    """The bitmap kernel's own memory grows by a bitmap of every row per source row: under 1 MiB
+    its slices shrank to single rows, and the plan to 414,755 slices (found on nvidia-h200)."""
+    from tcdist.count.kernels import bitmap
+
+    monkeypatch.setattr(bitmap, "_multiprocessors", lambda: 132)  # an H200's
+
+    def need(v_res, e_res, n_local, col_bytes):
+        return part_need(v_res, e_res, n_local, col_bytes) + bitmap.extra_bytes(
+            v_res, e_res, n_local, col_bytes, blocks_per_sm=32, threads=128)
+
+    part = _parts(1)[0]
+    with pytest.raises(TcdistError, match=r"^part 0 would need more than 10,000 slices to fit 1.0 MiB on the "
+                                          r"device \(a slice of one row needs .*\); give the device more memory, "
+                                          r"or let --kernel auto choose$"):
+        slices.plan(part, 3 << 18, need, 1 << 20)
+    bounds = slices.plan(part, 16 << 20, need)
+    assert 1 < len(bounds) <= slices.MAX_SLICES
+
+
+def test_a_part_without_local_edges_is_one_empty_slice():
+    part = Part(0, np.array([0, 0, 0, 3, 5], np.int64), np.array([0, 1, 3, 0, 1], np.int32), None, 2, {})
+    bounds = slices.plan(part, part_need(4, 5, 2, 4) - 1, part_need)  # one byte short of the whole part
+    assert bounds == [(0, 1, 0, 0)]
+    piece = next(slices.cut(part, bounds)).made()
+    assert count_marker(piece.rowptr, piece.col, piece.n_local) == 0

@@ -29,6 +29,7 @@ from tcdist.partition.part import Part, recorded
 from tcdist.xp import to_numpy
 
 _SHRINK = 0.8  # a plan with a slice over the room tries again with ranges this much smaller
+MAX_SLICES = 10_000  # more, and per-slice costs (a launch, a check, a copy's latency) would swamp the count
 
 Need = Callable[[int, int, int, int], int]  # (v_res, e_res, n_local, col_bytes) -> device bytes
 
@@ -55,7 +56,15 @@ def plan(part: Part, room: int, need: Need, budget: int | None = None) -> list[t
     share = (room - floor) / 2
     while True:
         s_bounds, t_bounds = _ranges(sources, share), _ranges(targets, share)
-        slices = _with_wedges(part, rowptr, s_bounds, t_bounds)
+        too_many = (s_bounds.size - 1) * (t_bounds.size - 1) > 4 * MAX_SLICES
+        slices = None if too_many else _with_wedges(part, rowptr, s_bounds, t_bounds)
+        if slices == []:  # no local row has an edge: one slice of one empty row counts the part's none
+            return [(0, 1, 0, 0)]
+        if slices is None or len(slices) > MAX_SLICES:
+            raise TcdistError(f"part {part.index} would need more than {MAX_SLICES:,} slices to fit "
+                              f"{size_text(budget or room)} on the device (a slice of one row needs "
+                              f"{size_text(need(n + 1, 2 * longest, 1, col_bytes))} with the kernel's own memory); "
+                              "give the device more memory, or let --kernel auto choose")
         if max(need(b - a + n, _edges(rowptr, a, b) + _edges(rowptr, c, d), b - a, col_bytes)
                for a, b, c, d in slices) <= room:
             return slices
