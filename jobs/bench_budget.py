@@ -62,7 +62,8 @@ def summary(record):
     t = record["timings"]
     return {"triangles": record["triangles"], "n": record["n"], "m": record["m"], "parts": record["parts"],
             "gpu_peak_bytes": record.get("gpu_peak_bytes"), "memory_budget": record.get("memory_budget"),
-            "slices": record["slices"], "kernel_s": t["count"] + t["prepare"], "transfer_s": t["transfer"], "transfer_overlapped_s": t["transfer_overlapped"],
+            "slices": record["slices"], "kernel_s": t["count"] + t["prepare"], "transfer_s": t["transfer"],
+            "transfer_overlapped_s": t["transfer_overlapped"],
             "read_s": t["read"], "partition_s": t["partition"], "parts_waited_s": t["store_read"],
             "total_s": t["total"], "job_wall_s": record["job_wall_s"],
             "part_bytes": [p["bytes"] for p in record["part_stats"]],

@@ -136,8 +136,9 @@ def build_parser():
                        help="count only the parts that the journal of the store does not hold yet (after a failed run)")
     count.add_argument("--json-file", metavar="FILE", help="also write the --json record to FILE")
     count.add_argument("--gpu-memory-limit", metavar="SIZE", type=_size,
-                       help="the most tcdist allocates on the GPU (e.g. 4GiB, 512MiB): CuPy's pool refuses more, and "
-                            "--parts auto sizes parts to it (with --backend cpu it only sizes parts) [the free memory]")
+                       help="the most tcdist allocates on the GPU (e.g. 4GiB, 512MiB): CuPy's pool refuses more, "
+                            "--parts auto sizes parts to it, and a part (or the whole graph) over it is counted in "
+                            "slices that fit (with --backend cpu it only plans parts and slices) [the free memory]")
     count.add_argument("--per-vertex", metavar="FILE",
                        help="also write every vertex's triangles and local clustering coefficient to FILE "
                             "(vertex,triangles,clustering; .csv, .parquet or .h5), in the input's own ids, and add "

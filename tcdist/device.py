@@ -144,6 +144,8 @@ class Device:
         if self._peak is not None:
             self._peak.uninstall()
             self._peak = None
+        if self._stager is not None:
+            self._stager.copiers.shutdown(wait=False)
 
     def need(self, v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
         """Bytes a part of these sizes takes on this device with this kernel: budget.part_need (CSR,
@@ -511,14 +513,27 @@ class _Stager:
 
 class _PeakAllocator:
     """CuPy's default pool, recording the most it held in use at once: the peak the allocator saw.
-    uninstall() puts back the allocator and the pool limit that were there before."""
+    uninstall() puts back the allocator and the pool limit that were there before.
+
+    The pool's limit counts the blocks it keeps cached, free, for reuse on the stream that freed
+    them (the copy stream's cannot serve the count's), and the pool gives them back only when
+    the device itself is out of memory: a count under a limit after others in the same process
+    was refused memory the limit allowed. So the cache is emptied when the limit is set and
+    when an allocation meets it (then tried once more), and given back after the run."""
 
     def __init__(self, pool):
+        import cupy
+
         self.pool, self.peak = pool, 0
         self.before = None
+        self.refused = cupy.cuda.memory.OutOfMemoryError
 
     def __call__(self, size: int):
-        memory = self.pool.malloc(size)
+        try:
+            memory = self.pool.malloc(size)
+        except self.refused:
+            self.pool.free_all_blocks()
+            memory = self.pool.malloc(size)
         self.peak = max(self.peak, self.pool.used_bytes())
         return memory
 
@@ -529,6 +544,7 @@ class _PeakAllocator:
         pool = cupy.get_default_memory_pool()
         allocator = cls(pool)
         allocator.before = (cupy.cuda.get_allocator(), pool.get_limit())
+        pool.free_all_blocks()
         if limit is not None:
             pool.set_limit(size=limit)
         cupy.cuda.set_allocator(allocator)
@@ -540,6 +556,7 @@ class _PeakAllocator:
         allocator, limit = self.before
         cupy.cuda.set_allocator(allocator)
         self.pool.set_limit(size=limit)
+        self.pool.free_all_blocks()
 
 
 def _interruptible(work: Callable):

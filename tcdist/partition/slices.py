@@ -6,14 +6,16 @@ holds it, which it does for targets only: each wedge u -> v is walked in the one
 sources hold u and whose targets hold v, so the slices' counts add up to the part's and each
 triangle is credited once. A local row is both a source and a target, so a slice numbers its
 sources 0..s-1 and every vertex x of the part s + x: columns shift by s, which keeps rows
-sorted and every edge from a lower to a higher id. A slice is then an ordinary part with s local
-rows that any kernel counts; its per-vertex credits fold back onto the part's vertices (fold).
+sorted, and sources point to higher ids only. A slice is then an ordinary part with s local rows
+that a kernel counts (of a part with proxies, one that needs no part order: SliceOf); its
+per-vertex credits fold back onto the part's vertices (fold).
 
 The ranges split what a slice may hold evenly between sources and targets (for a given room,
 that makes the fewest bytes to copy). A slice whose target range holds no column of its
 sources has no wedge and is left out: for the whole graph, whose ids are ranks, that is every
-target range below the source range, half of the slices. This is an addition to LSTC, whose
-parts must each fit (DESIGN.md: "Slices").
+target range below the source range. This is an addition to LSTC (and to DESIGN.md), whose parts
+must each fit the device: on skewed graphs every part holds the dense core, so no P fits a small
+budget, while slices fit any budget that holds the pointers of a part's rows.
 """
 
 from __future__ import annotations
