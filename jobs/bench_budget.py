@@ -105,7 +105,7 @@ def host_partition(case, backend, work, log):
     import numba
 
     import tcdist
-    from tcdist.partition.host import _transpose, iter_parts_host
+    from tcdist.partition.host import iter_parts_host, transpose
     from tcdist.partition.schemes import assign
 
     spec, parts = case.split("=")
@@ -117,7 +117,7 @@ def host_partition(case, backend, work, log):
     read = time.perf_counter() - t0
     assignment = assign(graph, "random", int(parts), 0)
     t0 = time.perf_counter()
-    _transpose(graph.rowptr, graph.col, numba.get_num_threads())
+    transpose(graph)
     transpose = time.perf_counter() - t0
     t0 = time.perf_counter()
     built = [part.stats for part in iter_parts_host(graph, assignment, int(parts))]

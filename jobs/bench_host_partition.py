@@ -14,12 +14,11 @@ import os
 import time
 
 import numba
-import numpy as np
 from meta import median, metadata, timed
 
 import tcdist
 from tcdist.partition.build import build_parts
-from tcdist.partition.host import _transpose, iter_parts_host
+from tcdist.partition.host import iter_parts_host, transpose
 from tcdist.partition.schemes import assign
 
 
@@ -41,16 +40,15 @@ def main():
     load = time.perf_counter() - t0
     stage(f"rmat:{args.scale} ({graph.m:,} edges) generated and built on the {args.build_on}, in host memory", load)
     assignment = assign(graph, "random", args.parts, 0)
-    rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
-    _, transpose = timed(lambda: _transpose(rowptr, col, numba.get_num_threads()), args.repeat)
-    stage("transpose (median)", median(transpose))
+    _, reversing = timed(lambda: transpose(graph), args.repeat)
+    stage("transpose (median)", median(reversing))
     parts, host = timed(lambda: list(iter_parts_host(graph, assignment, args.parts, args.prune)), args.repeat)
     stage(f"host builder, {args.parts} parts (runs {', '.join(f'{s:.1f}' for s in host)})", median(host))
     record = {**metadata(args.device), "command": f"python jobs/bench_host_partition.py --scale {args.scale} "
                                                   f"--parts {args.parts} --build-on {args.build_on}" +
                                                   (" --reference" if args.reference else ""),
               "graph": f"rmat:{args.scale}", "n": graph.n, "m": graph.m, "parts": args.parts, "prune": args.prune,
-              "threads": numba.get_num_threads(), "load_build_s": load, "transpose_s": median(transpose),
+              "threads": numba.get_num_threads(), "load_build_s": load, "transpose_s": median(reversing),
               "host_builder_s": median(host), "host_builder_runs": host,
               "e_res_total": sum(part.stats["e_res"] for part in parts)}
     if args.reference:

@@ -150,6 +150,18 @@ def test_hdf5_round_trip(tmp_path, cli):
     assert tcdist.count_triangles(out, backend="cpu").triangles == 4060
 
 
+def test_a_fingerprint_is_taken_once_and_not_carried_to_another_csr():
+    """It is kept on the graph (each --parts auto probe hashed the whole CSR again); a graph made
+    from it with other arrays (dataclasses.replace, as on_host does) hashes its own."""
+    from dataclasses import replace
+
+    g = tcdist.load_graph("rmat:10")
+    first = g.fingerprint()
+    assert g.fingerprint() is first and replace(g).fingerprint() == first
+    other = replace(g, col=g.col[::-1].copy())
+    assert other.fingerprint() != first
+
+
 def test_clean_edge_list_output_round_trips(tmp_path, cli):
     out = tmp_path / "clean.txt.gz"
     assert cli("convert", "rmat:10", out).code == 0

@@ -31,6 +31,7 @@ from tcdist.errors import InputError, TcdistError
 from tcdist.graph.graph import col_dtype
 from tcdist.io.write import OutputExists, output_target
 from tcdist.partition import PRUNE_MODES, SCHEMES, Part, check_parts, partition_graph
+from tcdist.partition.host import transpose
 from tcdist.partition.journal import Journal
 from tcdist.partition.store import Store, write_store
 from tcdist.pipeline import count_parts
@@ -218,12 +219,16 @@ def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int, at_once:
     device with its kernel (Device.need)."""
     col_bytes = np.dtype(col_dtype(graph.n)).itemsize
     out = to_numpy(graph.out_degree())
+    reversed_edges = []  # the graph's transpose, made by the first probe (on the host) for every probe
 
     def largest_need(parts: int, budget: int, measured: int | None = None) -> int:
         """The largest of the first `measured` parts' bytes (all by default), or the first part's
         over the budget: then the probe stops."""
         largest = 0
-        built = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=True).parts
+        if graph.xp is np and not reversed_edges:
+            reversed_edges.append(transpose(graph))
+        built = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=True,
+                                reversed_edges=reversed_edges[0] if reversed_edges else None).parts
         for p in itertools.islice(built, measured):
             largest = max(largest, need(p.stats["v_res"], p.stats["e_res"], p.stats["n_local"], col_bytes))
             if largest > budget:

@@ -100,6 +100,7 @@ class Graph(CSR):
     warnings: list = field(default_factory=list)
     labels: object = None  # with ids that were not integers: original_id indexes these labels
     degrees: dict | None = None  # degree_summary of every row, when the graph was built here
+    _fingerprint: str | None = field(default=None, init=False, repr=False)  # once taken (not copied by replace)
 
     def refuse_labels(self, what: str) -> None:
         """Files keep integer ids only: a graph with labels would come back with their indices."""
@@ -127,12 +128,15 @@ class Graph(CSR):
         return self.out_degree() + self.xp.bincount(self.col, minlength=self.n)
 
     def fingerprint(self):
-        """Hash of the oriented CSR: names this exact graph in stores and results."""
-        h = hashlib.blake2b(digest_size=16)
-        h.update(np.array([self.n, self.m], np.int64).tobytes())
-        h.update(np.ascontiguousarray(to_numpy(self.rowptr), np.int64).data)
-        h.update(np.ascontiguousarray(to_numpy(self.col), col_dtype(self.n)).data)
-        return h.hexdigest()
+        """Hash of the oriented CSR: names this exact graph in stores and results. Taken once (a
+        pass over every byte on one core: each probe of --parts auto took it again)."""
+        if self._fingerprint is None:
+            h = hashlib.blake2b(digest_size=16)
+            h.update(np.array([self.n, self.m], np.int64).tobytes())
+            h.update(np.ascontiguousarray(to_numpy(self.rowptr), np.int64).data)
+            h.update(np.ascontiguousarray(to_numpy(self.col), col_dtype(self.n)).data)
+            self._fingerprint = h.hexdigest()
+        return self._fingerprint
 
     def stats(self):
         """Degree statistics and wedge counts, exact integers."""

@@ -21,13 +21,14 @@ def check_parts(num_parts: int, graph: Graph) -> None:
 
 
 def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", prune: str = "lstc",
-                    seed: int = 0, lazy: bool = False) -> Partitioning:
+                    seed: int = 0, lazy: bool = False, reversed_edges=None) -> Partitioning:
     """Partition an oriented graph into num_parts self-contained parts (LSTC Algorithms 1-2).
     lazy: on the host, parts come as an iterator, built a few at a time as it is walked (to
-    write a store without holding every part)."""
+    write a store without holding every part); reversed_edges: on the host, host.transpose(graph),
+    when the caller partitions the graph several times."""
     assignment = assign(graph, scheme, num_parts, seed)
     if graph.xp is np:  # on the host: compiled, parts on threads
-        parts = iter_parts_host(graph, assignment, num_parts, prune)
+        parts = iter_parts_host(graph, assignment, num_parts, prune, reversed_edges=reversed_edges)
         parts = parts if lazy else list(parts)
     else:
         parts = build_parts(graph, assignment, num_parts, prune)

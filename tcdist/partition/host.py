@@ -267,15 +267,21 @@ def _kept(prune, flags, members, i, target, row_len, alive, is_local):
     return kept
 
 
-def iter_parts_host(graph, assignment, num_parts, prune="lstc", large=None):
+def transpose(graph):
+    """(in_ptr, in_col): the graph's reversed edges as a CSR, on every core."""
+    return _transpose(np.asarray(graph.rowptr), np.asarray(graph.col), max(numba.get_num_threads(), 1))
+
+
+def iter_parts_host(graph, assignment, num_parts, prune="lstc", large=None, reversed_edges=None):
     """The parts of LSTC's partitioning of a graph held in host memory (see build_parts), in part
     order, as they are built. Large parts (large=None: at least _LARGE_PART edges of the graph
     per part) are built one at a time, each on every core; others side by side, one per thread,
-    at most one per thread built or waiting at any time."""
+    at most one per thread built or waiting at any time. reversed_edges: transpose(graph), made
+    here if None."""
     rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
     assignment = np.asarray(assignment, dtype=np.int64)
     with progress.bar(num_parts + 1, f"partition into {num_parts} parts", "steps") as bar:
-        in_ptr, in_col = _transpose(rowptr, col, max(numba.get_num_threads(), 1))
+        in_ptr, in_col = reversed_edges if reversed_edges is not None else transpose(graph)
         bar.update()
         if large is None:
             large = col.size >= _LARGE_PART * max(num_parts, 1)
