@@ -177,6 +177,22 @@ def test_per_vertex_under_ranks_equals_one_process(tmp_path, cli, schedule):
     assert ranked.read_bytes() == alone.read_bytes()
 
 
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+def test_sliced_parts_under_ranks_equal_one_process(tmp_path, cli, schedule):
+    """Parts over the limit, each counted in slices on the rank that takes it (a dynamic queue's
+    next part claimed only when the last slice of the one before is done): the total, each part's
+    slices and every vertex's triangles are those of one process without a limit."""
+    alone = tmp_path / "alone.csv"
+    assert cli("count", GRAPH, "--backend", "cpu", "--per-vertex", alone).code == 0
+    ranked = tmp_path / "ranked.csv"
+    record = mpiexec_json(3, "count", GRAPH, "--backend", "cpu", "-P", "4", "--schedule", schedule,
+                          "--gpu-memory-limit", "1MiB", "--per-vertex", ranked)
+    assert record["triangles"] == 727_044 and all(p["slices"] > 1 for p in record["part_stats"])
+    assert record["slices"] == sum(p["slices"] for p in record["part_stats"])
+    check_parts(record, 4)
+    assert ranked.read_bytes() == alone.read_bytes()
+
+
 def test_parts_auto_under_ranks_plans_the_same_parts(cli):
     alone = cli("count", GRAPH, "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "2MiB", "--json").json()
     ranked = mpiexec_json(2, "count", GRAPH, "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "2MiB")
