@@ -186,11 +186,11 @@ class Device:
         return iter([part]) if bounds is None else slices.cut(part, bounds)
 
     def _slice_plan(self, part: Part):
-        budget = self.budget()
-        if self.part_bytes(part) <= budget:
+        budget, need = self.budget(), self.part_bytes(part)
+        if need <= budget:
             return None
         if self._kernel is not None and self._kernel.part_order and part.n_local < part.rowptr.size - 1:
-            raise TcdistError(f"part {part.index} needs {size_text(self.part_bytes(part))} and the device has "
+            raise TcdistError(f"part {part.index} needs {size_text(need)} and the device has "
                               f"{size_text(budget)}: it can be counted in slices, but not by --kernel {self.kernel}, "
                               "which relies on a part's id order; let --kernel auto choose, or count more parts")
         try:
@@ -472,8 +472,7 @@ class _Stager:
         if len(pieces) <= 1:
             np.copyto(pinned, run)
             return
-        for done in self.copiers.map(lambda s: np.copyto(pinned[s], run[s]), pieces):
-            del done
+        list(self.copiers.map(lambda s: np.copyto(pinned[s], run[s]), pieces))
 
     def start(self, part: Part) -> _Staged:
         """The part with its copy under way (on this rank's GPU also from a reader thread; one

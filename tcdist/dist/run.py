@@ -10,6 +10,7 @@ are counted from memory, as a single process always did.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import socket
@@ -219,16 +220,18 @@ def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int, at_once:
     device with its kernel (Device.need)."""
     col_bytes = np.dtype(col_dtype(graph.n)).itemsize
     out = to_numpy(graph.out_degree())
-    reversed_edges = []  # the graph's transpose, made by the first probe (on the host) for every probe
+
+    @functools.cache
+    def reversed_edges():
+        """The graph's transpose (on the host), made by the first probe for every probe."""
+        return transpose(graph) if graph.xp is np else None
 
     def largest_need(parts: int, budget: int, measured: int | None = None) -> int:
         """The largest of the first `measured` parts' bytes (all by default), or the first part's
         over the budget: then the probe stops."""
         largest = 0
-        if graph.xp is np and not reversed_edges:
-            reversed_edges.append(transpose(graph))
         built = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=True,
-                                reversed_edges=reversed_edges[0] if reversed_edges else None).parts
+                                reversed_edges=reversed_edges()).parts
         for p in itertools.islice(built, measured):
             largest = max(largest, need(p.stats["v_res"], p.stats["e_res"], p.stats["n_local"], col_bytes))
             if largest > budget:

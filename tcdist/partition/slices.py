@@ -175,8 +175,9 @@ class Slice:
 
 def fold(credits, part: Part):
     """A slice's per-vertex credits (one per slice row) as the part's (one per part row): a
-    source's credit goes to the vertex it copies."""
+    source's credit goes to the vertex it copies. In place, a view of credits (the sources'
+    entries lie before the ones they add to)."""
     s, first = part.n_local, part.slice.first
-    folded = credits[s:].copy()
+    folded = credits[s:]
     folded[first : first + s] += credits[:s]
     return folded
