@@ -62,7 +62,8 @@ def summary(record):
     t = record["timings"]
     return {"triangles": record["triangles"], "n": record["n"], "m": record["m"], "parts": record["parts"],
             "gpu_peak_bytes": record.get("gpu_peak_bytes"), "memory_budget": record.get("memory_budget"),
-            "slices": record["slices"], "kernel_s": t["count"] + t["prepare"], "transfer_s": t["transfer"],
+            "slices": record["slices"], "kernels": record["kernels"], "kernel_s": t["count"] + t["prepare"],
+            "transfer_s": t["transfer"],
             "transfer_overlapped_s": t["transfer_overlapped"],
             "read_s": t["read"], "partition_s": t["partition"], "parts_waited_s": t["store_read"],
             "total_s": t["total"], "job_wall_s": record["job_wall_s"],
@@ -76,7 +77,7 @@ def bench_case(case, backend, work, log, save, cases):
     whole = summary(tcdist_json("count", path, "--backend", backend))
     log(f"{spec}: in memory {whole['triangles']:,} triangles, kernel {whole['kernel_s']:.3f} s, "
         f"transfer {whole['transfer_s']:.3f} s")
-    rows = []
+    rows, same_kernel = [], {}
     cases.append({"graph": spec, "file": path, "file_bytes": file_bytes, "in_memory": whole, "budgets": rows})
     for entry in budgets.split(","):
         budget, _, parts = entry.partition("@")  # 4GiB: --parts auto; 4GiB@6: six parts; 4GiB@whole: none
@@ -93,11 +94,24 @@ def bench_case(case, backend, work, log, save, cases):
         r["budget"], r["asked_parts"] = budget, parts or "auto"
         r["ratio_to_in_memory"] = (r["kernel_s"] + r["transfer_s"]) / (whole["kernel_s"] + whole["transfer_s"])
         r["ratio_to_in_memory_kernel"] = (r["kernel_s"] + r["transfer_s"]) / whole["kernel_s"]
+        if len(r["kernels"]) == 1 and ", " not in next(iter(r["kernels"])) and r["kernels"].keys() != whole["kernels"].keys():
+            # the budget left no room for the in-memory kernel's own memory: what slicing costs apart
+            # from the kernel it forced, against the same kernel in memory
+            label = next(iter(r["kernels"]))
+            if label not in same_kernel:
+                same_kernel[label] = summary(tcdist_json("count", path, "--backend", backend, "--kernel", label))
+            alike = same_kernel[label]
+            r["in_memory_same_kernel"] = alike
+            r["ratio_to_in_memory_same_kernel"] = (r["kernel_s"] + r["transfer_s"]) / (alike["kernel_s"] +
+                                                                                     alike["transfer_s"])
         rows.append(r)
         save()
         log(f"  budget {budget}: P={r['parts']}, {r['slices']} slices, peak {(r['gpu_peak_bytes'] or 0) / 2**30:.2f} GiB, kernel "
             f"{r['kernel_s']:.3f} s, transfer not hidden {r['transfer_s']:.3f} s, hidden {r['transfer_overlapped_s']:.3f} s,"
-            f" (kernel+transfer)/in-memory {r['ratio_to_in_memory']:.2f}x, partition {r['partition_s']:.1f} s")
+            f" (kernel+transfer)/in-memory {r['ratio_to_in_memory']:.2f}x, partition {r['partition_s']:.1f} s, "
+            f"kernels {r['kernels']}" + (f", against {next(iter(r['kernels']))} in memory "
+                                         f"{r['ratio_to_in_memory_same_kernel']:.2f}x"
+                                         if "ratio_to_in_memory_same_kernel" in r else ""))
 
 
 def host_partition(case, backend, work, log):

@@ -31,6 +31,7 @@ from tcdist.partition.part import Part
 BACKENDS = ("auto", "cpu", "gpu")
 _FILL_PIECE = 32 << 20  # bytes each copier thread copies into pinned memory at a time
 _COPIERS = min(8, os.cpu_count() or 1)
+LEAST_GPU_LIMIT = 64 << 10  # a GPU's memory limit below this could not hold the warm-up's K_40
 _ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take: CuPy's pool keeps
                # blocks it cannot give back (slices planned at the whole of a 1 MiB limit went past it)
 
@@ -118,6 +119,9 @@ class Device:
         from tcdist.dist.binding import cpu_threads, gpu_index
 
         kind = _resolve_kind(backend)
+        if kind == "gpu" and memory_limit is not None and memory_limit < LEAST_GPU_LIMIT:
+            raise TcdistError(f"--gpu-memory-limit {size_text(memory_limit)} is below the {size_text(LEAST_GPU_LIMIT)} "
+                              "a count on the GPU needs at the least (its warm-up counts K_40 with every kernel)")
         index = bus_id = None
         label = "cpu"
         if kind == "gpu":
@@ -145,7 +149,8 @@ class Device:
             self._peak.uninstall()
             self._peak = None
         if self._stager is not None:
-            self._stager.copiers.shutdown(wait=False)
+            self._stager.close()
+            self._stager = None
 
     def need(self, v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
         """Bytes a part of these sizes takes on this device with this kernel: budget.part_need (CSR,
@@ -247,10 +252,12 @@ class Device:
         return f"gpu {self.gpu} ({self.name}, {self.bus_id})" if self.is_gpu else f"cpu ({self.threads} threads)"
 
     def warm_up(self, per_vertex: bool = False) -> None:
-        """Run every kernel this device may use once on K_40 with each column type, before anything
-        is timed: this compiles (or loads) them and every helper they launch (a first CuPy launch in
-        a process costs far more than a count), and checks each gives C(40, 3); with per_vertex,
-        also that every per-vertex kernel credits every vertex with C(39, 2)."""
+        """Run every kernel this device may use on K_40 with each column type, before anything is
+        timed: whole, and in two slices put on the device as a sliced part is (copy, layout, CSR
+        check). This compiles (or loads) them and every helper they launch (a first CuPy launch in
+        a process costs far more than a count: a sliced count's first checks compiled for 9.8 s,
+        timed as 'other'), and checks that each gives C(40, 3); with per_vertex, also that every
+        per-vertex kernel credits every vertex with C(39, 2)."""
         xp = np
         if self.is_gpu:
             import cupy as xp
@@ -260,12 +267,16 @@ class Device:
             for kernel, _ in self._candidates().values():
                 gpu.compile_kernel(kernel)  # these kernels only: every kernel is a module of its own
         n = 40  # rows up to 39 long: both the short-row and the long-row paths of a kernel run
-        rowptr = xp.asarray(np.concatenate([[0], np.cumsum(np.arange(n - 1, -1, -1))]).astype(np.int64))
+        rowptr = np.concatenate([[0], np.cumsum(np.arange(n - 1, -1, -1))]).astype(np.int64)
         col = np.concatenate([np.arange(u + 1, n) for u in range(n)])
+        halves = [(0, n // 2, 0, n), (n // 2, n, 0, n)]  # sources by halves, every row a target
         for dtype in (np.int32, np.int64):
-            clique = Part(0, rowptr, xp.asarray(col.astype(dtype)), None, n, {})
+            on_host = Part(0, rowptr, col.astype(dtype), None, n, {})
+            clique = Part(0, xp.asarray(rowptr), xp.asarray(on_host.col), None, n, {})
+            sliced = [self.put(piece, len(halves))[0] for piece in slices.cut(on_host, halves)]
             for label, (kernel, options) in self._candidates().items():
-                if kernel.run(clique.rowptr, clique.col, n, options) != n * (n - 1) * (n - 2) // 6:
+                found = [kernel.run(p.rowptr, p.col, p.n_local, options) for p in (clique, *sliced)]
+                if found[0] != n * (n - 1) * (n - 2) // 6 or sum(found[1:]) != found[0]:
                     raise TcdistError(f"the {label} kernel miscounts K_{n} on {self.describe()}: this device or "
                                       "build is broken")
             credits = self._per_vertex_all(clique) if per_vertex else []
@@ -433,6 +444,7 @@ class _Staged:
     part: Part       # its arrays on the device, being filled
     started: object  # CUDA events around the copy
     done: object
+    then: Callable[[], None] | None = None  # run once the copy is done (the last slice's: unpin its part)
 
     @property
     def slice(self):
@@ -445,12 +457,17 @@ class _Staged:
         t0 = time.perf_counter()
         self.done.synchronize()
         waited = time.perf_counter() - t0
+        if self.then is not None:
+            self.then()
         return self.part, waited, cupy.cuda.get_elapsed_time(self.started, self.done) / 1e3
 
 
 class _Stager:
-    """Copies parts to the GPU on a non-blocking stream of its own from two pinned host buffers
-    used in turn: pageable memory would make every copy synchronous and half as fast."""
+    """Copies parts to the GPU on a non-blocking stream of its own from pinned host memory:
+    pageable memory would make every copy synchronous and half as fast. A whole part goes through
+    two pinned buffers used in turn; a part counted in slices is pinned where it lies (its pages
+    registered with CUDA) while its slices are copied, since they copy it several times over
+    (filling buffers ran at about 4.5 GB/s on RMAT-25 under 2 GiB, behind the count)."""
 
     def __init__(self, gpu: int):
         import cupy
@@ -463,6 +480,7 @@ class _Stager:
         self.last_copy = [None, None]  # the event that ends each slot's last copy
         self.turn = 0
         self.copiers = ThreadPoolExecutor(_COPIERS, thread_name_prefix="tcdist-pin")
+        self.pinned = {}  # id(part) -> (the part, kept while its pages are registered; their starts, or None)
 
     def _fill(self, pinned: np.ndarray, run: np.ndarray) -> None:
         """pinned[:] = run, in pieces on the copiers' threads: one thread's copy, at a few GB/s,
@@ -474,7 +492,7 @@ class _Stager:
             return
         list(self.copiers.map(lambda s: np.copyto(pinned[s], run[s]), pieces))
 
-    def start(self, part: Part) -> _Staged:
+    def start(self, part: Part | slices.Slice) -> _Staged:
         """The part with its copy under way (on this rank's GPU also from a reader thread; one
         copy is started at a time, so two never take the same slot)."""
         import cupy
@@ -482,15 +500,34 @@ class _Stager:
         with self.lock, cupy.cuda.Device(self.gpu):
             return self._start(part)
 
-    def _start(self, part: Part) -> _Staged:
+    def _start(self, part: Part | slices.Slice) -> _Staged:
         import cupy
 
         slot, self.turn = self.turn, self.turn ^ 1
         with self.stream:
             runs, make = part.copies(cupy)  # a slice is laid out on the device from the runs copied
-        offsets = np.cumsum([0] + [-(-into.nbytes // 256) * 256 for _, into in runs])
         if self.last_copy[slot] is not None:
             self.last_copy[slot].synchronize()  # the slot's buffer is free again
+        whole = part.part if isinstance(part, slices.Slice) else None
+        direct = whole is not None and all(run.dtype == into.dtype for run, into in runs) and self._pin(whole)
+        hosts = [run for run, _ in runs] if direct else self._filled(slot, runs)  # a slice's wider ids: a cast
+        with self.stream:
+            started = cupy.cuda.Event()
+            started.record()
+            for host, (_, into) in zip(hosts, runs):
+                into.set(host, stream=self.stream)
+            moved = make()
+            done = cupy.cuda.Event()
+            done.record()
+        self.last_copy[slot] = done
+        last = whole is not None and part.slice.k == part.slice.of - 1
+        return _Staged(moved, started, done, (lambda: self.unpin(whole)) if last else None)
+
+    def _filled(self, slot: int, runs) -> list[np.ndarray]:
+        """The runs copied into the slot's pinned buffer (grown if it is too small)."""
+        import cupy
+
+        offsets = np.cumsum([0] + [-(-into.nbytes // 256) * 256 for _, into in runs])
         if self.buffers[slot] is None or self.buffers[slot][1] < offsets[-1]:
             self.buffers[slot] = None
             self.buffers[slot] = (cupy.cuda.alloc_pinned_memory(int(offsets[-1])), int(offsets[-1]))
@@ -498,16 +535,54 @@ class _Stager:
         pinned = [np.ndarray(into.shape, into.dtype, buffer=buffer, offset=int(o)) for (_, into), o in zip(runs, offsets)]
         for host, (run, _) in zip(pinned, runs):
             self._fill(host, run)
-        with self.stream:
-            started = cupy.cuda.Event()
-            started.record()
-            for host, (_, into) in zip(pinned, runs):
-                into.set(host, stream=self.stream)
-            moved = make()
-            done = cupy.cuda.Event()
-            done.record()
-        self.last_copy[slot] = done
-        return _Staged(moved, started, done)
+        return pinned
+
+    def _pin(self, part: Part) -> bool:
+        """Whether the part's arrays are pinned where they lie (registered now if they are not):
+        the pages they span, those two arrays share taken once."""
+        import cupy
+
+        if id(part) not in self.pinned:
+            page = 4096
+            spans = sorted((a.ctypes.data // page * page, -(-(a.ctypes.data + a.nbytes) // page) * page)
+                           for a in (part.rowptr, part.col) if a.nbytes)
+            merged = []
+            for begin, end in spans:
+                if merged and begin <= merged[-1][1]:
+                    merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+                else:
+                    merged.append((begin, end))
+            registered = []
+            try:
+                for begin, end in merged:
+                    cupy.cuda.runtime.hostRegister(begin, end - begin, 0)
+                    registered.append(begin)
+            except cupy.cuda.runtime.CUDARuntimeError:  # not allowed here (locked-memory limit): fill buffers
+                for begin in registered:
+                    cupy.cuda.runtime.hostUnregister(begin)
+                registered = None
+            self.pinned[id(part)] = (part, registered)
+        return self.pinned[id(part)][1] is not None
+
+    def unpin(self, part: Part) -> None:
+        """Let go of the part's registered pages: called when its last slice's copy is done, so
+        that every copy from them is (the stream runs them in order)."""
+        import cupy
+
+        with self.lock, cupy.cuda.Device(self.gpu):
+            for begin in self.pinned.pop(id(part), (None, None))[1] or []:
+                cupy.cuda.runtime.hostUnregister(begin)
+
+    def close(self) -> None:
+        """Let go of every part's registered pages, once the copies under way are done."""
+        import cupy
+
+        with self.lock, cupy.cuda.Device(self.gpu):
+            self.stream.synchronize()
+            for begin in [b for _, pages in self.pinned.values() for b in pages or []]:
+                cupy.cuda.runtime.hostUnregister(begin)
+            self.pinned.clear()
+        self.copiers.shutdown(wait=False)
 
 
 class _PeakAllocator:

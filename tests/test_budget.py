@@ -172,6 +172,18 @@ def test_a_part_past_the_gpu_limit_is_one_line(cli):
 
 
 @pytest.mark.gpu
+def test_a_gpu_limit_below_the_warm_ups_is_one_line_and_the_least_one_counts(cli):
+    """Before, a limit the warm-up's K_40 could not fit in ended in CuPy's traceback."""
+    from tcdist.device import LEAST_GPU_LIMIT
+
+    refused = cli("count", "complete:40", "--backend", "gpu", "--gpu-memory-limit", LEAST_GPU_LIMIT // 2)
+    assert refused.code == 2 and refused.err.count("\n") == 1
+    assert refused.err.startswith("tcdist: error: --gpu-memory-limit 32.0 KiB is below the 64.0 KiB")
+    record = cli("count", "complete:40", "--backend", "gpu", "--gpu-memory-limit", LEAST_GPU_LIMIT, "--json").json()
+    assert record["triangles"] == 9880 and record["gpu_peak_bytes"] <= LEAST_GPU_LIMIT
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("kernel", ["auto", *sorted(of_backend("gpu"))])
 def test_a_graph_over_the_gpu_limit_is_counted_in_slices_by_every_kernel(cli, kernel):
     """The whole graph needs about 2 MiB: under 1 MiB each kernel counts it in slices, exactly, the
@@ -193,7 +205,8 @@ def test_sliced_parts_streamed_from_a_store_credit_every_vertex_exactly(cli, tmp
     stream while the one before is counted, by every kernel that needs no part order, and the
     per-vertex triangles equal the CPU's (before, a slice of few out-degrees went to forward's
     walk, which missed the triangles of a proxy's edge to a local vertex: 15,435,433 of
-    15,571,314); the kernels that need the order are refused in one line."""
+    15,571,314); the kernels that need the order are refused in one line, and bitmap, whose
+    plan is over 10,000 slices."""
     store, out = tmp_path / "parts.h5", tmp_path / "pv.csv"
     assert cli("partition", "rmat:16", "-P", 2, "-o", store).code == 0
     plain = tcdist.count_triangles("rmat:16", backend="cpu", per_vertex=True)
@@ -208,6 +221,8 @@ def test_sliced_parts_streamed_from_a_store_credit_every_vertex_exactly(cli, tmp
         result = cli("count", store, "--backend", "gpu", "--gpu-memory-limit", "4MiB", "--kernel", name, "--json")
         if kernel.part_order:
             assert result.code == 2 and "can be counted in slices, but not by --kernel" in result.err
+        elif name == "bitmap":  # its bitmaps leave no room for a slice of more than a few rows
+            assert result.code == 2 and "would need more than 10,000 slices" in result.err
         else:
             assert result.json()["triangles"] == plain.triangles, name
 

@@ -190,12 +190,17 @@ def test_store_counted_on_the_gpu(tmp_path, cli):
     assert on_gpu["triangles"] == on_cpu["triangles"] and on_gpu["timings"]["transfer"] > 0
 
 
-def test_a_graph_too_large_for_the_gpu_names_a_part_count_that_fits(cli, monkeypatch):
-    """Too little free memory: the graph is built on the host, and the upload stops with advice."""
+def test_a_graph_too_large_for_the_gpu_is_counted_in_slices_or_refused_with_advice(cli, monkeypatch):
+    """Too little free memory: the graph is built on the host and counted in slices that fit (before
+    slices, the upload stopped); below one slice's least, the count stops in one line with advice."""
     import tcdist.device
 
+    graph = DATASETS / "soc-Epinions1.txt.gz"
+    monkeypatch.setattr(tcdist.device, "free_gpu_bytes", lambda: 2_000_000)  # the CSR alone is about 2.2 MB
+    record = cli("count", graph, "--backend", "gpu", "--json").json()
+    assert record["triangles"] == 1_624_481 and record["slices"] > 1
     monkeypatch.setattr(tcdist.device, "free_gpu_bytes", lambda: 100_000)
-    result = cli("count", DATASETS / "soc-Epinions1.txt.gz", "--backend", "gpu")
-    assert result.code == 2
-    assert "part 0 needs" in result.err and "on the GPU but 97.7 KiB are free" in result.err
-    assert "count it in more parts (--parts auto picks them)" in result.err
+    result = cli("count", graph, "--backend", "gpu")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert result.err.startswith("tcdist: error: part 0 cannot be sliced to fit 87.9 KiB on the device")
+    assert "give the device more memory or count more parts" in result.err

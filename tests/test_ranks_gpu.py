@@ -51,8 +51,11 @@ def test_more_ranks_than_gpus_share_them_round_robin(gpus, expected, per_gpu):
 
 
 def test_cuda_visible_devices_is_respected(gpus, expected):
+    """The ranks see only the last GPU this process sees (its id as CUDA_VISIBLE_DEVICES names it,
+    when this process runs under one too)."""
     last = len(gpus) - 1
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(last)}
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(len(gpus))))).split(",")
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": visible[last]}
     record = mpiexec_json(2, "count", "rmat:16", "--backend", "gpu", "-P", 4, env=env)
     assert record["triangles"] == expected
     assert [s["gpu_bus_id"] for s in record["rank_stats"]] == [gpus[last]] * 2

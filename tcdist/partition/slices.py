@@ -52,7 +52,8 @@ def plan(part: Part, room: int, need: Need, budget: int | None = None) -> list[t
     if least > room:
         raise TcdistError(f"part {part.index} cannot be sliced to fit {size_text(budget or room)} on the device: its "
                           f"longest row ({longest:,} out-neighbours) beside the pointers of its {n:,} rows needs "
-                          f"{size_text(least)}; give the device more memory or count more parts")
+                          f"{size_text(least)}{f', over the {size_text(room)} one slice may take' if budget else ''}; "
+                          "give the device more memory or count more parts")
     sources = per_row * np.arange(n_local + 1, dtype=np.int64) + per_edge * rowptr[: n_local + 1]
     targets = per_edge * rowptr
     share = (room - floor) / 2
