@@ -31,7 +31,7 @@ from tcdist.partition.part import Part
 BACKENDS = ("auto", "cpu", "gpu")
 _FILL_PIECE = 32 << 20  # bytes each copier thread copies into pinned memory at a time
 _COPIERS = min(8, os.cpu_count() or 1)
-LEAST_GPU_LIMIT = 64 << 10  # a GPU's memory limit below this could not hold the warm-up's K_40
+LEAST_GPU_LIMIT = 256 << 10  # a GPU limit below this may not hold the warm-up (under 64 KiB it did not)
 _ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take: CuPy's pool keeps
                # blocks it cannot give back (slices planned at the whole of a 1 MiB limit went past it)
 

@@ -178,7 +178,7 @@ def test_a_gpu_limit_below_the_warm_ups_is_one_line_and_the_least_one_counts(cli
 
     refused = cli("count", "complete:40", "--backend", "gpu", "--gpu-memory-limit", LEAST_GPU_LIMIT // 2)
     assert refused.code == 2 and refused.err.count("\n") == 1
-    assert refused.err.startswith("tcdist: error: --gpu-memory-limit 32.0 KiB is below the 64.0 KiB")
+    assert refused.err.startswith("tcdist: error: --gpu-memory-limit 128.0 KiB is below the 256.0 KiB")
     record = cli("count", "complete:40", "--backend", "gpu", "--gpu-memory-limit", LEAST_GPU_LIMIT, "--json").json()
     assert record["triangles"] == 9880 and record["gpu_peak_bytes"] <= LEAST_GPU_LIMIT
 

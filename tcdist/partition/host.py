@@ -32,38 +32,64 @@ from tcdist.graph.graph import col_dtype
 from tcdist.partition.part import Part
 
 LOCAL, OUT, IN = 1, 2, 4
+_TARGET_BLOCK_SHIFT = 16  # the transpose sorts targets by blocks of 2^16 ids (a block's counts: 512 KiB)
 _LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built on every core
 _PRUNE_CODES = {"lstc": 0, "none": 1, "minimal": 2}
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _transpose(rowptr, col, chunks):
-    """The CSR of the reversed edges (rows sorted): chunk c owns the targets of its range and
-    scans the rows that can reach them, so no two threads write one entry."""
+def _transpose(rowptr, col, chunks, shift):
+    """The CSR of the reversed edges (rows sorted), in three parallel passes over the edges: each
+    chunk of rows (about m / chunks edges) counts its edges by block of targets (2^shift ids),
+    then moves them into its own run of each block's bucket; then each block sorts its bucket by
+    target, stably. A bucket holds its chunks' edges in row order, so each reversed row comes out
+    sorted, and no two threads write one entry. (Before, every chunk scanned every row: 26.6 s on
+    RMAT-26 on 16 threads.)"""
     n = rowptr.size - 1
+    m = rowptr[n]
+    blocks = (n >> shift) + 1
+    rows = np.empty(chunks + 1, np.int64)
+    for c in range(chunks + 1):
+        rows[c] = np.searchsorted(rowptr, c * m // chunks)
+    rows[0], rows[chunks] = 0, n
+    counts = np.zeros((chunks, blocks), np.int64)
+    for c in prange(chunks):
+        for e in range(rowptr[rows[c]], rowptr[rows[c + 1]]):
+            counts[c, col[e] >> shift] += 1
+    block_start = np.empty(blocks + 1, np.int64)
+    total = 0
+    for b in range(blocks):  # bucket b holds chunk 0's edges, then chunk 1's, ...
+        block_start[b] = total
+        for c in range(chunks):
+            count = counts[c, b]
+            counts[c, b] = total
+            total += count
+    block_start[blocks] = total
+    source = np.empty(m, col.dtype)
+    within = np.empty(m, np.uint16)  # the target's place in its block (shift <= 16)
+    mask = (1 << shift) - 1
+    for c in prange(chunks):
+        at = counts[c].copy()
+        for u in range(rows[c], rows[c + 1]):
+            for e in range(rowptr[u], rowptr[u + 1]):
+                b = col[e] >> shift
+                source[at[b]] = u
+                within[at[b]] = col[e] & mask
+                at[b] += 1
     in_ptr = np.zeros(n + 1, np.int64)
-    for c in prange(chunks):
-        lo, hi = c * n // chunks, (c + 1) * n // chunks
-        for u in range(n):
-            start = rowptr[u] + np.searchsorted(col[rowptr[u]:rowptr[u + 1]], lo)
-            for e in range(start, rowptr[u + 1]):
-                if col[e] >= hi:
-                    break
-                in_ptr[col[e] + 1] += 1
-    for v in range(n):
-        in_ptr[v + 1] += in_ptr[v]
-    in_col = np.empty(rowptr[n], col.dtype)
-    fill = in_ptr[:-1].copy()
-    for c in prange(chunks):
-        lo, hi = c * n // chunks, (c + 1) * n // chunks
-        for u in range(n):
-            start = rowptr[u] + np.searchsorted(col[rowptr[u]:rowptr[u + 1]], lo)
-            for e in range(start, rowptr[u + 1]):
-                v = col[e]
-                if v >= hi:
-                    break
-                in_col[fill[v]] = u
-                fill[v] += 1
+    in_col = np.empty(m, col.dtype)
+    for b in prange(blocks):
+        lo, start, end = b << shift, block_start[b], block_start[b + 1]
+        width = min(lo + (1 << shift), n) - lo
+        place = np.zeros(width + 1, np.int64)
+        for k in range(start, end):
+            place[within[k] + 1] += 1
+        for i in range(width):
+            place[i + 1] += place[i]
+            in_ptr[lo + i + 1] = start + place[i + 1]
+        for k in range(start, end):
+            in_col[start + place[within[k]]] = source[k]
+            place[within[k]] += 1
     return in_ptr, in_col
 
 
@@ -269,7 +295,8 @@ def _kept(prune, flags, members, i, target, row_len, alive, is_local):
 
 def transpose(graph):
     """(in_ptr, in_col): the graph's reversed edges as a CSR, on every core."""
-    return _transpose(np.asarray(graph.rowptr), np.asarray(graph.col), max(numba.get_num_threads(), 1))
+    return _transpose(np.asarray(graph.rowptr), np.asarray(graph.col), max(numba.get_num_threads(), 1),
+                      _TARGET_BLOCK_SHIFT)
 
 
 def iter_parts_host(graph, assignment, num_parts, prune="lstc", large=None, reversed_edges=None):
