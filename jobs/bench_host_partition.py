@@ -72,6 +72,7 @@ def main():
                       time.perf_counter() - t0)
             runs.append(time.perf_counter() - t0)
             stage(f"{builder} builder, {args.parts} parts", runs[-1])
+            save(record, args.out)  # a run stopped by a time limit keeps the builders timed so far
         record["e_res_total"] = sum(stats["e_res"] for stats in parts)
     best = min(median(runs) for runs in record["builders"].values())
     record["host_builder_s"] = best
@@ -83,9 +84,13 @@ def main():
         record["whole_array_numpy_s"] = time.perf_counter() - t0
         assert [r.stats for r in reference] == parts, "the builders disagree"
         record["speedup"] = record["whole_array_numpy_s"] / best
-    with open(args.out, "w") as f:
-        json.dump(record, f, indent=1)
+    save(record, args.out)
     print(json.dumps(record, indent=1))
+
+
+def save(record: dict, path: str) -> None:
+    with open(path, "w") as f:
+        json.dump(record, f, indent=1)
 
 
 def stage(what: str, seconds: float) -> None:

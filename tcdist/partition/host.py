@@ -33,7 +33,8 @@ from tcdist.partition.part import Part
 
 LOCAL, OUT, IN = 1, 2, 4
 _TARGET_BLOCK_SHIFT = 16  # the transpose sorts targets by blocks of 2^16 ids (a block's counts: 512 KiB)
-_LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built on every core
+_LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built on every core,
+_CORES_PER_PART = 4    # if there are at least this many cores per part (fewer: parts side by side, on threads)
 _PRUNE_CODES = {"lstc": 0, "none": 1, "minimal": 2}
 
 
@@ -311,7 +312,7 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc", large=None, reve
         in_ptr, in_col = reversed_edges if reversed_edges is not None else transpose(graph)
         bar.update()
         if large is None:
-            large = col.size >= _LARGE_PART * max(num_parts, 1)
+            large = col.size >= _LARGE_PART * max(num_parts, 1) and _CORES_PER_PART * num_parts <= numba.get_num_threads()
         large = large and numba.threading_layer() != "workqueue"  # it cannot run two parallel regions at once
         window = 1 if large else max(1, min(num_parts, numba.get_num_threads()))
         builder = _build_part_parallel if large else _build_part
