@@ -23,8 +23,14 @@ rule):
   RMAT-22/23, 13 % slower on RMAT-20: results/kernels-h200-sweep.md); where neither fits, the
   rules below;
 - few wedges per edge but a hub: `wetric`, a thread per eight wedges of a static map;
-- a slice of a part with proxies gets `wedge-group` (8 lanes) where forward would count, and the
-  rules after wetric's where wetric would: those two rely on the id order of parts;
+- a slice (partition/slices.py) gets a kernel that intersects rows: bitmap where its rule gives
+  it and its bitmaps fit, else lstc or lstc-group. Its source rows meet each target range in a
+  slice of their own, and a row whose target is not in the slice is empty: an intersection with
+  it costs nothing, but a kernel that walks wedges (wedge-group, wetric) walks a source's every
+  wedge again in each slice. On nvidia-h200 (results/budget.md), lstc-group in every slice
+  counted RMAT-25 under 2 GiB in 2.39 s and RMAT-26 under 4 GiB in 5.15 s, against 3.08 s and
+  7.81 s with the whole-graph rules (forward and wedge-group); forward and wetric also rely on
+  a part's id order, which a slice of a part with proxies does not keep;
 - between: `lstc-group`, or LSTC's Algorithm 3 at tile 128 for parts of fewer than
   SMALL_PART_EDGES edges (nvidia-h100-x1, results/gpu-h100.md: lstc-group's second launch and
   degree split cost more than they save there).
@@ -59,8 +65,8 @@ def degree_stats(part) -> tuple[float, int, float]:
 
 
 def _part_order(part) -> bool:
-    """Whether the part's ids follow the orientation as forward and wetric need (Kernel.part_order):
-    a slice of a part with proxies does not, and gets a kernel that needs no order instead."""
+    """Whether the part's ids follow the orientation as forward's walk needs (Kernel.part_order):
+    a slice of a part with proxies does not."""
     return part.slice is None or part.slice.ordered
 
 
@@ -77,17 +83,17 @@ class Auto:
         if self.backend == "cpu":
             return "marker"
         per_edge, max_out, mean_out = degree_stats(part)
+        whole = part.slice is None  # a slice gets a kernel that intersects rows (see above)
         many = per_edge >= WEDGE_GROUP_WEDGES_PER_EDGE
-        if many and per_edge <= EVEN_SKEW * mean_out / 2:
+        if whole and many and per_edge <= EVEN_SKEW * mean_out / 2:
             return WEDGE_GROUPS[per_edge >= WIDE_GROUP_WEDGES_PER_EDGE]
-        order = _part_order(part)
-        if max_out <= EVEN_MAX_OUT_DEGREE:
-            return "forward" if order else WEDGE_GROUPS[0]
+        if whole and max_out <= EVEN_MAX_OUT_DEGREE:
+            return "forward"
         if per_edge >= SKEWED_WEDGES_PER_EDGE:
             for spec in BITMAPS:
                 if fits(spec):
                     return spec
-        if per_edge < SPARSE_WEDGES_PER_EDGE and order:
+        if whole and per_edge < SPARSE_WEDGES_PER_EDGE:
             return "wetric:spread=8"
         return "lstc:tile=128" if int(part.col.size) < SMALL_PART_EDGES else "lstc-group"
 
