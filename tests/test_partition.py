@@ -167,22 +167,23 @@ def test_the_host_builder_makes_the_same_parts_as_the_whole_array_builder(scheme
                 assert x.dtype == y.dtype and np.array_equal(x, y), (source, a.index, name)
 
 
-@pytest.mark.parametrize("shift", [0, 3, 16])
+@pytest.mark.parametrize("shift,groups", [(0, 1), (0, 7), (3, 4), (3, 1000), (12, 16), (16, 3)])
 @pytest.mark.parametrize("chunks", [1, 3, 8])
-def test_the_transpose_is_every_edge_reversed_with_sorted_rows(shift, chunks):
-    """The host transpose (chunks of rows moving their edges into blocks of 2^shift targets, each
-    block then sorted) against a stable NumPy sort of the edges by target: rows sorted, nothing
-    lost, for graphs with empty rows, a hub, and targets in many blocks."""
+def test_the_transpose_is_every_edge_reversed_with_sorted_rows(shift, groups, chunks):
+    """The host transpose (chunks of rows moving their edges into ranges of targets of about
+    equal edges, made of blocks of 2^shift ids, each range then sorted) against a stable NumPy
+    sort of the edges by target: rows sorted, nothing lost, for graphs with empty rows, a hub,
+    one range or more ranges than blocks."""
     from tcdist.partition.host import _transpose
 
     for source in ("rmat:12", "complete:30", "grid:7:9", "er:300:100", DATASETS / "email-Eu-core.txt.gz", "er:5:0"):
         graph = tcdist.load_graph(source)
         rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
-        in_ptr, in_col = _transpose(rowptr, col, chunks, shift)
+        in_ptr, in_col = _transpose(rowptr, col, chunks, shift, groups)
         sources = np.repeat(np.arange(graph.n), np.diff(rowptr))
         order = np.argsort(col, kind="stable")
         assert np.array_equal(in_ptr, np.concatenate([[0], np.cumsum(np.bincount(col, minlength=graph.n))]))
-        assert in_col.dtype == col.dtype and np.array_equal(in_col, sources[order]), (source, chunks, shift)
+        assert in_col.dtype == col.dtype and np.array_equal(in_col, sources[order]), (source, chunks, shift, groups)
 
 
 def test_lazy_parts_are_built_a_few_at_a_time(monkeypatch):

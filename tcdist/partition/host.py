@@ -32,20 +32,23 @@ from tcdist.graph.graph import col_dtype
 from tcdist.partition.part import Part
 
 LOCAL, OUT, IN = 1, 2, 4
-_TARGET_BLOCK_SHIFT = 16  # the transpose sorts targets by blocks of 2^16 ids (a block's counts: 512 KiB)
+_TARGET_BLOCK_SHIFT = 12  # the transpose counts targets by blocks of 2^12 ids,
+_RANGES_PER_THREAD = 4    # and sorts them in ranges of equal edges, this many per thread
 _LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built on every core,
 _CORES_PER_PART = 4    # if there are at least this many cores per part (fewer: parts side by side, on threads)
 _PRUNE_CODES = {"lstc": 0, "none": 1, "minimal": 2}
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _transpose(rowptr, col, chunks, shift):
+def _transpose(rowptr, col, chunks, shift, groups):
     """The CSR of the reversed edges (rows sorted), in three parallel passes over the edges: each
-    chunk of rows (about m / chunks edges) counts its edges by block of targets (2^shift ids),
-    then moves them into its own run of each block's bucket; then each block sorts its bucket by
+    chunk of rows (about m / chunks edges) counts its edges by block of targets (2^shift ids);
+    consecutive blocks are grouped into about `groups` ranges of about equal edges; each chunk
+    moves its edges into its own run of each range's bucket; then each range sorts its bucket by
     target, stably. A bucket holds its chunks' edges in row order, so each reversed row comes out
-    sorted, and no two threads write one entry. (Before, every chunk scanned every row: 26.6 s on
-    RMAT-26 on 16 threads.)"""
+    sorted, and no two threads write one entry. Ranges of equal edges, not of equal ids: on
+    RMAT the highest ranks hold most in-edges, and ranges of 2^16 ids left their sorting to a
+    few threads (13.6 s on RMAT-26 on 16 threads; before, every chunk scanned every row)."""
     n = rowptr.size - 1
     m = rowptr[n]
     blocks = (n >> shift) + 1
@@ -53,43 +56,59 @@ def _transpose(rowptr, col, chunks, shift):
     for c in range(chunks + 1):
         rows[c] = np.searchsorted(rowptr, c * m // chunks)
     rows[0], rows[chunks] = 0, n
-    counts = np.zeros((chunks, blocks), np.int64)
+    per_block = np.zeros((chunks, blocks), np.int64)
     for c in prange(chunks):
         for e in range(rowptr[rows[c]], rowptr[rows[c + 1]]):
-            counts[c, col[e] >> shift] += 1
-    block_start = np.empty(blocks + 1, np.int64)
-    total = 0
-    for b in range(blocks):  # bucket b holds chunk 0's edges, then chunk 1's, ...
-        block_start[b] = total
+            per_block[c, col[e] >> shift] += 1
+    range_of = np.empty(blocks, np.int64)  # the range each block falls in
+    first = np.zeros(blocks + 1, np.int64)  # the first target of each range (range r: first[r]..first[r + 1])
+    ranges, held = 0, 0
+    for b in range(blocks):
+        if held >= max(m // groups, 1) or (b << shift) - first[ranges] >= 1 << 31:  # within: uint32
+            ranges += 1
+            first[ranges] = b << shift
+            held = 0
+        range_of[b] = ranges
         for c in range(chunks):
-            count = counts[c, b]
-            counts[c, b] = total
+            held += per_block[c, b]
+    ranges += 1
+    first[ranges] = n
+    start = np.zeros((chunks, ranges), np.int64)
+    for c in range(chunks):
+        for b in range(blocks):
+            start[c, range_of[b]] += per_block[c, b]
+    range_start = np.empty(ranges + 1, np.int64)
+    total = 0
+    for r in range(ranges):  # bucket r holds chunk 0's edges, then chunk 1's, ...
+        range_start[r] = total
+        for c in range(chunks):
+            count = start[c, r]
+            start[c, r] = total
             total += count
-    block_start[blocks] = total
+    range_start[ranges] = total
     source = np.empty(m, col.dtype)
-    within = np.empty(m, np.uint16)  # the target's place in its block (shift <= 16)
-    mask = (1 << shift) - 1
+    within = np.empty(m, np.uint32)  # the target's place in its range
     for c in prange(chunks):
-        at = counts[c].copy()
+        at = start[c].copy()
         for u in range(rows[c], rows[c + 1]):
             for e in range(rowptr[u], rowptr[u + 1]):
-                b = col[e] >> shift
-                source[at[b]] = u
-                within[at[b]] = col[e] & mask
-                at[b] += 1
+                r = range_of[col[e] >> shift]
+                source[at[r]] = u
+                within[at[r]] = col[e] - first[r]
+                at[r] += 1
     in_ptr = np.zeros(n + 1, np.int64)
     in_col = np.empty(m, col.dtype)
-    for b in prange(blocks):
-        lo, start, end = b << shift, block_start[b], block_start[b + 1]
-        width = min(lo + (1 << shift), n) - lo
+    for r in prange(ranges):
+        lo, begin, end = first[r], range_start[r], range_start[r + 1]
+        width = first[r + 1] - lo
         place = np.zeros(width + 1, np.int64)
-        for k in range(start, end):
+        for k in range(begin, end):
             place[within[k] + 1] += 1
         for i in range(width):
             place[i + 1] += place[i]
-            in_ptr[lo + i + 1] = start + place[i + 1]
-        for k in range(start, end):
-            in_col[start + place[within[k]]] = source[k]
+            in_ptr[lo + i + 1] = begin + place[i + 1]
+        for k in range(begin, end):
+            in_col[begin + place[within[k]]] = source[k]
             place[within[k]] += 1
     return in_ptr, in_col
 
@@ -150,7 +169,7 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, d
     for i in range(v_ind):
         row_len[i + 1] += row_len[i]
     e_ind = row_len[v_ind]
-    target = np.empty(e_ind, np.int64)
+    target = np.empty(e_ind, slot.dtype)  # member indices: the column type (int32 below 2^31 vertices)
     for i in prange(v_ind):
         u, k = members[i], row_len[i]
         for e in range(rowptr[u], rowptr[u + 1]):
@@ -170,7 +189,7 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, d
     elif prune == 0:
         _reach_serial(alive, target, row_len)
     # new ids: kept locals, then kept proxies, each in rank order
-    new_id = np.full(v_ind, -1, np.int64)
+    new_id = np.full(v_ind, -1, slot.dtype)
     n_local = 0
     for i in range(v_ind):
         if is_local[i]:
@@ -190,7 +209,7 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, d
             part_rowptr[new_id[i] + 1] = _kept(prune, flags, members, i, target, row_len, alive, is_local)
     for r in range(size):
         part_rowptr[r + 1] += part_rowptr[r]
-    part_col = np.empty(part_rowptr[size], np.int64)
+    part_col = np.empty(part_rowptr[size], col.dtype)
     for i in prange(v_ind):
         if alive[i]:
             k = part_rowptr[new_id[i]]
@@ -296,8 +315,9 @@ def _kept(prune, flags, members, i, target, row_len, alive, is_local):
 
 def transpose(graph):
     """(in_ptr, in_col): the graph's reversed edges as a CSR, on every core."""
-    return _transpose(np.asarray(graph.rowptr), np.asarray(graph.col), max(numba.get_num_threads(), 1),
-                      _TARGET_BLOCK_SHIFT)
+    threads = max(numba.get_num_threads(), 1)
+    return _transpose(np.asarray(graph.rowptr), np.asarray(graph.col), threads, _TARGET_BLOCK_SHIFT,
+                      _RANGES_PER_THREAD * threads)
 
 
 def iter_parts_host(graph, assignment, num_parts, prune="lstc", large=None, reversed_edges=None):
@@ -323,11 +343,11 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc", large=None, reve
 
         def build(p):
             if not hasattr(scratch, "flags"):  # one pair per thread, reused by its parts
-                scratch.flags, scratch.slot = np.zeros(graph.n, np.uint8), np.full(graph.n, -1, np.int64)
+                scratch.flags, scratch.slot = np.zeros(graph.n, np.uint8), np.full(graph.n, -1, col.dtype)
             built = builder(rowptr, col, in_ptr, in_col, order[offsets[p]:offsets[p + 1]], _PRUNE_CODES[prune],
                             scratch.flags, scratch.slot, large)
             part_rowptr, part_col, global_id, n_local, v_ind, e_ind = built
-            return Part.make(index=p, rowptr=part_rowptr, col=part_col.astype(col_dtype(global_id.size)),
+            return Part.make(index=p, rowptr=part_rowptr, col=part_col.astype(col_dtype(global_id.size), copy=False),
                              global_id=global_id, n_local=int(n_local), v_ind=int(v_ind), e_ind=int(e_ind))
 
         with ThreadPoolExecutor(window) as pool:
