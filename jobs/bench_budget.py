@@ -143,24 +143,30 @@ def host_partition(case, backend, work, log):
 
 
 def plot(cases, path):
-    """Kernel plus the transfer the count did not hide, against the budget, per graph (the
-    in-memory count dotted): the analogue of LSTC's Fig. 8 for one GPU and a budget."""
+    """Kernel plus the transfer the count did not hide, against the budget, a panel per graph and a
+    line per kernel (each kernel's in-memory count dotted): the analogue of LSTC's Fig. 8 for one
+    GPU and a budget."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(cases), figsize=(5.5 * len(cases), 4.2), squeeze=False)
-    for ax, case in zip(axes[0], cases):
-        rows = sorted((r for r in case["budgets"] if "refused" not in r), key=lambda r: parse_size(r["budget"]))
-        x = [parse_size(r["budget"]) / 2**30 for r in rows]
-        ax.plot(x, [r["kernel_s"] + r["transfer_s"] for r in rows], "-o", label="kernel + transfer not hidden")
-        ax.plot(x, [r["kernel_s"] for r in rows], "--s", label="kernel")
-        whole = case["in_memory"]
-        ax.axhline(whole["kernel_s"] + whole["transfer_s"], linestyle=":", color="gray", label="in memory")
-        for r, xi in zip(rows, x):
-            ax.annotate(f"P={r['parts']}, {r['slices']} slices", (xi, r["kernel_s"] + r["transfer_s"]), fontsize=7)
-        ax.set(title=f"{os.path.basename(case['graph'])}, --kernel {case.get('kernel', 'auto')}", xlabel="GPU memory budget (GiB)", ylabel="seconds", xscale="log")
+    graphs = list(dict.fromkeys(case["graph"] for case in cases))
+    fig, axes = plt.subplots(1, len(graphs), figsize=(6.5 * len(graphs), 4.5), squeeze=False)
+    for ax, graph in zip(axes[0], graphs):
+        for i, case in enumerate(c for c in cases if c["graph"] == graph):
+            color = f"C{i}"
+            rows = sorted((r for r in case["budgets"] if "refused" not in r), key=lambda r: parse_size(r["budget"]))
+            x = [parse_size(r["budget"]) / 2**30 for r in rows]
+            label = case.get("kernel", "auto")
+            ax.plot(x, [r["kernel_s"] + r["transfer_s"] for r in rows], "-o", color=color, label=label)
+            whole = case["in_memory"]
+            ax.axhline(whole["kernel_s"] + whole["transfer_s"], linestyle=":", color=color,
+                       label=f"{label}, in memory")
+            for r, xi in zip(rows, x):
+                ax.annotate(f"{r['slices']} slices", (xi, r["kernel_s"] + r["transfer_s"]), fontsize=7)
+        ax.set(title=f"{os.path.basename(graph)}: kernel + copies not hidden", xlabel="GPU memory budget (GiB)",
+               ylabel="seconds", xscale="log")
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -138,7 +138,8 @@ def build_parser():
     count.add_argument("--gpu-memory-limit", metavar="SIZE", type=_size,
                        help="the most tcdist allocates on the GPU (e.g. 4GiB, 512MiB): CuPy's pool refuses more, "
                             "--parts auto sizes parts to it, and a part (or the whole graph) over it is counted in "
-                            "slices that fit (with --backend cpu it only plans parts and slices) [the free memory]")
+                            "slices that fit (with --backend cpu it only plans parts and slices; on a GPU at least "
+                            "256KiB) [the free memory]")
     count.add_argument("--per-vertex", metavar="FILE",
                        help="also write every vertex's triangles and local clustering coefficient to FILE "
                             "(vertex,triangles,clustering; .csv, .parquet or .h5), in the input's own ids, and add "

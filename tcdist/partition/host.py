@@ -14,9 +14,11 @@ by one call that releases the GIL, on a thread of its own, in a few linear passe
    both in rank order: the same parts, bit for bit, as the whole-array builder.
 
 Parts come out in order as they are built, so a store is written while only a few parts are
-in memory. Small parts are built side by side, one per thread; large ones (a graph of 10^9
-edges in 8 parts) one at a time on every core, each pass above a parallel loop (the members
-then found by a scan of the flags, Algorithm 2 by parallel rounds finished in rank order).
+in memory. Parts are built side by side, one per thread; a large part where there are at least
+4 cores a part (a graph of 10^9 edges in 2 parts on 16 cores) one at a time on every core, each
+pass above a parallel loop (the members then found by a scan of the flags, Algorithm 2 by
+parallel rounds finished in rank order), which scales poorly: RMAT-26 into 8 parts on 16 cores
+took 59 s side by side and 36 s a part on every core (results/host-partition.md).
 """
 
 import threading
