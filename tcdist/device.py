@@ -481,6 +481,7 @@ class _Stager:
         self.turn = 0
         self.copiers = ThreadPoolExecutor(_COPIERS, thread_name_prefix="tcdist-pin")
         self.pinned = {}  # id(part) -> (the part, kept while its pages are registered; their starts, or None)
+        self.closed = False
 
     def _fill(self, pinned: np.ndarray, run: np.ndarray) -> None:
         """pinned[:] = run, in pieces on the copiers' threads: one thread's copy, at a few GB/s,
@@ -498,6 +499,8 @@ class _Stager:
         import cupy
 
         with self.lock, cupy.cuda.Device(self.gpu):
+            if self.closed:  # a reader thread outlived the run: register and copy nothing more
+                raise TcdistError("internal error: a copy was started after the device was closed")
             return self._start(part)
 
     def _start(self, part: Part | slices.Slice) -> _Staged:
@@ -566,10 +569,12 @@ class _Stager:
 
     def unpin(self, part: Part) -> None:
         """Let go of the part's registered pages: called when its last slice's copy is done, so
-        that every copy from them is (the stream runs them in order)."""
+        that every copy from them is (the stream runs them in order). Not under the lock, which the
+        reader thread holds while it stages the next part (a copy, a fill, a registration): the
+        part's entry is popped at once (the GIL), and only the main thread closes."""
         import cupy
 
-        with self.lock, cupy.cuda.Device(self.gpu):
+        with cupy.cuda.Device(self.gpu):
             for begin in self.pinned.pop(id(part), (None, None))[1] or []:
                 cupy.cuda.runtime.hostUnregister(begin)
 
@@ -578,6 +583,7 @@ class _Stager:
         import cupy
 
         with self.lock, cupy.cuda.Device(self.gpu):
+            self.closed = True
             self.stream.synchronize()
             for begin in [b for _, pages in self.pinned.values() for b in pages or []]:
                 cupy.cuda.runtime.hostUnregister(begin)

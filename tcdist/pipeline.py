@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 
 from tcdist import progress
 from tcdist.budget import csr_bytes
@@ -45,7 +46,8 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     stages = expected is None or expected > 1  # a lone part has no count to hide its copy behind
     pieces = _pieces(indices, fetch, device)
     pieces = _read_ahead(pieces, check, device, stages) if read_ahead else _read_when_due(pieces, check)
-    with progress.bar(expected, "count parts" if num_parts > 1 else "count") as bar:
+    with closing(pieces), progress.bar(expected, "count parts" if num_parts > 1 else "count") as bar:
+        # closing: on an error, the reader thread is joined before the caller closes the device
         for index, part, (read_wait, reading), (stage_wait, staging) in pieces:
             part, put_wait, copied = device.put(part, num_parts if part.slice is None else part.slice.of)
             transfer = stage_wait + put_wait

@@ -163,8 +163,9 @@ def test_a_slice_gets_a_kernel_that_intersects_rows():
     slice of a part with proxies does not keep (both become targets): a slice, ordered or not,
     gets lstc or lstc-group where a whole part gets forward, wedge-group or wetric (before,
     RMAT-25 under 2 GiB counted in 3.08 s with forward and wedge-group in its slices, 2.39 s with
-    lstc-group), and bitmap where a whole part would; per-vertex credits of a slice without the
-    order take the warp per edge (a thread per vertex is forward's walk)."""
+    lstc-group), and bitmap only where a whole part would (before, a slice of even out-degrees got
+    bitmap); per-vertex credits of a slice without the order take the warp per edge (a thread per
+    vertex is forward's walk)."""
     from tcdist.count.auto import Auto
     from tcdist.count.registry import kernels
     from tcdist.partition.slices import SliceOf
@@ -184,6 +185,10 @@ def test_a_slice_gets_a_kernel_that_intersects_rows():
         assert gpu.label(star(10, 100, ordered)) == gpu.label(star(100, 10_000, ordered)) == "lstc:tile=128"
         assert gpu.label(star(10, 600_000, ordered)) == "lstc-group"  # 500,000 edges and more
         assert gpu.label(star(300, 20, ordered)) == "bitmap"  # skewed: 140 wedges per edge
+        even = replace(star(20, 0, ordered), rowptr=np.arange(0, 20 * 50 + 1, 20), col=np.zeros(1000, np.int32),
+                       n_local=50)  # 50 rows of out-degree 20: 9.5 wedges per edge, even
+        assert gpu.label(replace(even, slice=None)) == "wedge-group:group=8"
+        assert gpu.label(even) == "lstc:tile=128"  # not bitmap, 4.6x wedge-group's time on ER
     assert Auto.per_vertex_by_thread(star(10, 100, True)) and not Auto.per_vertex_by_thread(star(10, 100, False))
     assert sorted(k.name for k in kernels().values() if k.part_order) == ["forward", "wetric"]
 

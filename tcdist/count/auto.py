@@ -23,8 +23,8 @@ rule):
   RMAT-22/23, 13 % slower on RMAT-20: results/kernels-h200-sweep.md); where neither fits, the
   rules below;
 - few wedges per edge but a hub: `wetric`, a thread per eight wedges of a static map;
-- a slice (partition/slices.py) gets a kernel that intersects rows: bitmap where its rule gives
-  it and its bitmaps fit, else lstc or lstc-group. Its source rows meet each target range in a
+- a slice (partition/slices.py) gets a kernel that intersects rows: bitmap where a whole part's
+  rule gives it and its bitmaps fit, else lstc or lstc-group. Its source rows meet each target range in a
   slice of their own, and a row whose target is not in the slice is empty: an intersection with
   it costs nothing, but a kernel that walks wedges (wedge-group, wetric) walks a source's every
   wedge again in each slice. On nvidia-h200 (results/budget.md), lstc-group in every slice
@@ -84,12 +84,13 @@ class Auto:
             return "marker"
         per_edge, max_out, mean_out = degree_stats(part)
         whole = part.slice is None  # a slice gets a kernel that intersects rows (see above)
-        many = per_edge >= WEDGE_GROUP_WEDGES_PER_EDGE
-        if whole and many and per_edge <= EVEN_SKEW * mean_out / 2:
+        even = per_edge >= WEDGE_GROUP_WEDGES_PER_EDGE and per_edge <= EVEN_SKEW * mean_out / 2
+        small = max_out <= EVEN_MAX_OUT_DEGREE
+        if whole and even:
             return WEDGE_GROUPS[per_edge >= WIDE_GROUP_WEDGES_PER_EDGE]
-        if whole and max_out <= EVEN_MAX_OUT_DEGREE:
+        if whole and small:
             return "forward"
-        if per_edge >= SKEWED_WEDGES_PER_EDGE:
+        if per_edge >= SKEWED_WEDGES_PER_EDGE and not (even or small):  # not bitmap for ER's slices: 4.6x slower
             for spec in BITMAPS:
                 if fits(spec):
                     return spec
