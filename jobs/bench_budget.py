@@ -2,7 +2,7 @@
 
     python jobs/bench_budget.py --device nvidia-h200 --case rmat:25=2GiB@whole,4GiB@6,4GiB \
         --case ../.datasets/soc-Epinions1.txt.gz=8MiB --work /tmp/budget --out results/budget-h100.json \
-        --plot results/budget-h100.png [--kernel auto lstc-group] [--host-partition rmat:26=8]
+        --plot results/budget-h100.png [--kernel auto lstc-group]
 
 For each case the graph is made once as a tcdist graph file (generated and built on the GPU
 without a budget; a real graph is read), so every run below starts from the same file on the
@@ -15,8 +15,7 @@ host. Then, each as its own `tcdist count FILE --backend gpu --json` process:
   counted in slices, the next part's (or slice's) copy overlapping the current count; the peak
   GPU memory the allocator saw, the kernel seconds (prepare steps included), the copy seconds
   the count did not hide and those it did.
---host-partition SPEC=P times the compiled host partitioner alone on that graph (transpose
-and parts), on all cores.
+The host partitioner alone is timed by jobs/bench_host_partition.py.
 """
 
 import argparse
@@ -113,35 +112,6 @@ def bench_case(case, backend, kernels, work, log, save, cases):
                 f"kernels {r['kernels']}")
 
 
-def host_partition(case, backend, work, log):
-    """The compiled host partitioner alone: transpose, then P parts built on all cores."""
-    import numba
-
-    import tcdist
-    from tcdist.partition.host import iter_parts_host, transpose
-    from tcdist.partition.schemes import assign
-
-    spec, parts = case.split("=")
-    path, _ = graph_file(spec, work, log, backend)
-    small = tcdist.load_graph("rmat:10")  # compiles the partitioner before anything is timed
-    list(iter_parts_host(small, assign(small, "random", 2, 0), 2))
-    t0 = time.perf_counter()
-    graph = tcdist.load_graph(path)
-    read = time.perf_counter() - t0
-    assignment = assign(graph, "random", int(parts), 0)
-    t0 = time.perf_counter()
-    transpose(graph)
-    transpose = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    built = [part.stats for part in iter_parts_host(graph, assignment, int(parts))]
-    total = time.perf_counter() - t0
-    log(f"{spec}: host partition into {parts} parts {total:.1f} s (transpose {transpose:.1f} s) on "
-        f"{numba.get_num_threads()} threads; graph file read in {read:.1f} s")
-    return {"graph": spec, "n": graph.n, "m": graph.m, "parts": int(parts), "threads": numba.get_num_threads(),
-            "read_s": read, "transpose_s": transpose, "partition_s": total,
-            "edge_replication": sum(s["e_res"] for s in built) / graph.m}
-
-
 def plot(cases, path):
     """Kernel plus the transfer the count did not hide, against the budget, a panel per graph and a
     line per kernel (each kernel's in-memory count dotted): the analogue of LSTC's Fig. 8 for one
@@ -176,7 +146,6 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--case", action="append", default=[],
                    help="GRAPH=BUDGET[@P][,...] (a spec or a file; @P fixes P, else --parts auto)")
-    p.add_argument("--host-partition", action="append", default=[], help="SPEC=P: time the host partitioner alone")
     p.add_argument("--device", required=True, help="the machine kind, e.g. nvidia-h100-x1")
     p.add_argument("--backend", default="gpu", help="gpu, or cpu to try the job without one")
     p.add_argument("--kernel", nargs="+", default=["auto"],
@@ -186,7 +155,7 @@ def main():
     p.add_argument("--plot")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    result = {**metadata(args.device), "cases": [], "host_partition": []}
+    result = {**metadata(args.device), "cases": []}
 
     def save():
         with open(args.out, "w") as f:
@@ -195,9 +164,6 @@ def main():
     def log(text):
         print(text, flush=True)
 
-    for case in args.host_partition:
-        result["host_partition"].append(host_partition(case, args.backend, args.work, log))
-        save()
     for case in args.case:
         bench_case(case, args.backend, args.kernel, args.work, log, save, result["cases"])
         save()
