@@ -44,6 +44,8 @@ def phases(record):
         "store_read_s": max(r["timings"]["store_read"] for r in ranks),
         "transfer_s": max(r["timings"]["transfer"] for r in ranks),
         "kernel_s": max(r["timings"]["count"] for r in ranks),
+        "compile_s": max(r["timings"]["compile"] for r in ranks),
+        "other_s": max(r["timings"]["other"] for r in ranks),
         "kernel_per_rank_s": [r["timings"]["count"] for r in ranks],
         "count_wall_s": record["timings"]["total"],
         "job_wall_s": record["job_wall_s"],
