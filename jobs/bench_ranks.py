@@ -86,23 +86,28 @@ def bench_graph(spec, ranks_list, launcher, work, backend, log, save, only=None)
 
 
 def speedups(rows, root=None):
-    """R ranks against one rank with the same schedule: on the same store where that job ran, else
-    on the one-part store (one GPU counting the whole graph: the replication of parts is then
-    part of the cost). With root, also the kernel against the same parts counted from memory on
-    one GPU."""
-    one = {(r["graph"], r["parts"], r["schedule"]): r for r in rows if r["ranks"] == 1}
+    """R ranks against one rank with the same schedule and code (a row's 'commit', where rows of
+    several runs are merged): on the same store where that job ran, else on the one-part store
+    (one GPU counting the whole graph: the replication of parts is then part of the cost). With
+    root, also the kernel against the same parts counted from memory on one GPU (the root run);
+    a row with neither baseline has no entry, one with only the latter has None elsewhere."""
+    one = {(r.get("commit"), r["graph"], r["parts"], r["schedule"]): r for r in rows if r["ranks"] == 1}
     out = []
     for r in rows:
-        base = one.get((r["graph"], r["parts"], r["schedule"])) or one.get((r["graph"], 1, r["schedule"]))
-        if r["ranks"] > 1 and base:
-            entry = {"graph": r["graph"], "parts": r["parts"], "ranks": r["ranks"], "schedule": r["schedule"],
-                     "baseline_parts": base["parts"], "kernel_speedup": base["kernel_s"] / r["kernel_s"],
-                     "count_wall_speedup": base["count_wall_s"] / r["count_wall_s"]}
-            same = (root or {}).get(r["graph"], {})
-            same = same.get(r["parts"]) or same.get(str(r["parts"]))
-            if same:
-                entry["kernel_speedup_same_parts"] = same["in_memory_kernel_s"] / r["kernel_s"]
-            out.append(entry)
+        if r["ranks"] == 1:
+            continue
+        key = (r.get("commit"), r["graph"])
+        base = one.get((*key, r["parts"], r["schedule"])) or one.get((*key, 1, r["schedule"]))
+        same = (root or {}).get(r["graph"], {})
+        same = same.get(r["parts"]) or same.get(str(r["parts"]))
+        if not (base or same):
+            continue
+        entry = {"graph": r["graph"], "parts": r["parts"], "ranks": r["ranks"], "schedule": r["schedule"],
+                 "baseline_parts": base and base["parts"], "kernel_speedup": base and base["kernel_s"] / r["kernel_s"],
+                 "count_wall_speedup": base and base["count_wall_s"] / r["count_wall_s"]}
+        if same:
+            entry["kernel_speedup_same_parts"] = same["in_memory_kernel_s"] / r["kernel_s"]
+        out.append(entry)
     return out
 
 
@@ -116,20 +121,24 @@ def plot(rows, path, root=None):
 
     ups = speedups(rows, root)
     graphs = sorted({r["graph"] for r in rows})
-    fig, axes = plt.subplots(1, len(graphs), figsize=(6 * len(graphs), 4.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(graphs), figsize=(7 * len(graphs), 6), squeeze=False)
     for ax, graph in zip(axes[0], graphs):
         ranks = sorted({r["ranks"] for r in rows if r["graph"] == graph})
         ax.plot(ranks, ranks, ":", color="gray", label="ideal")
         keys = sorted({(s["parts"], s["schedule"]) for s in ups if s["graph"] == graph})
         for colour, (parts, schedule) in enumerate(keys):
             mine = sorted((s["ranks"], s) for s in ups if (s["graph"], s["parts"], s["schedule"]) == (graph, parts, schedule))
-            x = [1] + [r for r, _ in mine]
-            for key, style in (("kernel_speedup", "-o"), ("count_wall_speedup", "--s")):
-                ax.plot(x, [1] + [s[key] for _, s in mine], style, color=f"C{colour}",
-                        label=f"P={parts} {schedule}, {'kernel' if key == 'kernel_speedup' else 'count wall'}")
+            for key, style, what in (("kernel_speedup", "-o", "kernel"), ("count_wall_speedup", "--s", "count wall"),
+                                     ("kernel_speedup_same_parts", ":^", "kernel vs same parts from memory")):
+                points = [(r, s[key]) for r, s in mine if s.get(key) is not None]
+                if key == "kernel_speedup_same_parts" and any(s["kernel_speedup"] is not None for _, s in mine):
+                    points = []  # drawn only where one rank did not count this store
+                if points:
+                    ax.plot([1] + [r for r, _ in points], [1] + [v for _, v in points], style, color=plt.cm.tab20(colour % 20),
+                            label=f"P={parts} {schedule}, {what}")
         ax.set(title=f"{graph}: speedup over one GPU on the same store", xlabel="GPUs (ranks)", ylabel="speedup",
                xticks=ranks)
-        ax.legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=5, ncol=2, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 

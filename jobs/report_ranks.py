@@ -16,9 +16,9 @@ def load(paths):
         with open(path) as f:
             r = json.load(f)
         runs.append({k: v for k, v in r.items() if k not in ("rows", "root", "speedups")} | {"file": path})
-        rows += [dict(row, run=len(runs) - 1) for row in r["rows"]]
+        rows += [dict(row, run=len(runs) - 1, commit=r["commit"]) for row in r["rows"]]
         for graph, by_parts in r["root"].items():
-            root.setdefault(graph, {}).update(by_parts)
+            root.setdefault(graph, {}).update({p: dict(x, commit=r["commit"]) for p, x in by_parts.items()})
     return runs, rows, root
 
 
@@ -27,27 +27,30 @@ def markdown(runs, rows, root):
     lines = [f"# Rank scaling on {', '.join(devices)}", "",
              "Each row is one `mpirun -n R python -m tcdist count STORE --backend gpu` job on a store of P parts; "
              "phases are the slowest rank's (kernel: the sum of its parts' kernel seconds). Speedups compare R "
-             "ranks with one rank and the same schedule: on the same store where that job ran (P = 1, 2, 4), "
-             "else on the one-part store (the whole graph on one GPU; the column 'vs'); 'kernel, same parts' "
-             "compares with the same parts counted from memory on one GPU by the root run. Runs: " + "; ".join(
+             "ranks with one rank, the same schedule and the same commit: on the same store where one rank counted "
+             "it, else on the one-part store (the whole graph on one GPU; the column 'vs'); 'kernel, same parts' "
+             "compares with the same parts counted from memory on one GPU by the root run. compile: binding the "
+             "GPU and compiling or loading its kernels; other: what no stage accounts for. Runs: " + "; ".join(
                  f"`{run['file'].split('/')[-1]}` (commit {run['commit']}, {run['date']})" for run in runs), "",
-             "| graph | P | R | schedule | kernel ms | vs P | kernel speedup | kernel, same parts | store read s | "
-             "transfer s | count wall s | wall speedup |", "|" + " --- |" * 12]
+             "| graph | commit | P | R | schedule | kernel ms | vs P | kernel speedup | kernel, same parts | "
+             "store read s | transfer s | compile s | other s | count wall s | wall speedup |", "|" + " --- |" * 15]
     fast = {(s["graph"], s["parts"], s["ranks"], s["schedule"]): s for s in speedups(rows, root)}
     for r in sorted(rows, key=lambda r: (r["graph"], r["parts"], r["ranks"], r["schedule"])):
         s = fast.get((r["graph"], r["parts"], r["ranks"], r["schedule"]))
-        base, kernel, same, wall = (str(s["baseline_parts"]), f"{s['kernel_speedup']:.2f}x",
-                                    f"{s['kernel_speedup_same_parts']:.2f}x" if "kernel_speedup_same_parts" in s else "",
-                                    f"{s['count_wall_speedup']:.2f}x") if s else ("", "", "", "")
-        lines.append(f"| {r['graph']} | {r['parts']} | {r['ranks']} | {r['schedule']} | {r['kernel_s'] * 1e3:.1f} | "
-                     f"{base} | {kernel} | {same} | {r['store_read_s']:.2f} | {r['transfer_s']:.2f} | "
-                     f"{r['count_wall_s']:.2f} | {wall} |")
+        s = s or {}
+        kernel, same, wall = (f"{s[k]:.2f}x" if s.get(k) is not None else "" for k in (
+            "kernel_speedup", "kernel_speedup_same_parts", "count_wall_speedup"))
+        base = str(s["baseline_parts"]) if s.get("baseline_parts") else ""
+        extra = [f"{r[k]:.2f}" if k in r else "" for k in ("compile_s", "other_s")]
+        lines.append(f"| {r['graph']} | {r['commit']} | {r['parts']} | {r['ranks']} | {r['schedule']} | "
+                     f"{r['kernel_s'] * 1e3:.1f} | {base} | {kernel} | {same} | {r['store_read_s']:.2f} | "
+                     f"{r['transfer_s']:.2f} | {' | '.join(extra)} | {r['count_wall_s']:.2f} | {wall} |")
     lines += ["", "Root rank (one process: read or generate, build, partition on the GPU, write the store):", "",
-              "| graph | P | read+build s | partition s | store write s | store GiB | edge replication | "
-              "kernel, parts from memory ms |", "|" + " --- |" * 8]
+              "| graph | commit | P | read+build s | partition s | store write s | store GiB | edge replication | "
+              "kernel, parts from memory ms |", "|" + " --- |" * 9]
     for graph, by_parts in sorted(root.items()):
         for parts, x in sorted(by_parts.items(), key=lambda kv: int(kv[0])):
-            lines.append(f"| {graph} | {parts} | {x['read_s'] + x['build_s']:.2f} | {x['partition_s']:.2f} | "
+            lines.append(f"| {graph} | {x['commit']} | {parts} | {x['read_s'] + x['build_s']:.2f} | {x['partition_s']:.2f} | "
                          f"{x['store_write_s']:.2f} | {x['store_bytes'] / 2**30:.2f} | {x['edge_replication']:.2f} | "
                          f"{x['in_memory_kernel_s'] * 1e3:.0f} |")
     return "\n".join(lines) + "\n"
