@@ -1,4 +1,4 @@
-"""Host partitioning: the compiled builder (parts on threads) against the whole-array builder
+"""Host partitioning: the compiled builder (parts side by side) against the whole-array builder
 run on NumPy, on the same RMAT graph and assignment, and where the compiled builder's time goes.
 
     python jobs/bench_host_partition.py --scale 20 --parts 8 [--reference] --out results/host-partition.json
@@ -7,7 +7,7 @@ Issue 8 asks for RMAT-26 into 8 parts within 30 s on the 16-core GPU host (the g
 its GPU, which is many times faster than NumPy's sorts, then moved to host memory); the
 builders are compiled on a small graph first, and each part's time is printed as it is built:
     NUMBA_NUM_THREADS=16 python jobs/bench_host_partition.py --scale 26 --parts 8 --build-on gpu \
-        --repeat 1 --builders every-core parts-on-threads --device nvidia-h200 --out host-partition-rmat26.json
+        --repeat 1 --builders teams part-a-thread --device nvidia-h200 --out host-partition-rmat26.json
 """
 
 import argparse
@@ -30,20 +30,22 @@ def main():
     p.add_argument("--parts", type=int, default=8)
     p.add_argument("--prune", default="lstc")
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--builders", nargs="+", choices=("auto", "every-core", "parts-on-threads"), default=["auto"],
-                   help="auto: as tcdist chooses (every core for a part of a graph this large); the others forced")
+    p.add_argument("--builders", nargs="+", choices=("auto", "teams", "every-core", "part-a-thread"), default=["auto"],
+                   help="auto: as tcdist chooses (teams for a graph this large); teams: the threads shared out "
+                        "among the parts; every-core: one part at a time; part-a-thread: no teams")
     p.add_argument("--reference", action="store_true", help="also time the whole-array builder on NumPy (slow)")
     p.add_argument("--device", default=f"cpu-{os.cpu_count()}core")
     p.add_argument("--build-on", choices=("cpu", "gpu"), default="cpu",
                    help="where the graph is generated and built before its host partitioning")
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    large = {"auto": None, "every-core": True, "parts-on-threads": False}
+    threads = numba.get_num_threads()
+    team = {"auto": None, "teams": max(1, threads // args.parts), "every-core": threads, "part-a-thread": 1}
 
     t0 = time.perf_counter()
     small = tcdist.load_graph("rmat:12")  # compiles every builder before anything is timed
     for builder in args.builders:
-        list(iter_parts_host(small, assign(small, "random", 2, 0), 2, args.prune, large[builder]))
+        list(iter_parts_host(small, assign(small, "random", 2, 0), 2, args.prune, team[builder]))
     stage("compiled (Numba) on rmat:12", time.perf_counter() - t0)
     t0 = time.perf_counter()
     graph = tcdist.load_graph(f"rmat:{args.scale}", device=args.build_on).on_host()
@@ -66,7 +68,7 @@ def main():
         runs = record["builders"][builder] = []
         for _ in range(args.repeat):
             parts, t0 = [], time.perf_counter()
-            for part in iter_parts_host(graph, assignment, args.parts, args.prune, large[builder], reversed_edges):
+            for part in iter_parts_host(graph, assignment, args.parts, args.prune, team[builder], reversed_edges):
                 parts.append(part.stats)
                 stage(f"  {builder}: part {part.index} built ({part.stats['e_res']:,} edges), since the start",
                       time.perf_counter() - t0)

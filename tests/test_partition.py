@@ -1,5 +1,9 @@
 """LSTC partitioning: exact sums for every scheme, prune mode and P; Algorithm 2 reproduced exactly."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from conftest import DATASETS, dataset_params
@@ -145,21 +149,22 @@ def test_parts_built_one_group_at_a_time_equal_parts_built_together(monkeypatch)
                 assert np.array_equal(getattr(a, name), getattr(b, name)), (prune, a.index, name)
 
 
-@pytest.mark.parametrize("large", [False, True], ids=["parts-on-threads", "part-on-every-core"])
+@pytest.mark.parametrize("team", [1, 2, None], ids=["part-a-thread", "teams-of-2", "auto"])
 @pytest.mark.parametrize("scheme", ["random", "contiguous", "metis"])
 @pytest.mark.parametrize("prune", ["lstc", "none", "minimal"])
-def test_the_host_builder_makes_the_same_parts_as_the_whole_array_builder(scheme, prune, large):
-    """The compiled host builder (small parts side by side, or a large one on every core) against
-    the whole-array one run on NumPy: every array and statistic of every part, bit for bit."""
+def test_the_host_builder_makes_the_same_parts_as_the_whole_array_builder(scheme, prune, team):
+    """The compiled host builder (a part a thread, or teams of 2 threads a part) against the
+    whole-array one run on NumPy: every array and statistic of every part, bit for bit. The grid's
+    300 parts are small beside it, so their members are gathered and sorted, not scanned for."""
     from tcdist.partition.build import build_parts
     from tcdist.partition.host import iter_parts_host
     from tcdist.partition.schemes import assign
 
     for source, parts in ((DATASETS / "email-Eu-core.txt.gz", 5), ("rmat:11", 3), ("complete:25", 4),
-                          ("complete:6", 9)):  # more parts than vertices: empty parts
+                          ("complete:6", 9), ("grid:30:30", 300)):  # complete:6: more parts than vertices
         graph = tcdist.load_graph(source)
         assignment = assign(graph, scheme, parts, 7)
-        for a, b in zip(build_parts(graph, assignment, parts, prune), list(iter_parts_host(graph, assignment, parts, prune, large)),
+        for a, b in zip(build_parts(graph, assignment, parts, prune), list(iter_parts_host(graph, assignment, parts, prune, team)),
                         strict=True):
             assert (a.index, a.n_local, a.stats) == (b.index, b.n_local, b.stats)
             for name in ("rowptr", "col", "global_id"):
@@ -202,3 +207,16 @@ def test_lazy_parts_are_built_a_few_at_a_time(monkeypatch):
     assert first.index == 0 and len(made) <= window
     rest = list(parts)
     assert [p.index for p in rest] == list(range(1, 12)) and sorted(made) == list(range(12))
+
+
+def test_the_serial_and_parallel_host_helpers_do_not_load_each_other_from_numba_s_cache(tmp_path):
+    """Numba's cache on disk keys a function by its name, line and bytecode, not by `parallel`:
+    a parallel variant of a function compiled serially too loaded the serial code (the team
+    builder ran on one thread). A fresh process must compile the parallel variant itself."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    program = ("import numpy as np; from tcdist.partition import host; f = host.{}; "
+               "f(np.ones(3, np.bool_), np.zeros(0, np.int32), np.zeros(4, np.int64), np.array([0, 3])); "
+               "print(sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values()))")
+    seen = [subprocess.run([sys.executable, "-c", program.format(name)], env=env, capture_output=True, text=True,
+                           check=True).stdout.split() for name in ("_reach_serial", "_reach_parallel", "_reach_parallel")]
+    assert seen == [["0", "1"], ["0", "1"], ["1", "0"]]  # each variant compiled once, then loaded

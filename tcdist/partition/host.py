@@ -6,7 +6,8 @@ by one call that releases the GIL, on a thread of its own, in a few linear passe
 
 1. members: its local vertices L, their out-neighbours N+(L) (rows of the CSR) and their
    in-neighbours N-(L) (rows of the transpose, built once in parallel by target range), as
-   flags in a byte per vertex; a scan of the flags lists them in rank order;
+   flags in a byte per vertex, listed in rank order by a scan of the flags (or, for a part
+   small beside the graph, gathered and sorted);
 2. induced edges: each member's row, kept where the target is a member;
 3. Algorithm 2 (prune lstc): the oriented graph is acyclic in rank order, so one pass in that
    order marks what is reachable from L (see build.py); 'minimal' and 'none' as there;
@@ -14,14 +15,17 @@ by one call that releases the GIL, on a thread of its own, in a few linear passe
    both in rank order: the same parts, bit for bit, as the whole-array builder.
 
 Parts come out in order as they are built, so a store is written while only a few parts are
-in memory. Parts are built side by side, one per thread; a large part where there are at least
-4 cores a part (a graph of 10^9 edges in 2 parts on 16 cores) one at a time on every core, each
-pass above a parallel loop (the members then found by a scan of the flags, Algorithm 2 by
-parallel rounds finished in rank order), which scales poorly: RMAT-26 into 8 parts on 16 cores
-took 59 s side by side and 36 s a part on every core (results/host-partition.md).
+in memory. Parts are built side by side, one per thread; those of a large graph by teams of
+threads (8 parts on 16 threads: 8 teams of 2), each pass above a parallel loop whose iterations
+the team takes in chunks as its threads come free, Algorithm 2 by parallel rounds finished in
+rank order. A part a thread left half of 16 cores idle with 8 parts of RMAT-26 (41 s); one part
+at a time on every core took 36 s a part, its threads writing the same flag bytes and the hubs'
+rows left to a few of them (results/host-partition.md): writes are now made only where a byte
+changes, and iterations are dealt in chunks.
 """
 
 import threading
+import types
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -35,9 +39,11 @@ from tcdist.partition.part import Part
 
 LOCAL, OUT, IN = 1, 2, 4
 _TARGET_BLOCK_SHIFT = 12  # the transpose counts targets by blocks of 2^12 ids,
-_RANGES_PER_THREAD = 4    # and sorts them in ranges of equal edges, this many per thread
-_LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built on every core,
-_CORES_PER_PART = 4    # if there are at least this many cores per part (fewer: parts side by side, on threads)
+_RANGES_PER_THREAD = 4    # and sorts them in ranges of equal edges, this many per thread (as a team deals out rows)
+_LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built by a team of threads
+_TEAM_CHUNK = 1 << 10  # a team's threads take a loop's iterations in chunks of this many, as they come free
+                       # (rows in rank order are uneven: equal shares left the hubs to a few threads)
+_DENSE_SHIFT = 5       # a part that may touch 1/32 of the vertices finds its members by a scan of the flags
 _PRUNE_CODES = {"lstc": 0, "none": 1, "minimal": 2}
 
 
@@ -115,30 +121,39 @@ def _transpose(rowptr, col, chunks, shift, groups):
     return in_ptr, in_col
 
 
-def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, dense):
+def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, team):
     """(rowptr, col, global ids, n_local, v_ind, e_ind) of the part whose local vertices are
     local (in rank order). flags (0) and slot (-1), one entry per vertex, are the calling
-    thread's scratch, left as they were. Compiled twice (below): serial, with the members
-    gathered as they are found and sorted, so a part costs its own size, not n; and parallel
-    (prange), with dense=True: the members found by a scan of the flags, for parts so large
-    that one of them should use every core."""
+    thread's scratch, left as they were. Compiled twice (below): serial (team 1), and parallel
+    (prange) for a part built by a team of threads, whose helpers are then parallel too; each
+    loop over rows is dealt out in runs of about equal edges (_even_ranges). The members are
+    found by a scan of the flags where the part may touch a 2^-_DENSE_SHIFT share of the
+    vertices, else gathered as they are found and sorted, so that a small part costs its own
+    size, not n (sorting 30 M members of an RMAT-26 part took seconds; the scan, milliseconds)."""
+    pieces = team * _RANGES_PER_THREAD if team > 1 else 1
+    local_work = np.empty(local.size + 1, np.int64)  # a local vertex's work: its row, its in-row, itself
+    local_work[0] = 0
+    for i in range(local.size):
+        u = local[i]
+        local_work[i + 1] = local_work[i] + 1 + rowptr[u + 1] - rowptr[u] + in_ptr[u + 1] - in_ptr[u]
+    spread = _even_ranges(local_work, pieces)
     for i in prange(local.size):
         flags[local[i]] |= LOCAL
-    # each pass below adds one bit: threads that race on a byte all write the same value
-    for i in prange(local.size):
-        u = local[i]
-        for e in range(rowptr[u], rowptr[u + 1]):
-            flags[col[e]] |= OUT
-    for i in prange(local.size):
-        u = local[i]
-        for e in range(in_ptr[u], in_ptr[u + 1]):
-            flags[in_col[e]] |= IN
-    if dense:
-        members = _flagged(flags)
+    # each pass below adds one bit: threads that race on a byte all write the same value, and
+    # only where it is missing (a hub's byte, read by every thread, is then written once)
+    for c in prange(pieces):
+        for i in range(spread[c], spread[c + 1]):
+            u = local[i]
+            for e in range(rowptr[u], rowptr[u + 1]):
+                if not flags[col[e]] & OUT:
+                    flags[col[e]] |= OUT
+            for e in range(in_ptr[u], in_ptr[u + 1]):
+                if not flags[in_col[e]] & IN:
+                    flags[in_col[e]] |= IN
+    size = local_work[local.size]  # at most this many members
+    if size >= flags.size >> _DENSE_SHIFT:
+        members = _flagged_parallel(flags) if team > 1 else _flagged_serial(flags)
     else:
-        size = local.size
-        for u in local:
-            size += rowptr[u + 1] - rowptr[u] + in_ptr[u + 1] - in_ptr[u]
         touched = np.empty(size, np.int64)
         k = 0
         for u in local:
@@ -158,27 +173,34 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, d
                     k += 1
         members = np.sort(touched[:k])  # rank order
     v_ind = members.size
-    for i in prange(v_ind):
-        slot[members[i]] = i
+    member_work = np.empty(v_ind + 1, np.int64)  # a member's work: its row and itself
+    member_work[0] = 0
+    for i in range(v_ind):
+        u = members[i]
+        slot[u] = i
+        member_work[i + 1] = member_work[i] + 1 + rowptr[u + 1] - rowptr[u]
+    spread = _even_ranges(member_work, pieces)
     # induced edges, grouped by source member, targets in rank order
     row_len = np.zeros(v_ind + 1, np.int64)
-    for i in prange(v_ind):
-        u, found = members[i], 0
-        for e in range(rowptr[u], rowptr[u + 1]):
-            if slot[col[e]] >= 0:
-                found += 1
-        row_len[i + 1] = found
+    for c in prange(pieces):
+        for i in range(spread[c], spread[c + 1]):
+            u, found = members[i], 0
+            for e in range(rowptr[u], rowptr[u + 1]):
+                if slot[col[e]] >= 0:
+                    found += 1
+            row_len[i + 1] = found
     for i in range(v_ind):
         row_len[i + 1] += row_len[i]
     e_ind = row_len[v_ind]
     target = np.empty(e_ind, slot.dtype)  # member indices: the column type (int32 below 2^31 vertices)
-    for i in prange(v_ind):
-        u, k = members[i], row_len[i]
-        for e in range(rowptr[u], rowptr[u + 1]):
-            t = slot[col[e]]
-            if t >= 0:
-                target[k] = t
-                k += 1
+    for c in prange(pieces):
+        for i in range(spread[c], spread[c + 1]):
+            u, k = members[i], row_len[i]
+            for e in range(rowptr[u], rowptr[u + 1]):
+                t = slot[col[e]]
+                if t >= 0:
+                    target[k] = t
+                    k += 1
     # Algorithm 2 and the other prune modes: which members and edges stay
     is_local = np.empty(v_ind, np.bool_)
     alive = np.empty(v_ind, np.bool_)
@@ -186,10 +208,10 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, d
         f = flags[members[i]]
         is_local[i] = (f & LOCAL) != 0
         alive[i] = is_local[i] or prune == 1 or (prune == 2 and (f & OUT) != 0)
-    if prune == 0 and dense:
-        _reach_parallel(alive, target, row_len)
+    if prune == 0 and team > 1:
+        _reach_parallel(alive, target, row_len, spread)
     elif prune == 0:
-        _reach_serial(alive, target, row_len)
+        _reach_serial(alive, target, row_len, spread)
     # new ids: kept locals, then kept proxies, each in rank order
     new_id = np.full(v_ind, -1, slot.dtype)
     n_local = 0
@@ -204,31 +226,43 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, d
             size += 1
     global_id = np.empty(size, np.int64)
     part_rowptr = np.zeros(size + 1, np.int64)
-    for i in prange(v_ind):
-        if new_id[i] >= 0:
-            global_id[new_id[i]] = members[i]
-        if alive[i]:
-            part_rowptr[new_id[i] + 1] = _kept(prune, flags, members, i, target, row_len, alive, is_local)
+    for c in prange(pieces):
+        for i in range(spread[c], spread[c + 1]):
+            if new_id[i] >= 0:
+                global_id[new_id[i]] = members[i]
+            if alive[i]:
+                part_rowptr[new_id[i] + 1] = _kept(prune, flags, members, i, target, row_len, alive, is_local)
     for r in range(size):
         part_rowptr[r + 1] += part_rowptr[r]
     part_col = np.empty(part_rowptr[size], col.dtype)
-    for i in prange(v_ind):
-        if alive[i]:
-            k = part_rowptr[new_id[i]]
-            for want_local in (True, False):  # each row's targets: locals first, both in rank order
-                for e in range(row_len[i], row_len[i + 1]):
-                    t = target[e]
-                    if is_local[t] == want_local and _edge_kept(prune, flags, members, i, t, alive):
-                        part_col[k] = new_id[t]
-                        k += 1
+    for c in prange(pieces):
+        for i in range(spread[c], spread[c + 1]):
+            if alive[i]:
+                k = part_rowptr[new_id[i]]
+                for want_local in (True, False):  # each row's targets: locals first, both in rank order
+                    for e in range(row_len[i], row_len[i + 1]):
+                        t = target[e]
+                        if is_local[t] == want_local and _edge_kept(prune, flags, members, i, t, alive):
+                            part_col[k] = new_id[t]
+                            k += 1
     for i in prange(v_ind):
         flags[members[i]] = 0
         slot[members[i]] = -1
     return part_rowptr, part_col, global_id, n_local, v_ind, e_ind
 
 
-_build_part = njit(cache=True, nogil=True)(_build_part_source)
-_build_part_parallel = njit(parallel=True, cache=True, nogil=True)(_build_part_source)
+def _compiled(source, parallel: bool):
+    """source compiled serial or parallel. Numba's cache on disk keys a function by its name,
+    line and bytecode, not by `parallel`: two variants of one function loaded each other's code
+    (the parallel builder ran on one thread: 36 s a part on 16 cores), so each gets its own name."""
+    name = f"{source.__name__}_{'parallel' if parallel else 'serial'}"
+    variant = types.FunctionType(source.__code__, source.__globals__, name, source.__defaults__, source.__closure__)
+    variant.__qualname__ = name
+    return njit(parallel=parallel, cache=True, nogil=True)(variant)
+
+
+_build_part = _compiled(_build_part_source, parallel=False)
+_build_part_parallel = _compiled(_build_part_source, parallel=True)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -249,8 +283,7 @@ def misoriented_rows(rowptr, col, n_local):
     return bad
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def _flagged(flags):
+def _flagged_source(flags):
     """The indices of the nonzero flags, in order: counted by chunk, then written by chunk."""
     chunks = max(1, min(flags.size >> 16, 256))
     counts = np.zeros(chunks + 1, np.int64)
@@ -271,19 +304,24 @@ def _flagged(flags):
     return out
 
 
-def _reach_source(alive, target, row_len):
+def _reach_source(alive, target, row_len, spread):
     """Mark alive every member reachable from one alive already (Algorithm 2's fixpoint). A few
-    rounds push from the alive members in parallel (most of what is reachable is one or two
-    hops away); one pass in rank order, a topological order, then finishes exactly."""
+    rounds push from the alive members in parallel, in the runs of spread (most of what is
+    reachable is one or two hops away); one pass in rank order, a topological order, then
+    finishes exactly."""
     pushed = np.zeros(alive.size, np.bool_)
+    pieces = spread.size - 1
     for _ in range(3):
         changed = 0
-        for i in prange(alive.size):
-            if alive[i] and not pushed[i]:
+        for c in prange(pieces):
+            for i in range(spread[c], spread[c + 1]):
+                if not alive[i] or pushed[i]:
+                    continue
                 pushed[i] = True
                 changed += 1
                 for k in range(row_len[i], row_len[i + 1]):
-                    alive[target[k]] = True  # racing threads all write True
+                    if not alive[target[k]]:  # racing threads all write True, once
+                        alive[target[k]] = True
         if changed == 0:
             return
     for i in range(alive.size):
@@ -292,8 +330,21 @@ def _reach_source(alive, target, row_len):
                 alive[target[k]] = True
 
 
-_reach_serial = njit(cache=True, nogil=True)(_reach_source)
-_reach_parallel = njit(parallel=True, cache=True, nogil=True)(_reach_source)
+_flagged_serial = _compiled(_flagged_source, parallel=False)
+_flagged_parallel = _compiled(_flagged_source, parallel=True)
+_reach_serial = _compiled(_reach_source, parallel=False)
+_reach_parallel = _compiled(_reach_source, parallel=True)
+
+
+@njit(cache=True, nogil=True)
+def _even_ranges(prefix, pieces):
+    """Bounds of `pieces` runs of consecutive items of about equal work, prefix being the running
+    total of the items' work (prefix[0] = 0). Rows in rank order are uneven (on RMAT-21, 96 % of
+    the edges leave the upper half of the ranks), so equal counts of rows left a loop to one
+    thread, and prange's chunk size setting did not help."""
+    bounds = np.searchsorted(prefix, np.arange(pieces + 1) * prefix[-1] // pieces)
+    bounds[0], bounds[pieces] = 0, prefix.size - 1
+    return bounds
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -322,40 +373,46 @@ def transpose(graph):
                       _RANGES_PER_THREAD * threads)
 
 
-def iter_parts_host(graph, assignment, num_parts, prune="lstc", large=None, reversed_edges=None):
+def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, reversed_edges=None):
     """The parts of LSTC's partitioning of a graph held in host memory (see build_parts), in part
-    order, as they are built. Large parts (large=None: at least _LARGE_PART edges of the graph
-    per part) are built one at a time, each on every core; others side by side, one per thread,
-    at most one per thread built or waiting at any time. reversed_edges: transpose(graph), made
-    here if None."""
+    order, as they are built: side by side, at most one per thread built or waiting at any time,
+    each by a team of `team` threads (None: the threads shared out among the parts side by side
+    where the graph has at least _LARGE_PART edges a part, e.g. 8 parts on 16 threads in teams of
+    2; else 1, a part a thread). reversed_edges: transpose(graph), made here if None."""
     rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
     assignment = np.asarray(assignment, dtype=np.int64)
+    threads = max(numba.get_num_threads(), 1)
     with progress.bar(num_parts + 1, f"partition into {num_parts} parts", "steps") as bar:
         in_ptr, in_col = reversed_edges if reversed_edges is not None else transpose(graph)
         bar.update()
-        if large is None:
-            large = col.size >= _LARGE_PART * max(num_parts, 1) and _CORES_PER_PART * num_parts <= numba.get_num_threads()
-        large = large and numba.threading_layer() != "workqueue"  # it cannot run two parallel regions at once
-        window = 1 if large else max(1, min(num_parts, numba.get_num_threads()))
-        builder = _build_part_parallel if large else _build_part
+        side_by_side = max(1, min(num_parts, threads))
+        if team is None:
+            team = threads // side_by_side if col.size >= _LARGE_PART * max(num_parts, 1) else 1
+        team = max(1, min(team, threads))
+        side_by_side = max(1, min(num_parts, threads // team))
+        if team > 1 and side_by_side > 1 and numba.threading_layer() == "workqueue":
+            team, side_by_side = 1, max(1, min(num_parts, threads))  # it runs one parallel region at a time
+        builder = _build_part_parallel if team > 1 else _build_part
         order = np.argsort(assignment, kind="stable")  # each part's vertices, in rank order
         offsets = np.searchsorted(assignment[order], np.arange(num_parts + 1))
 
         scratch = threading.local()
 
         def build(p):
-            if not hasattr(scratch, "flags"):  # one pair per thread, reused by its parts
+            if not hasattr(scratch, "flags"):  # once per thread: its scratch, reused by its parts, and its team
                 scratch.flags, scratch.slot = np.zeros(graph.n, np.uint8), np.full(graph.n, -1, col.dtype)
+                numba.set_num_threads(team)  # both settings are this thread's own
+                numba.set_parallel_chunksize(_TEAM_CHUNK if team > 1 else 0)
             built = builder(rowptr, col, in_ptr, in_col, order[offsets[p]:offsets[p + 1]], _PRUNE_CODES[prune],
-                            scratch.flags, scratch.slot, large)
+                            scratch.flags, scratch.slot, team)
             part_rowptr, part_col, global_id, n_local, v_ind, e_ind = built
             return Part.make(index=p, rowptr=part_rowptr, col=part_col.astype(col_dtype(global_id.size), copy=False),
                              global_id=global_id, n_local=int(n_local), v_ind=int(v_ind), e_ind=int(e_ind))
 
-        with ThreadPoolExecutor(window) as pool:
+        with ThreadPoolExecutor(side_by_side) as pool:
             pending, submitted = deque(), 0
             while pending or submitted < num_parts:
-                while submitted < num_parts and len(pending) < window:
+                while submitted < num_parts and len(pending) < side_by_side:
                     pending.append(pool.submit(build, submitted))
                     submitted += 1
                 part = pending.popleft().result()
