@@ -16,12 +16,11 @@ by one call that releases the GIL, on a thread of its own, in a few linear passe
 
 Parts come out in order as they are built, so a store is written while only a few parts are
 in memory. Parts are built side by side, one per thread; those of a large graph by teams of
-threads (8 parts on 16 threads: 8 teams of 2), each pass above a parallel loop whose iterations
-the team takes in chunks as its threads come free, Algorithm 2 by parallel rounds finished in
-rank order. A part a thread left half of 16 cores idle with 8 parts of RMAT-26 (41 s); one part
-at a time on every core took 36 s a part, its threads writing the same flag bytes and the hubs'
-rows left to a few of them (results/host-partition.md): writes are now made only where a byte
-changes, and iterations are dealt in chunks.
+threads (8 parts on 16 threads: 8 teams of 2), each pass above a parallel loop over runs of rows
+of about equal edges (_even_ranges), Algorithm 2 by parallel rounds finished in rank order, and
+racing writes made only where a byte changes. A part a thread left half of 16 cores idle with 8
+parts of RMAT-26 (41 s); one part at a time on every core took 36 s a part, because Numba's
+cache had handed it the serial builder (_compiled; results/host-partition.md).
 """
 
 import threading
@@ -41,8 +40,6 @@ LOCAL, OUT, IN = 1, 2, 4
 _TARGET_BLOCK_SHIFT = 12  # the transpose counts targets by blocks of 2^12 ids,
 _RANGES_PER_THREAD = 4    # and sorts them in ranges of equal edges, this many per thread (as a team deals out rows)
 _LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built by a team of threads
-_TEAM_CHUNK = 1 << 10  # a team's threads take a loop's iterations in chunks of this many, as they come free
-                       # (rows in rank order are uneven: equal shares left the hubs to a few threads)
 _DENSE_SHIFT = 5       # a part that may touch 1/32 of the vertices finds its members by a scan of the flags
 _PRUNE_CODES = {"lstc": 0, "none": 1, "minimal": 2}
 
@@ -401,8 +398,7 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, rever
         def build(p):
             if not hasattr(scratch, "flags"):  # once per thread: its scratch, reused by its parts, and its team
                 scratch.flags, scratch.slot = np.zeros(graph.n, np.uint8), np.full(graph.n, -1, col.dtype)
-                numba.set_num_threads(team)  # both settings are this thread's own
-                numba.set_parallel_chunksize(_TEAM_CHUNK if team > 1 else 0)
+                numba.set_num_threads(team)  # this thread's own setting
             built = builder(rowptr, col, in_ptr, in_col, order[offsets[p]:offsets[p + 1]], _PRUNE_CODES[prune],
                             scratch.flags, scratch.slot, team)
             part_rowptr, part_col, global_id, n_local, v_ind, e_ind = built
