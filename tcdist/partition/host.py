@@ -221,27 +221,44 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, t
         if alive[i] and not is_local[i]:
             new_id[i] = size
             size += 1
+    # each kept edge's target becomes its id in the part (-1: not kept), in place: one lookup
+    # per edge, and a row's ids split locals first in one pass (both sets are numbered in rank order)
     global_id = np.empty(size, np.int64)
     part_rowptr = np.zeros(size + 1, np.int64)
+    near_in_row = np.zeros(v_ind, np.int64)  # each row's kept targets that are local
     for c in prange(pieces):
         for i in range(spread[c], spread[c + 1]):
             if new_id[i] >= 0:
                 global_id[new_id[i]] = members[i]
-            if alive[i]:
-                part_rowptr[new_id[i] + 1] = _kept(prune, flags, members, i, target, row_len, alive, is_local)
+            if not alive[i]:
+                continue
+            kept, near = 0, 0
+            for e in range(row_len[i], row_len[i + 1]):
+                t = target[e]
+                if _edge_kept(prune, flags, members, i, t, alive):
+                    target[e] = new_id[t]
+                    kept += 1
+                    near += new_id[t] < n_local
+                else:
+                    target[e] = -1
+            part_rowptr[new_id[i] + 1] = kept
+            near_in_row[i] = near
     for r in range(size):
         part_rowptr[r + 1] += part_rowptr[r]
     part_col = np.empty(part_rowptr[size], col.dtype)
     for c in prange(pieces):
         for i in range(spread[c], spread[c + 1]):
             if alive[i]:
-                k = part_rowptr[new_id[i]]
-                for want_local in (True, False):  # each row's targets: locals first, both in rank order
-                    for e in range(row_len[i], row_len[i + 1]):
-                        t = target[e]
-                        if is_local[t] == want_local and _edge_kept(prune, flags, members, i, t, alive):
-                            part_col[k] = new_id[t]
-                            k += 1
+                near = part_rowptr[new_id[i]]
+                far = near + near_in_row[i]
+                for e in range(row_len[i], row_len[i + 1]):
+                    t = target[e]
+                    if t >= n_local:
+                        part_col[far] = t
+                        far += 1
+                    elif t >= 0:
+                        part_col[near] = t
+                        near += 1
     for i in prange(v_ind):
         flags[members[i]] = 0
         slot[members[i]] = -1
@@ -352,15 +369,6 @@ def _edge_kept(prune, flags, members, i, t, alive):
         return True
     fi, ft = flags[members[i]], flags[members[t]]
     return (fi & LOCAL) != 0 or ((fi & OUT) != 0 and (ft & OUT) != 0)
-
-
-@njit(cache=True, nogil=True)
-def _kept(prune, flags, members, i, target, row_len, alive, is_local):
-    kept = 0
-    for e in range(row_len[i], row_len[i + 1]):
-        if _edge_kept(prune, flags, members, i, target[e], alive):
-            kept += 1
-    return kept
 
 
 def transpose(graph):
