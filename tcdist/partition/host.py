@@ -183,7 +183,7 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, t
         for i in range(spread[c], spread[c + 1]):
             u, found = members[i], 0
             for e in range(rowptr[u], rowptr[u + 1]):
-                if slot[col[e]] >= 0:
+                if flags[col[e]]:  # a member: a byte, which the cache holds 4x more of than slot
                     found += 1
             row_len[i + 1] = found
     for i in range(v_ind):
