@@ -100,18 +100,43 @@ def open_h5(path):
         raise InputError(path, problem) from None
 
 
-def read_array(path, group, name):
-    """A whole dataset, with missing and unreadable datasets named."""
+def read_array(path, group, name) -> tuple[np.ndarray, list]:
+    """A whole one-dimensional integer dataset and its checksum (array_checksum's), with missing,
+    unreadable and odd datasets named. A contiguous, unfiltered one is read straight from the file
+    in 64 MiB blocks on several threads, each block's crc32 taken while it is in cache: h5py reads
+    on one thread, and the checksum was then a second pass over the array (together 1.7-2.2 s of
+    a count's wall time for a 4-5 GiB part on nvidia-h200-x4)."""
     full = f"{group.name.strip('/')}/{name}".lstrip("/")
     if name not in group or not isinstance(group[name], h5py.Dataset):
         raise InputError(path, f"dataset '{full}' is missing")
-    try:
-        data = group[name][()]
-    except (OSError, ValueError, TypeError):
-        raise InputError(path, f"dataset '{full}' is corrupt (unreadable or truncated data)") from None
-    if not isinstance(data, np.ndarray) or data.ndim != 1 or data.dtype.kind != "i":
+    dataset = group[name]
+    if dataset.ndim != 1 or dataset.dtype.kind != "i":
         raise InputError(path, f"dataset '{full}' is not a one-dimensional integer array")
-    return data
+    offset = dataset.id.get_offset() if dataset.chunks is None and not dataset.compression else None
+    if offset is None or dataset.id.get_storage_size() != dataset.size * dataset.dtype.itemsize:
+        try:
+            data = dataset[()]
+        except (OSError, ValueError, TypeError):
+            raise InputError(path, f"dataset '{full}' is corrupt (unreadable or truncated data)") from None
+        return data, array_checksum(data)
+    data = np.empty(dataset.shape, dataset.dtype)
+    raw = memoryview(data).cast("B")
+
+    def block(start):  # os.preadv lets go of the GIL
+        view = raw[start : start + _BLOCK]
+        done = 0
+        while done < len(view):
+            got = os.preadv(fd, [view[done:]], offset + start + done)
+            if got <= 0:
+                raise InputError(path, f"dataset '{full}' is corrupt (unreadable or truncated data)")
+            done += got
+        return zlib.crc32(view)
+
+    starts = range(0, len(raw), _BLOCK)
+    with open(path, "rb") as f, ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1) or 1) as pool:
+        fd = f.fileno()
+        crcs = list(pool.map(block, starts))
+    return data, [str(data.dtype), list(data.shape), crcs]
 
 
 def file_format(f):
