@@ -225,7 +225,7 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, t
     # per edge, and a row's ids split locals first in one pass (both sets are numbered in rank order)
     global_id = np.empty(size, np.int64)
     part_rowptr = np.zeros(size + 1, np.int64)
-    near_in_row = np.zeros(v_ind, np.int64)  # each row's kept targets that are local
+    near_in_row = np.zeros(v_ind, slot.dtype)  # each row's kept targets that are local (fewer than n)
     for c in prange(pieces):
         for i in range(spread[c], spread[c + 1]):
             if new_id[i] >= 0:
