@@ -1,5 +1,7 @@
 """The HDF5 partition store: round trip, reuse, and refusal of every kind of bad file."""
 
+import os
+
 import h5py
 import numpy as np
 import pytest
@@ -375,3 +377,17 @@ def test_an_array_and_its_checksum_are_read_as_h5py_reads_them(tmp_path, layout)
         assert len(read_array(path, f, "big")[1][2]) == 3  # three blocks
         with pytest.raises(InputError, match="not a one-dimensional integer array"):
             read_array(path, f, "flat")
+
+
+def test_an_array_is_read_from_the_file_h5py_has_open_even_if_another_now_lies_at_its_path(tmp_path):
+    """The raw read takes h5py's own file handle: a file written over the path after it was opened
+    (a store replaced by a later partitioning) is not mixed into the open one."""
+    from tcdist.io.hdf5 import read_array
+
+    path, other = tmp_path / "a.h5", tmp_path / "b.h5"
+    for where, start in ((path, 0), (other, 7)):
+        with h5py.File(where, "w") as f:
+            f.create_dataset("x", data=np.arange(start, start + 1000, dtype=np.int64))
+    with h5py.File(path, "r") as f:
+        os.replace(other, path)
+        assert np.array_equal(read_array(path, f, "x")[0], np.arange(1000))

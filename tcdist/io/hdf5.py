@@ -45,7 +45,7 @@ def array_checksum(a) -> list:
     """dtype, shape and the crc32 of every 64 MiB block of a host array."""
     data = memoryview(np.ascontiguousarray(a)).cast("B")
     blocks = [data[i : i + _BLOCK] for i in range(0, len(data), _BLOCK)]
-    with ThreadPoolExecutor(min(len(blocks), os.cpu_count() or 1) or 1) as pool:
+    with ThreadPoolExecutor(max(min(len(blocks), _cores()), 1)) as pool:
         crcs = list(pool.map(zlib.crc32, blocks))
     return [str(np.asarray(a).dtype), list(np.shape(a)), crcs]
 
@@ -112,17 +112,18 @@ def read_array(path, group, name) -> tuple[np.ndarray, list]:
     dataset = group[name]
     if dataset.ndim != 1 or dataset.dtype.kind != "i":
         raise InputError(path, f"dataset '{full}' is not a one-dimensional integer array")
-    offset = dataset.id.get_offset() if dataset.chunks is None and not dataset.compression else None
-    if offset is None or dataset.id.get_storage_size() != dataset.size * dataset.dtype.itemsize:
+    offset = _raw_offset(dataset)
+    if offset is None:
         try:
             data = dataset[()]
         except (OSError, ValueError, TypeError):
             raise InputError(path, f"dataset '{full}' is corrupt (unreadable or truncated data)") from None
         return data, array_checksum(data)
+    fd = dataset.file.id.get_vfd_handle()  # the file h5py has open, whatever lies at path now
     data = np.empty(dataset.shape, dataset.dtype)
     raw = memoryview(data).cast("B")
 
-    def block(start):  # os.preadv lets go of the GIL
+    def block(start):  # os.preadv lets go of the GIL, and moves no shared file offset
         view = raw[start : start + _BLOCK]
         done = 0
         while done < len(view):
@@ -133,10 +134,29 @@ def read_array(path, group, name) -> tuple[np.ndarray, list]:
         return zlib.crc32(view)
 
     starts = range(0, len(raw), _BLOCK)
-    with open(path, "rb") as f, ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1) or 1) as pool:
-        fd = f.fileno()
+    with ThreadPoolExecutor(max(min(len(starts), _cores()), 1)) as pool:
         crcs = list(pool.map(block, starts))
     return data, [str(data.dtype), list(data.shape), crcs]
+
+
+def _raw_offset(dataset):
+    """Where a dataset's bytes lie in its file, if they can be read as they are: contiguous,
+    unfiltered, all of them written, integers of their full width (HDF5 would convert others),
+    and a file h5py opened with the default driver; else None."""
+    if dataset.chunks is not None or dataset.compression or dataset.file.driver != "sec2":
+        return None
+    kind = dataset.id.get_type()
+    if not isinstance(kind, h5py.h5t.TypeIntegerID) or kind.get_offset() != 0 or \
+            kind.get_precision() != 8 * kind.get_size():
+        return None
+    if dataset.id.get_storage_size() != dataset.size * dataset.dtype.itemsize:
+        return None
+    return dataset.id.get_offset()
+
+
+def _cores() -> int:
+    """The cores this process may run on (several ranks on a node each get their share)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def file_format(f):

@@ -128,26 +128,33 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, t
     vertices, else gathered as they are found and sorted, so that a small part costs its own
     size, not n (sorting 30 M members of an RMAT-26 part took seconds; the scan, milliseconds)."""
     pieces = team * _RANGES_PER_THREAD if team > 1 else 1
-    local_work = np.empty(local.size + 1, np.int64)  # a local vertex's work: its row, its in-row, itself
-    local_work[0] = 0
+    out_work = np.empty(local.size + 1, np.int64)  # a local vertex's work in each pass: its row (in-row), itself
+    in_work = np.empty(local.size + 1, np.int64)
+    out_work[0] = in_work[0] = 0
     for i in range(local.size):
         u = local[i]
-        local_work[i + 1] = local_work[i] + 1 + rowptr[u + 1] - rowptr[u] + in_ptr[u + 1] - in_ptr[u]
-    spread = _even_ranges(local_work, pieces)
+        out_work[i + 1] = out_work[i] + 1 + rowptr[u + 1] - rowptr[u]
+        in_work[i + 1] = in_work[i] + 1 + in_ptr[u + 1] - in_ptr[u]
     for i in prange(local.size):
         flags[local[i]] |= LOCAL
-    # each pass below adds one bit: threads that race on a byte all write the same value, and
-    # only where it is missing (a hub's byte, read by every thread, is then written once)
+    # each pass below adds one bit, so threads that race on a byte all write the same value (one
+    # pass setting two bits lost some: a thread's OUT overwritten by another's IN); and only where
+    # it is missing (a hub's byte, read by every thread, is then written once)
+    spread = _even_ranges(out_work, pieces)
     for c in prange(pieces):
         for i in range(spread[c], spread[c + 1]):
             u = local[i]
             for e in range(rowptr[u], rowptr[u + 1]):
                 if not flags[col[e]] & OUT:
                     flags[col[e]] |= OUT
+    spread = _even_ranges(in_work, pieces)
+    for c in prange(pieces):
+        for i in range(spread[c], spread[c + 1]):
+            u = local[i]
             for e in range(in_ptr[u], in_ptr[u + 1]):
                 if not flags[in_col[e]] & IN:
                     flags[in_col[e]] |= IN
-    size = local_work[local.size]  # at most this many members
+    size = out_work[local.size] + in_work[local.size] - local.size  # at most this many members
     if size >= flags.size >> _DENSE_SHIFT:
         members = _flagged_parallel(flags) if team > 1 else _flagged_serial(flags)
     else:
