@@ -128,33 +128,14 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, t
     vertices, else gathered as they are found and sorted, so that a small part costs its own
     size, not n (sorting 30 M members of an RMAT-26 part took seconds; the scan, milliseconds)."""
     pieces = team * _RANGES_PER_THREAD if team > 1 else 1
-    out_work = np.empty(local.size + 1, np.int64)  # a local vertex's work in each pass: its row (in-row), itself
-    in_work = np.empty(local.size + 1, np.int64)
-    out_work[0] = in_work[0] = 0
-    for i in range(local.size):
-        u = local[i]
-        out_work[i + 1] = out_work[i] + 1 + rowptr[u + 1] - rowptr[u]
-        in_work[i + 1] = in_work[i] + 1 + in_ptr[u + 1] - in_ptr[u]
     for i in prange(local.size):
         flags[local[i]] |= LOCAL
-    # each pass below adds one bit, so threads that race on a byte all write the same value (one
-    # pass setting two bits lost some: a thread's OUT overwritten by another's IN); and only where
-    # it is missing (a hub's byte, read by every thread, is then written once)
-    spread = _even_ranges(out_work, pieces)
-    for c in prange(pieces):
-        for i in range(spread[c], spread[c + 1]):
-            u = local[i]
-            for e in range(rowptr[u], rowptr[u + 1]):
-                if not flags[col[e]] & OUT:
-                    flags[col[e]] |= OUT
-    spread = _even_ranges(in_work, pieces)
-    for c in prange(pieces):
-        for i in range(spread[c], spread[c + 1]):
-            u = local[i]
-            for e in range(in_ptr[u], in_ptr[u + 1]):
-                if not flags[in_col[e]] & IN:
-                    flags[in_col[e]] |= IN
-    size = out_work[local.size] + in_work[local.size] - local.size  # at most this many members
+    if team > 1:
+        size = local.size + _mark_parallel(rowptr, col, local, pieces, flags, OUT) + \
+            _mark_parallel(in_ptr, in_col, local, pieces, flags, IN)  # at most this many members
+    else:
+        size = local.size + _mark_serial(rowptr, col, local, pieces, flags, OUT) + \
+            _mark_serial(in_ptr, in_col, local, pieces, flags, IN)
     if size >= flags.size >> _DENSE_SHIFT:
         members = _flagged_parallel(flags) if team > 1 else _flagged_serial(flags)
     else:
@@ -304,6 +285,26 @@ def misoriented_rows(rowptr, col, n_local):
     return bad
 
 
+def _mark_source(ptr, adj, local, pieces, flags, bit):
+    """Set bit on every vertex a row of local (ptr, adj) reaches, in `pieces` runs of rows of about
+    equal edges; returns the edges. One bit a pass, so that threads racing on a byte all write
+    the same value (setting OUT and IN in one pass lost bits: one thread's OUT written over by
+    another's IN), and only where it is missing (a hub's byte, read by every thread, is then
+    written once)."""
+    work = np.empty(local.size + 1, np.int64)  # a row's work: its edges, and itself
+    work[0] = 0
+    for i in range(local.size):
+        work[i + 1] = work[i] + 1 + ptr[local[i] + 1] - ptr[local[i]]
+    spread = _even_ranges(work, pieces)
+    for c in prange(pieces):
+        for i in range(spread[c], spread[c + 1]):
+            u = local[i]
+            for e in range(ptr[u], ptr[u + 1]):
+                if not flags[adj[e]] & bit:
+                    flags[adj[e]] |= bit
+    return work[local.size] - local.size
+
+
 def _flagged_source(flags):
     """The indices of the nonzero flags, in order: counted by chunk, then written by chunk."""
     chunks = max(1, min(flags.size >> 16, 256))
@@ -351,6 +352,8 @@ def _reach_source(alive, target, row_len, spread):
                 alive[target[k]] = True
 
 
+_mark_serial = _compiled(_mark_source, parallel=False)
+_mark_parallel = _compiled(_mark_source, parallel=True)
 _flagged_serial = _compiled(_flagged_source, parallel=False)
 _flagged_parallel = _compiled(_flagged_source, parallel=True)
 _reach_serial = _compiled(_reach_source, parallel=False)
