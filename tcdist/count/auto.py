@@ -26,11 +26,12 @@ rule):
 - a slice (partition/slices.py) gets a kernel that intersects rows: bitmap where a whole part's
   rule gives it and its bitmaps fit, else lstc or lstc-group. Its source rows meet each target
   range in a slice of their own, and a row whose target is not in the slice is empty: an
-  intersection with it costs nothing, but a kernel that walks wedges (wedge-group, wetric) walks
-  a source's every wedge again in each slice. On nvidia-h200 (results/budget.md), lstc-group in every slice
-  counted RMAT-25 under 2 GiB in 2.39 s and RMAT-26 under 4 GiB in 5.15 s, against 3.08 s and
-  7.81 s with the whole-graph rules (forward and wedge-group); forward and wetric also rely on
-  a part's id order, which a slice of a part with proxies does not keep;
+  intersection with it costs nothing, but a kernel that walks wedges (wedge-group, wetric)
+  walks a source's every wedge again in each slice. On nvidia-h200 (results/budget.md),
+  lstc-group in every slice counted RMAT-25 under 2 GiB in 2.39 s and RMAT-26 under 4 GiB in
+  5.15 s, against 3.08 s and 7.81 s with the whole-graph rules (forward and wedge-group);
+  forward and wetric also rely on a part's id order, which a slice of a part with proxies does
+  not keep;
 - between: `lstc-group`, or LSTC's Algorithm 3 at tile 128 for parts of fewer than
   SMALL_PART_EDGES edges (nvidia-h100-x1, results/gpu-h100.md: lstc-group's second launch and
   degree split cost more than they save there).

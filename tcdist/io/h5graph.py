@@ -10,8 +10,8 @@ import numpy as np
 from tcdist import __version__
 from tcdist.errors import InputError
 from tcdist.graph.graph import Graph, col_dtype, csr_problem
-from tcdist.io.hdf5 import (check_format, damage_is_input_error, digest, open_h5, plain, read_array,
-                            read_attrs, write_dataset)
+from tcdist.io.hdf5 import (check_format, damage_is_input_error, digest, open_h5, plain, read_arrays, read_attrs,
+                            write_dataset)
 from tcdist.io.seal import sealed_file
 from tcdist.io.write import atomic_path
 
@@ -43,10 +43,9 @@ def read_graph(path):
     with open_h5(path) as f, damage_is_input_error(path):
         check_format(path, f, FORMAT, VERSION)
         attrs = read_attrs(path, f, _ATTRS, "graph header")
-        read = {k: read_array(path, f, k) for k in _ARRAYS}
+        arrays, checksums = read_arrays(path, f, _ARRAYS)
         stored = plain(f.attrs.get("digest", ""))
-    arrays = {k: a for k, (a, _) in read.items()}
-    if digest(attrs, {k: checksum for k, (_, checksum) in read.items()}) != stored:
+    if digest(attrs, checksums) != stored:
         raise InputError(path, "the graph's arrays or attributes do not match its digest (corrupt or altered)")
     graph = Graph(rowptr=arrays["rowptr"], col=arrays["col"], original_id=arrays["original_id"], name=attrs["name"],
                   self_loops=attrs["self_loops"], duplicates=attrs["duplicates"], reciprocal=attrs["reciprocal"])

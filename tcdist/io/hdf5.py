@@ -44,10 +44,18 @@ def damage_is_input_error(path):
 def array_checksum(a) -> list:
     """dtype, shape and the crc32 of every 64 MiB block of a host array."""
     data = memoryview(np.ascontiguousarray(a)).cast("B")
-    blocks = [data[i : i + _BLOCK] for i in range(0, len(data), _BLOCK)]
-    with ThreadPoolExecutor(max(min(len(blocks), _cores()), 1)) as pool:
-        crcs = list(pool.map(zlib.crc32, blocks))
+    return _checksum(a, _on_threads(zlib.crc32, [data[i : i + _BLOCK] for i in range(0, len(data), _BLOCK)]))
+
+
+def _checksum(a, crcs: list) -> list:
     return [str(np.asarray(a).dtype), list(np.shape(a)), crcs]
+
+
+def _on_threads(work, items) -> list:
+    """[work(item) for item in items], on as many threads as items and the cores allow (zlib and
+    file reads let go of the GIL)."""
+    with ThreadPoolExecutor(max(min(len(items), _cores()), 1)) as pool:
+        return list(pool.map(work, items))
 
 
 def digest(attrs: dict, checksums: dict) -> str:
@@ -133,10 +141,13 @@ def read_array(path, group, name) -> tuple[np.ndarray, list]:
             done += got
         return zlib.crc32(view)
 
-    starts = range(0, len(raw), _BLOCK)
-    with ThreadPoolExecutor(max(min(len(starts), _cores()), 1)) as pool:
-        crcs = list(pool.map(block, starts))
-    return data, [str(data.dtype), list(data.shape), crcs]
+    return data, _checksum(data, _on_threads(block, range(0, len(raw), _BLOCK)))
+
+
+def read_arrays(path, group, names) -> tuple[dict, dict]:
+    """({name: array}, {name: its checksum}) of a group's datasets, as read_array reads them."""
+    read = {name: read_array(path, group, name) for name in names}
+    return {k: a for k, (a, _) in read.items()}, {k: checksum for k, (_, checksum) in read.items()}
 
 
 def _raw_offset(dataset):

@@ -17,7 +17,7 @@ by one call that releases the GIL, on a thread of its own, in a few linear passe
 Parts come out in order as they are built, so a store is written while only a few parts are
 in memory. Parts are built side by side, one per thread; those of a large graph by teams of
 threads (8 parts on 16 threads: 8 teams of 2), each pass above a parallel loop over runs of rows
-of about equal edges (_even_ranges), Algorithm 2 by parallel rounds finished in rank order, and
+of about equal edges (_spread), Algorithm 2 by parallel rounds finished in rank order, and
 racing writes made only where a byte changes. A part a thread left half of 16 cores idle with 8
 parts of RMAT-26 (41 s); one part at a time on every core took 36 s a part, because Numba's
 cache had handed it the serial builder (_compiled; results/host-partition.md).
@@ -123,7 +123,7 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, t
     local (in rank order). flags (0) and slot (-1), one entry per vertex, are the calling
     thread's scratch, left as they were. Compiled twice (below): serial (team 1), and parallel
     (prange) for a part built by a team of threads, whose helpers are then parallel too; each
-    loop over rows is dealt out in runs of about equal edges (_even_ranges). The members are
+    loop over rows is dealt out in runs of about equal edges (_spread). The members are
     found by a scan of the flags where the part may touch a 2^-_DENSE_SHIFT share of the
     vertices, else gathered as they are found and sorted, so that a small part costs its own
     size, not n (sorting 30 M members of an RMAT-26 part took seconds; the scan, milliseconds)."""
@@ -158,13 +158,9 @@ def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, t
                     k += 1
         members = np.sort(touched[:k])  # rank order
     v_ind = members.size
-    member_work = np.empty(v_ind + 1, np.int64)  # a member's work: its row and itself
-    member_work[0] = 0
-    for i in range(v_ind):
-        u = members[i]
-        slot[u] = i
-        member_work[i + 1] = member_work[i] + 1 + rowptr[u + 1] - rowptr[u]
-    spread = _even_ranges(member_work, pieces)
+    for i in prange(v_ind):
+        slot[members[i]] = i
+    spread = _spread(rowptr, members, pieces)
     # induced edges, grouped by source member, targets in rank order
     row_len = np.zeros(v_ind + 1, np.int64)
     for c in prange(pieces):
@@ -291,18 +287,16 @@ def _mark_source(ptr, adj, local, pieces, flags, bit):
     the same value (setting OUT and IN in one pass lost bits: one thread's OUT written over by
     another's IN), and only where it is missing (a hub's byte, read by every thread, is then
     written once)."""
-    work = np.empty(local.size + 1, np.int64)  # a row's work: its edges, and itself
-    work[0] = 0
-    for i in range(local.size):
-        work[i + 1] = work[i] + 1 + ptr[local[i] + 1] - ptr[local[i]]
-    spread = _even_ranges(work, pieces)
+    spread = _spread(ptr, local, pieces)
+    edges = 0
     for c in prange(pieces):
         for i in range(spread[c], spread[c + 1]):
             u = local[i]
+            edges += ptr[u + 1] - ptr[u]
             for e in range(ptr[u], ptr[u + 1]):
                 if not flags[adj[e]] & bit:
                     flags[adj[e]] |= bit
-    return work[local.size] - local.size
+    return edges
 
 
 def _flagged_source(flags):
@@ -361,13 +355,17 @@ _reach_parallel = _compiled(_reach_source, parallel=True)
 
 
 @njit(cache=True, nogil=True)
-def _even_ranges(prefix, pieces):
-    """Bounds of `pieces` runs of consecutive items of about equal work, prefix being the running
-    total of the items' work (prefix[0] = 0). Rows in rank order are uneven (on RMAT-21, 96 % of
-    the edges leave the upper half of the ranks), so equal counts of rows left a loop to one
-    thread, and prange's chunk size setting did not help."""
-    bounds = np.searchsorted(prefix, np.arange(pieces + 1) * prefix[-1] // pieces)
-    bounds[0], bounds[pieces] = 0, prefix.size - 1
+def _spread(ptr, vertices, pieces):
+    """Bounds of `pieces` runs of consecutive vertices whose rows (ptr) hold about equal edges, a
+    vertex counted as one more. Rows in rank order are uneven (on RMAT-21, 96 % of the edges leave
+    the upper half of the ranks), so equal counts of rows left a loop to one thread, and prange's
+    chunk size setting did not help."""
+    work = np.empty(vertices.size + 1, np.int64)
+    work[0] = 0
+    for i in range(vertices.size):
+        work[i + 1] = work[i] + 1 + ptr[vertices[i] + 1] - ptr[vertices[i]]
+    bounds = np.searchsorted(work, np.arange(pieces + 1) * work[-1] // pieces)
+    bounds[0], bounds[pieces] = 0, vertices.size
     return bounds
 
 

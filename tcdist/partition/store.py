@@ -25,7 +25,7 @@ import numpy as np
 from tcdist import __version__, progress
 from tcdist.errors import InputError, TcdistError
 from tcdist.graph.graph import col_dtype
-from tcdist.io.hdf5 import (check_format, damage_is_input_error, digest, open_h5, plain, read_array,
+from tcdist.io.hdf5 import (check_format, damage_is_input_error, digest, open_h5, plain, read_array, read_arrays,
                             read_attrs, write_dataset)
 from tcdist.io.seal import sealed_file
 from tcdist.io.write import atomic_path
@@ -170,10 +170,9 @@ class Store:
         with damage_is_input_error(self.path):
             g = self._file[_group_name(i)]
             attrs = read_attrs(self.path, g, _PART, f"part {i}")
-            read = {k: read_array(self.path, g, k) for k in ("rowptr", "col", "global_id")}
+            arrays, checksums = read_arrays(self.path, g, ("rowptr", "col", "global_id"))
         stats = {k: attrs[k] for k in STAT_KEYS}
-        arrays = {k: a for k, (a, _) in read.items()}
-        if digest(stats, {k: checksum for k, (_, checksum) in read.items()}) != attrs["digest"]:
+        if digest(stats, checksums) != attrs["digest"]:
             raise InputError(self.path, f"part {i} is corrupt (its arrays or attributes do not match its digest)")
         rowptr, col, global_id = arrays["rowptr"], arrays["col"], arrays["global_id"]
         if global_id.size != rowptr.size - 1 or (stats["v_res"], stats["e_res"]) != (rowptr.size - 1, col.size):
