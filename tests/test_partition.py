@@ -154,14 +154,15 @@ def test_parts_built_one_group_at_a_time_equal_parts_built_together(monkeypatch)
 @pytest.mark.parametrize("prune", ["lstc", "none", "minimal"])
 def test_the_host_builder_makes_the_same_parts_as_the_whole_array_builder(scheme, prune, team):
     """The compiled host builder (a part a thread, or teams of 2 threads a part) against the
-    whole-array one run on NumPy: every array and statistic of every part, bit for bit. The grid's
-    300 parts are small beside it, so their members are gathered and sorted, not scanned for."""
+    whole-array one run on NumPy: every array and statistic of every part, bit for bit."""
     from tcdist.partition.build import build_parts
     from tcdist.partition.host import iter_parts_host
     from tcdist.partition.schemes import assign
 
     for source, parts in ((DATASETS / "email-Eu-core.txt.gz", 5), ("rmat:11", 3), ("complete:25", 4),
-                          ("complete:6", 9), ("grid:30:30", 300)):  # complete:6: more parts than vertices
+                          ("complete:6", 9), ("grid:30:30", 300), ("complete:80", 70)):
+        # complete:6: more parts than vertices; over 64 parts the transpose gives the in-neighbours:
+        # a grid's parts are small (members gathered), K_80's touch every vertex (scanned)
         graph = tcdist.load_graph(source)
         assignment = assign(graph, scheme, parts, 7)
         for a, b in zip(build_parts(graph, assignment, parts, prune), list(iter_parts_host(graph, assignment, parts, prune, team)),
@@ -191,6 +192,25 @@ def test_the_transpose_is_every_edge_reversed_with_sorted_rows(shift, groups, ch
         assert in_col.dtype == col.dtype and np.array_equal(in_col, sources[order]), (source, chunks, shift, groups)
 
 
+@pytest.mark.parametrize("pieces", [1, 3, 8, 1000])
+@pytest.mark.parametrize("parts", [1, 5, 64])
+def test_each_vertex_s_in_parts_are_the_parts_of_its_out_neighbours(parts, pieces):
+    """The host builder's in-neighbours for up to 64 parts: bit p of a vertex's set is on exactly
+    when one of its out-neighbours is in part p (NumPy's unbuffered OR over the edges), for empty
+    rows, a hub, part 63 and more runs than rows."""
+    from tcdist.partition.host import _in_parts
+    from tcdist.partition.schemes import assign
+
+    for source in ("rmat:12", "complete:70", "grid:7:9", "er:300:100", "er:5:0"):
+        graph = tcdist.load_graph(source)
+        rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
+        part = np.asarray(assign(graph, "random", parts, 1)).astype(np.uint8)
+        expected = np.zeros(graph.n, np.uint64)
+        np.bitwise_or.at(expected, np.repeat(np.arange(graph.n), np.diff(rowptr)),
+                         np.left_shift(np.uint64(1), part[col].astype(np.uint64)))
+        assert np.array_equal(_in_parts(rowptr, col, part, pieces), expected), (source, parts, pieces)
+
+
 def test_lazy_parts_are_built_a_few_at_a_time(monkeypatch):
     """Writing a store walks the parts once: at most one part per thread is built ahead."""
     import numba
@@ -215,7 +235,8 @@ def test_the_serial_and_parallel_host_helpers_do_not_load_each_other_from_numba_
     builder ran on one thread). A fresh process must compile the parallel variant itself."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     program = ("import numpy as np; from tcdist.partition import host; f = host.{}; "
-               "f(np.ones(3, np.bool_), np.zeros(0, np.int32), np.zeros(4, np.int64), np.array([0, 3])); "
+               "f(np.zeros(2, np.int64), np.zeros(0, np.int32), np.zeros(1, np.int64), np.array([0, 1]), "
+               "np.zeros(1, np.uint8)); "
                "print(sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values()))")
     seen = [subprocess.run([sys.executable, "-c", program.format(name)], env=env, capture_output=True, text=True,
                            check=True).stdout.split() for name in ("_reach_serial", "_reach_parallel", "_reach_parallel")]
@@ -230,10 +251,11 @@ n = m + 2
 rowptr = np.concatenate([[0, m], m + np.arange(1, m + 1), [2 * m]]).astype(np.int64)
 col = np.concatenate([np.arange(1, m + 1), np.full(m, n - 1)]).astype(np.int32)
 in_ptr, in_col = host.transpose(type("G", (), {"rowptr": rowptr, "col": col})())
-flags, slot = np.zeros(n, np.uint8), np.full(n, -1, np.int32)
-for _ in range(8):
-    part_rowptr, part_col, *_ = host._build_part_parallel(rowptr, col, in_ptr, in_col, np.array([0, n - 1]),
-                                                           host._PRUNE_CODES["minimal"], flags, slot, 4)
+flags, new_id = np.zeros(n, np.uint8), np.full(n, -1, np.int32)
+for _ in range(8):  # the transpose gives the in-neighbours (over 64 parts): one pass sets IN as another sets OUT
+    part_rowptr, part_col, *_ = host._build_part_parallel(rowptr, col, in_ptr, in_col, np.zeros(0, np.uint64),
+                                                           np.uint64(0), np.array([0, n - 1]),
+                                                           host._PRUNE_CODES["minimal"], flags, new_id, 4)
     assert part_rowptr.size == n + 1 and part_col.size == m and (np.diff(part_col[:m]) > 0).all(), "a flag was lost"
 print("ok")
 """

@@ -223,15 +223,16 @@ def _auto_parts(graph, scheme: str, prune: str, seed: int, budget: int, at_once:
 
     @functools.cache
     def reversed_edges():
-        """The graph's transpose (on the host), made by the first probe for every probe."""
-        return transpose(graph) if graph.xp is np else None
+        """The graph's transpose (on the host), made by the first probe of over 64 parts for every
+        such probe."""
+        return transpose(graph)
 
     def largest_need(parts: int, budget: int, measured: int | None = None) -> int:
         """The largest of the first `measured` parts' bytes (all by default), or the first part's
         over the budget: then the probe stops."""
         largest = 0
         built = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=True,
-                                reversed_edges=reversed_edges()).parts
+                                reversed_edges=reversed_edges).parts
         for p in itertools.islice(built, measured):
             largest = max(largest, need(p.stats["v_res"], p.stats["e_res"], p.stats["n_local"], col_bytes))
             if largest > budget:

@@ -24,8 +24,9 @@ def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", pru
                     seed: int = 0, lazy: bool = False, reversed_edges=None) -> Partitioning:
     """Partition an oriented graph into num_parts self-contained parts (LSTC Algorithms 1-2).
     lazy: on the host, parts come as an iterator, built a few at a time as it is walked (to
-    write a store without holding every part); reversed_edges: on the host, host.transpose(graph),
-    when the caller partitions the graph several times."""
+    write a store without holding every part); reversed_edges: on the host, a function returning
+    host.transpose(graph) (called for over 64 parts), when the caller partitions the graph
+    several times."""
     assignment = assign(graph, scheme, num_parts, seed)
     if graph.xp is np:  # on the host: compiled, parts on threads
         parts = iter_parts_host(graph, assignment, num_parts, prune, reversed_edges=reversed_edges)

@@ -5,22 +5,23 @@ passes over all members; on the host that is single-threaded NumPy. Here each pa
 by one call that releases the GIL, on a thread of its own, in a few linear passes:
 
 1. members: its local vertices L, their out-neighbours N+(L) (rows of the CSR) and their
-   in-neighbours N-(L) (rows of the transpose, built once in parallel by target range), as
-   flags in a byte per vertex, listed in rank order by a scan of the flags (or, for a part
-   small beside the graph, gathered and sorted);
-2. induced edges: each member's row, kept where the target is a member;
-3. Algorithm 2 (prune lstc): the oriented graph is acyclic in rank order, so one pass in that
-   order marks what is reachable from L (see build.py); 'minimal' and 'none' as there;
-4. the part's CSR: kept members renumbered locals first, each row's targets locals first,
-   both in rank order: the same parts, bit for bit, as the whole-array builder.
+   in-neighbours N-(L), as flags in a byte per vertex. For up to 64 parts, N-(L) is read from
+   each vertex's set of the parts its out-neighbours are in (one pass over the edges for all
+   parts) while a scan lists the members in rank order; for more, from the transpose (built
+   once in parallel), and a small part gathers its members and sorts them;
+2. Algorithm 2 (prune lstc): the oriented graph is acyclic in rank order, so rounds in
+   parallel and one pass in that order flag what is reachable from L (see build.py);
+   'minimal' and 'none' as there;
+3. one pass counts each kept row's edges to kept members (a byte read per edge), and one writes
+   them: the members kept renumbered locals first, each row's targets locals first, both in
+   rank order: the same parts, bit for bit, as the whole-array builder.
 
 Parts come out in order as they are built, so a store is written while only a few parts are
 in memory. Parts are built side by side, one per thread; those of a large graph by teams of
 threads (8 parts on 16 threads: 8 teams of 2), each pass above a parallel loop over runs of rows
-of about equal edges (_spread), Algorithm 2 by parallel rounds finished in rank order, and
-racing writes made only where a byte changes. A part a thread left half of 16 cores idle with 8
-parts of RMAT-26 (41 s); one part at a time on every core took 36 s a part, because Numba's
-cache had handed it the serial builder (_compiled; results/host-partition.md).
+of about equal edges (_spread), and racing writes made only where a byte changes. On RMAT-26 in
+8 parts on 16 cores (results/host-partition.md): a part a thread, 41 s; teams with a transpose and
+four lookups an edge, 7.4 + 30.0 s.
 """
 
 import threading
@@ -36,11 +37,12 @@ from tcdist import progress
 from tcdist.graph.graph import col_dtype
 from tcdist.partition.part import Part
 
-LOCAL, OUT, IN = 1, 2, 4
+LOCAL, OUT, IN, ALIVE = 1, 2, 4, 8
 _TARGET_BLOCK_SHIFT = 12  # the transpose counts targets by blocks of 2^12 ids,
 _RANGES_PER_THREAD = 4    # and sorts them in ranges of equal edges, this many per thread (as a team deals out rows)
 _LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built by a team of threads
 _DENSE_SHIFT = 5       # a part that may touch 1/32 of the vertices finds its members by a scan of the flags
+_MASK_PARTS = 64       # up to this many parts, each vertex's in-parts fit 64 bits: no transpose
 _PRUNE_CODES = {"lstc": 0, "none": 1, "minimal": 2}
 
 
@@ -118,134 +120,123 @@ def _transpose(rowptr, col, chunks, shift, groups):
     return in_ptr, in_col
 
 
-def _build_part_source(rowptr, col, in_ptr, in_col, local, prune, flags, slot, team):
+def _build_part_source(rowptr, col, in_ptr, in_col, in_parts, bit, local, prune, flags, new_id, team):
     """(rowptr, col, global ids, n_local, v_ind, e_ind) of the part whose local vertices are
-    local (in rank order). flags (0) and slot (-1), one entry per vertex, are the calling
-    thread's scratch, left as they were. Compiled twice (below): serial (team 1), and parallel
-    (prange) for a part built by a team of threads, whose helpers are then parallel too; each
-    loop over rows is dealt out in runs of about equal edges (_spread). The members are
-    found by a scan of the flags where the part may touch a 2^-_DENSE_SHIFT share of the
-    vertices, else gathered as they are found and sorted, so that a small part costs its own
-    size, not n (sorting 30 M members of an RMAT-26 part took seconds; the scan, milliseconds)."""
+    local (in rank order). Its in-neighbours are those whose in_parts has `bit` (up to 64
+    parts), else the rows of local in the transpose (in_ptr, in_col). flags (0) and new_id
+    (-1), one entry per vertex, are the calling thread's scratch, left as they were. Compiled
+    twice (below): serial (team 1), and parallel (prange) for a part built by a team of
+    threads, whose helpers are then parallel too; each loop over rows is dealt out in runs of
+    about equal edges (_spread). Everything after the members works on global ids with the
+    flags (a byte a vertex, which the cache holds 4x more of than an id): Algorithm 2 as a flag,
+    one pass that counts each row's kept edges, one that writes them. A part that may touch
+    a 2^-_DENSE_SHIFT share of the vertices finds its members by a scan of the flags; a small
+    one gathers them and sorts them, so that it costs its own size, not n."""
     pieces = team * _RANGES_PER_THREAD if team > 1 else 1
     for i in prange(local.size):
         flags[local[i]] |= LOCAL
     if team > 1:
-        size = local.size + _mark_parallel(rowptr, col, local, pieces, flags, OUT) + \
-            _mark_parallel(in_ptr, in_col, local, pieces, flags, IN)  # at most this many members
+        size = local.size + _mark_parallel(rowptr, col, local, pieces, flags, OUT)
     else:
-        size = local.size + _mark_serial(rowptr, col, local, pieces, flags, OUT) + \
-            _mark_serial(in_ptr, in_col, local, pieces, flags, IN)
-    if size >= flags.size >> _DENSE_SHIFT:
-        members = _flagged_parallel(flags) if team > 1 else _flagged_serial(flags)
+        size = local.size + _mark_serial(rowptr, col, local, pieces, flags, OUT)
+    if in_parts.size == 0:
+        if team > 1:
+            size += _mark_parallel(in_ptr, in_col, local, pieces, flags, IN)  # at most this many members
+        else:
+            size += _mark_serial(in_ptr, in_col, local, pieces, flags, IN)
+    if in_parts.size or size >= flags.size >> _DENSE_SHIFT:
+        members = _members_parallel(flags, in_parts, bit) if team > 1 else _members_serial(flags, in_parts, bit)
     else:
         touched = np.empty(size, np.int64)
         k = 0
         for u in local:
             touched[k] = u
             k += 1
-            slot[u] = 0  # slot marks the vertices gathered so far
+            new_id[u] = 0  # marks the vertices gathered so far
         for u in local:
             for e in range(rowptr[u], rowptr[u + 1]):
-                if slot[col[e]] < 0:
-                    slot[col[e]] = 0
+                if new_id[col[e]] < 0:
+                    new_id[col[e]] = 0
                     touched[k] = col[e]
                     k += 1
             for e in range(in_ptr[u], in_ptr[u + 1]):
-                if slot[in_col[e]] < 0:
-                    slot[in_col[e]] = 0
+                if new_id[in_col[e]] < 0:
+                    new_id[in_col[e]] = 0
                     touched[k] = in_col[e]
                     k += 1
         members = np.sort(touched[:k])  # rank order
+        for u in members:
+            new_id[u] = -1
     v_ind = members.size
-    for i in prange(v_ind):
-        slot[members[i]] = i
     spread = _spread(rowptr, members, pieces)
-    # induced edges, grouped by source member, targets in rank order
-    row_len = np.zeros(v_ind + 1, np.int64)
+    if prune == 0:  # Algorithm 2: ALIVE on the members reachable from a local one
+        if team > 1:
+            _reach_parallel(rowptr, col, members, spread, flags)
+        else:
+            _reach_serial(rowptr, col, members, spread, flags)
+    # the induced edges (those to members), and of each kept row its kept edges and those to locals
+    kept_in_row = np.zeros(v_ind, np.int64)
+    near_in_row = np.zeros(v_ind, np.int64)
+    induced = np.zeros(pieces, np.int64)  # by run: a scalar reduction here failed in the GPU host's parfor pass (Numba 0.68, NumPy 2.5)
     for c in prange(pieces):
         for i in range(spread[c], spread[c + 1]):
-            u, found = members[i], 0
+            u = members[i]
+            source = flags[u]
+            alive = _alive(prune, source)
+            kept = 0
+            near = 0
             for e in range(rowptr[u], rowptr[u + 1]):
-                if flags[col[e]]:  # a member: a byte, which the cache holds 4x more of than slot
-                    found += 1
-            row_len[i + 1] = found
-    for i in range(v_ind):
-        row_len[i + 1] += row_len[i]
-    e_ind = row_len[v_ind]
-    target = np.empty(e_ind, slot.dtype)  # member indices: the column type (int32 below 2^31 vertices)
-    for c in prange(pieces):
-        for i in range(spread[c], spread[c + 1]):
-            u, k = members[i], row_len[i]
-            for e in range(rowptr[u], rowptr[u + 1]):
-                t = slot[col[e]]
-                if t >= 0:
-                    target[k] = t
-                    k += 1
-    # Algorithm 2 and the other prune modes: which members and edges stay
-    is_local = np.empty(v_ind, np.bool_)
-    alive = np.empty(v_ind, np.bool_)
-    for i in prange(v_ind):
-        f = flags[members[i]]
-        is_local[i] = (f & LOCAL) != 0
-        alive[i] = is_local[i] or prune == 1 or (prune == 2 and (f & OUT) != 0)
-    if prune == 0 and team > 1:
-        _reach_parallel(alive, target, row_len, spread)
-    elif prune == 0:
-        _reach_serial(alive, target, row_len, spread)
+                target = flags[col[e]]
+                if target:
+                    induced[c] += 1
+                    if alive and _kept(prune, source, target):
+                        kept += 1
+                        if target & LOCAL:
+                            near += 1
+            kept_in_row[i] = kept
+            near_in_row[i] = near
+    e_ind = induced.sum()
     # new ids: kept locals, then kept proxies, each in rank order
-    new_id = np.full(v_ind, -1, slot.dtype)
     n_local = 0
-    for i in range(v_ind):
-        if is_local[i]:
-            new_id[i] = n_local
+    for u in members:
+        if flags[u] & LOCAL:
+            new_id[u] = n_local
             n_local += 1
     size = n_local
-    for i in range(v_ind):
-        if alive[i] and not is_local[i]:
-            new_id[i] = size
+    for u in members:
+        if not flags[u] & LOCAL and _alive(prune, flags[u]):
+            new_id[u] = size
             size += 1
-    # each kept edge's target becomes its id in the part (-1: not kept), in place: one lookup
-    # per edge, and a row's ids split locals first in one pass (both sets are numbered in rank order)
     global_id = np.empty(size, np.int64)
     part_rowptr = np.zeros(size + 1, np.int64)
-    near_in_row = np.zeros(v_ind, slot.dtype)  # each row's kept targets that are local (fewer than n)
-    for c in prange(pieces):
-        for i in range(spread[c], spread[c + 1]):
-            if new_id[i] >= 0:
-                global_id[new_id[i]] = members[i]
-            if not alive[i]:
-                continue
-            kept, near = 0, 0
-            for e in range(row_len[i], row_len[i + 1]):
-                t = target[e]
-                if _edge_kept(prune, flags, members, i, t, alive):
-                    target[e] = new_id[t]
-                    kept += 1
-                    near += new_id[t] < n_local
-                else:
-                    target[e] = -1
-            part_rowptr[new_id[i] + 1] = kept
-            near_in_row[i] = near
+    for i in prange(v_ind):
+        if new_id[members[i]] >= 0:
+            global_id[new_id[members[i]]] = members[i]
+            part_rowptr[new_id[members[i]] + 1] = kept_in_row[i]
     for r in range(size):
         part_rowptr[r + 1] += part_rowptr[r]
+    # each kept row written from two cursors: its locals, then its proxies (both numbered in rank order)
     part_col = np.empty(part_rowptr[size], col.dtype)
     for c in prange(pieces):
         for i in range(spread[c], spread[c + 1]):
-            if alive[i]:
-                near = part_rowptr[new_id[i]]
-                far = near + near_in_row[i]
-                for e in range(row_len[i], row_len[i + 1]):
-                    t = target[e]
-                    if t >= n_local:
-                        part_col[far] = t
-                        far += 1
-                    elif t >= 0:
+            u = members[i]
+            if new_id[u] < 0:
+                continue
+            source = flags[u]
+            near = part_rowptr[new_id[u]]
+            far = near + near_in_row[i]
+            for e in range(rowptr[u], rowptr[u + 1]):
+                t = new_id[col[e]]  # kept members only (-1 else); 'minimal' keeps fewer of their edges
+                if t >= 0 and (prune != 2 or _kept(prune, source, flags[col[e]])):
+                    if t < n_local:
                         part_col[near] = t
                         near += 1
+                    else:
+                        part_col[far] = t
+                        far += 1
     for i in prange(v_ind):
         flags[members[i]] = 0
-        slot[members[i]] = -1
+        new_id[members[i]] = -1
     return part_rowptr, part_col, global_id, n_local, v_ind, e_ind
 
 
@@ -299,12 +290,17 @@ def _mark_source(ptr, adj, local, pieces, flags, bit):
     return edges
 
 
-def _flagged_source(flags):
-    """The indices of the nonzero flags, in order: counted by chunk, then written by chunk."""
+def _members_source(flags, in_parts, bit):
+    """The vertices flagged, or with `bit` in in_parts (then flagged IN), in order: counted by
+    chunk, then written by chunk."""
     chunks = max(1, min(flags.size >> 16, 256))
     counts = np.zeros(chunks + 1, np.int64)
     for c in prange(chunks):
         lo, hi = c * flags.size // chunks, (c + 1) * flags.size // chunks
+        if in_parts.size:
+            for v in range(lo, hi):
+                if in_parts[v] & bit:
+                    flags[v] |= IN
         for v in range(lo, hi):
             if flags[v]:
                 counts[c + 1] += 1
@@ -320,36 +316,41 @@ def _flagged_source(flags):
     return out
 
 
-def _reach_source(alive, target, row_len, spread):
-    """Mark alive every member reachable from one alive already (Algorithm 2's fixpoint). A few
-    rounds push from the alive members in parallel, in the runs of spread (most of what is
-    reachable is one or two hops away); one pass in rank order, a topological order, then
-    finishes exactly."""
-    pushed = np.zeros(alive.size, np.bool_)
+def _reach_source(rowptr, col, members, spread, flags):
+    """Flag ALIVE every member reachable from a local one through members (Algorithm 2's
+    fixpoint). A few rounds push from the live members in parallel, in the runs of spread (most
+    of what is reachable is one or two hops away); one pass in rank order, a topological order,
+    then finishes exactly. Threads racing on a byte all write it with ALIVE added: no other bit
+    changes meanwhile."""
+    pushed = np.zeros(members.size, np.bool_)
     pieces = spread.size - 1
     for _ in range(3):
         changed = 0
         for c in prange(pieces):
             for i in range(spread[c], spread[c + 1]):
-                if not alive[i] or pushed[i]:
+                u = members[i]
+                if pushed[i] or not flags[u] & (LOCAL | ALIVE):
                     continue
                 pushed[i] = True
                 changed += 1
-                for k in range(row_len[i], row_len[i + 1]):
-                    if not alive[target[k]]:  # racing threads all write True, once
-                        alive[target[k]] = True
+                for e in range(rowptr[u], rowptr[u + 1]):
+                    f = flags[col[e]]
+                    if f and not f & ALIVE:
+                        flags[col[e]] = f | ALIVE
         if changed == 0:
             return
-    for i in range(alive.size):
-        if alive[i] and not pushed[i]:
-            for k in range(row_len[i], row_len[i + 1]):
-                alive[target[k]] = True
+    for i in range(members.size):
+        u = members[i]
+        if not pushed[i] and flags[u] & (LOCAL | ALIVE):
+            for e in range(rowptr[u], rowptr[u + 1]):
+                if flags[col[e]]:
+                    flags[col[e]] |= ALIVE
 
 
 _mark_serial = _compiled(_mark_source, parallel=False)
 _mark_parallel = _compiled(_mark_source, parallel=True)
-_flagged_serial = _compiled(_flagged_source, parallel=False)
-_flagged_parallel = _compiled(_flagged_source, parallel=True)
+_members_serial = _compiled(_members_source, parallel=False)
+_members_parallel = _compiled(_members_source, parallel=True)
 _reach_serial = _compiled(_reach_source, parallel=False)
 _reach_parallel = _compiled(_reach_source, parallel=True)
 
@@ -370,13 +371,21 @@ def _spread(ptr, vertices, pieces):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _edge_kept(prune, flags, members, i, t, alive):
+def _alive(prune, flag):
+    """Whether a member (its flag) stays in the part: lstc, what Algorithm 2 reached; none, all;
+    minimal, the local vertices and their out-neighbours."""
     if prune == 0:
-        return alive[i]
+        return (flag & (LOCAL | ALIVE)) != 0
     if prune == 1:
         return True
-    fi, ft = flags[members[i]], flags[members[t]]
-    return (fi & LOCAL) != 0 or ((fi & OUT) != 0 and (ft & OUT) != 0)
+    return (flag & (LOCAL | OUT)) != 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _kept(prune, source, target):
+    """Whether an edge between two members, from one that stays (their flags), stays: under
+    'minimal', the edges of local vertices and those among their out-neighbours."""
+    return prune != 2 or (source & LOCAL) != 0 or ((source & OUT) != 0 and (target & OUT) != 0)
 
 
 def transpose(graph):
@@ -386,17 +395,44 @@ def transpose(graph):
                       _RANGES_PER_THREAD * threads)
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def _in_parts(rowptr, col, part, pieces):
+    """Each vertex's set of the parts its out-neighbours are in, bit p for part p (< 64): part p's
+    in-neighbours are the vertices with bit p. One pass over the edges, in `pieces` runs of rows
+    of about equal edges, each row's set made by one thread: where the transpose took three
+    passes and a sort (7.4 s of RMAT-26's host partitioning on 16 cores)."""
+    n = rowptr.size - 1
+    bounds = np.searchsorted(rowptr, np.arange(pieces + 1) * rowptr[n] // pieces)
+    bounds[0], bounds[pieces] = 0, n
+    out = np.zeros(n, np.uint64)
+    for c in prange(pieces):
+        for u in range(bounds[c], bounds[c + 1]):
+            bits = np.uint64(0)
+            for e in range(rowptr[u], rowptr[u + 1]):
+                bits |= np.uint64(1) << np.uint64(part[col[e]])
+            out[u] = bits
+    return out
+
+
 def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, reversed_edges=None):
     """The parts of LSTC's partitioning of a graph held in host memory (see build_parts), in part
     order, as they are built: side by side, at most one per thread built or waiting at any time,
     each by a team of `team` threads (None: the threads shared out among the parts side by side
     where the graph has at least _LARGE_PART edges a part, e.g. 8 parts on 16 threads in teams of
-    2; else 1, a part a thread). reversed_edges: transpose(graph), made here if None."""
+    2; else 1, a part a thread). A part's in-neighbours come from each vertex's set of the parts
+    its out-neighbours are in (_in_parts) for up to _MASK_PARTS parts, else from the transpose:
+    reversed_edges() if given (a caller partitioning the graph several times keeps it), else
+    made here."""
     rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
     assignment = np.asarray(assignment, dtype=np.int64)
     threads = max(numba.get_num_threads(), 1)
     with progress.bar(num_parts + 1, f"partition into {num_parts} parts", "steps") as bar:
-        in_ptr, in_col = reversed_edges if reversed_edges is not None else transpose(graph)
+        if num_parts <= _MASK_PARTS:
+            in_parts = _in_parts(rowptr, col, assignment.astype(np.uint8), threads * _RANGES_PER_THREAD)
+            in_ptr, in_col = np.zeros(1, np.int64), np.zeros(0, col.dtype)
+        else:
+            in_parts = np.zeros(0, np.uint64)
+            in_ptr, in_col = reversed_edges() if reversed_edges is not None else transpose(graph)
         bar.update()
         side_by_side = max(1, min(num_parts, threads))
         if team is None:
@@ -413,10 +449,11 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, rever
 
         def build(p):
             if not hasattr(scratch, "flags"):  # once per thread: its scratch, reused by its parts, and its team
-                scratch.flags, scratch.slot = np.zeros(graph.n, np.uint8), np.full(graph.n, -1, col.dtype)
+                scratch.flags, scratch.new_id = np.zeros(graph.n, np.uint8), np.full(graph.n, -1, col.dtype)
                 numba.set_num_threads(team)  # this thread's own setting
-            built = builder(rowptr, col, in_ptr, in_col, order[offsets[p]:offsets[p + 1]], _PRUNE_CODES[prune],
-                            scratch.flags, scratch.slot, team)
+            bit = np.uint64(1 << p if in_parts.size else 0)
+            built = builder(rowptr, col, in_ptr, in_col, in_parts, bit, order[offsets[p]:offsets[p + 1]],
+                            _PRUNE_CODES[prune], scratch.flags, scratch.new_id, team)
             part_rowptr, part_col, global_id, n_local, v_ind, e_ind = built
             return Part.make(index=p, rowptr=part_rowptr, col=part_col.astype(col_dtype(global_id.size), copy=False),
                              global_id=global_id, n_local=int(n_local), v_ind=int(v_ind), e_ind=int(e_ind))
