@@ -14,7 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from tcdist.partition.part import Part
 
 BACKENDS = ("auto", "cpu", "gpu")
 _FILL_PIECE = 32 << 20  # bytes each copier thread copies into pinned memory at a time
+_REGISTER_FROM = 32 << 20  # a part of this many bytes or more is registered, not copied into pinned buffers
 _COPIERS = min(8, os.cpu_count() or 1)
 LEAST_GPU_LIMIT = 256 << 10  # a GPU limit below this may not hold the warm-up (under 64 KiB it did not)
 _ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take: CuPy's pool keeps
@@ -106,6 +107,9 @@ class Device:
     _peak: object = None             # the allocator that records the GPU peak
     _stager: object = field(default=None, repr=False)  # the copy stream and pinned buffers (GPU)
     _auto: object = field(default=None, repr=False)    # --kernel auto: count/auto.py's rule for this backend
+    _warming: object = field(default=None, repr=False)  # the warm-up under way on a GPU (start_warm_up)
+    warm_up_seconds: float = 0.0  # how long the warm-up took
+    warm_up_waited: float = 0.0   # of it, what the run waited for (wait_warm_up): the rest was hidden
 
     @classmethod
     def resolve(cls, backend: str = "auto", *, kernel: str | None = None, threads: int | None = None,
@@ -144,7 +148,11 @@ class Device:
 
     def close(self) -> None:
         """Give back the pool limit and the allocator this device installed: a count called from
-        Python must not leave them on the caller's process."""
+        Python must not leave them on the caller's process. A warm-up under way is waited for
+        first (what it raised, if the run stopped before it asked, is dropped: the run's own
+        error is the one to report)."""
+        if self._warming is not None:
+            self._warming.exception()
         if self._peak is not None:
             self._peak.uninstall()
             self._peak = None
@@ -251,6 +259,40 @@ class Device:
     def describe(self) -> str:
         return f"gpu {self.gpu} ({self.name}, {self.bus_id})" if self.is_gpu else f"cpu ({self.threads} threads)"
 
+    def start_warm_up(self, per_vertex: bool = False) -> None:
+        """Warm up (warm_up): on a GPU on a thread of its own, so that the first part is read from
+        the store meanwhile (its compiling took 0.8-1.6 s of a rank's 6.6 s on RMAT-26 at 4 GPUs);
+        the device's every use waits for it. On the CPU now: its compiling (Numba) must not meet a
+        partitioning's parallel loops in the same process."""
+        if not self.is_gpu:
+            t0 = time.perf_counter()
+            self.warm_up(per_vertex)
+            self.warm_up_seconds = self.warm_up_waited = time.perf_counter() - t0
+            return
+
+        def warm():
+            import cupy
+
+            t0 = time.perf_counter()
+            with cupy.cuda.Device(self.gpu):
+                self.warm_up(per_vertex)
+            self.warm_up_seconds = time.perf_counter() - t0
+
+        pool = ThreadPoolExecutor(1, thread_name_prefix="tcdist-warm-up")
+        self._warming = pool.submit(warm)
+        pool.shutdown(wait=False)
+
+    def wait_warm_up(self) -> None:
+        """Wait for the warm-up (raising what it raised), counting the wait as not hidden."""
+        if self._warming is not None:
+            t0 = time.perf_counter()
+            self._ready()
+            self.warm_up_waited += time.perf_counter() - t0
+
+    def _ready(self) -> None:
+        if self._warming is not None:
+            self._warming.result()  # from any thread, as often as asked
+
     def warm_up(self, per_vertex: bool = False) -> None:
         """Run every kernel this device may use on K_40 with each column type, before anything is
         timed: whole, and in two slices put on the device as a sliced part is (copy, layout, CSR
@@ -273,7 +315,7 @@ class Device:
         for dtype in (np.int32, np.int64):
             on_host = Part(0, rowptr, col.astype(dtype), None, n, {})
             clique = Part(0, xp.asarray(rowptr), xp.asarray(on_host.col), None, n, {})
-            sliced = [self.put(piece, len(halves))[0] for piece in slices.cut(on_host, halves)]
+            sliced = [self._put(piece)[0] for piece in slices.cut(on_host, halves)]
             for label, (kernel, options) in self._candidates().items():
                 found = [kernel.run(p.rowptr, p.col, p.n_local, options) for p in (clique, *sliced)]
                 if found[0] != n * (n - 1) * (n - 2) // 6 or sum(found[1:]) != found[0]:
@@ -292,6 +334,7 @@ class Device:
             return part
         import cupy
 
+        self._ready()
         with cupy.cuda.Device(self.gpu):  # a reader thread starts on device 0: every step here is this rank's GPU
             if _on_gpu(part) or self.room() < beside + self.part_bytes(part):
                 return part
@@ -300,16 +343,20 @@ class Device:
             except cupy.cuda.memory.OutOfMemoryError:  # the pool could not give it: copy it when it is due
                 return part
 
-    def put(self, part: Part | _Staged, num_parts: int) -> tuple[Part, float, float]:
+    def put(self, part: Part | _Staged) -> tuple[Part, float, float]:
         """(the part on this device, seconds waited for its copy, seconds the copy took), its CSR
         checked there (whole-array passes on the device: sorted rows, ids in range) before any
         kernel trusts it. A staged part's copy ran while the part before was counted, so the wait
         is what the overlap did not hide. A part that does not fit stops the run with a way out."""
+        self._ready()
+        return self._put(part)
+
+    def _put(self, part: Part | _Staged) -> tuple[Part, float, float]:
         waited = copied = 0.0
         if isinstance(part, _Staged):
             part, waited, copied = part.finish()
         elif self.is_gpu:
-            part, waited = self._upload(part, num_parts)
+            part, waited = self._upload(part)
             copied = waited
         elif isinstance(part, slices.Slice):
             part = part.made()
@@ -320,11 +367,8 @@ class Device:
                 TcdistError(f"part {part.index}: {problem}")
         return part, waited, copied
 
-    def _upload(self, part: Part, num_parts: int) -> tuple[Part, float]:
-        """The part copied now: one of several through the same pinned buffers and stream as a
-        staged one; a lone part straight from pageable memory (pinning it would cost more)."""
-        import cupy
-
+    def _upload(self, part: Part | slices.Slice) -> tuple[Part, float]:
+        """The part copied now, as a staged one is (the copy stream, its pages registered)."""
         if _on_gpu(part):
             return part, 0.0
         need, free = self.part_bytes(part), self.room()
@@ -334,11 +378,7 @@ class Device:
                               f"(--parts auto picks them)")
         t0 = time.perf_counter()
         with self._within_memory(part):
-            if num_parts == 1 and isinstance(part, Part):
-                moved = replace(part, rowptr=cupy.asarray(part.rowptr), col=cupy.asarray(part.col))
-                cupy.cuda.Device().synchronize()
-            else:
-                moved, _, _ = self._stager.start(part).finish()
+            moved, _, _ = self._stager.start(part).finish()
         return moved, time.perf_counter() - t0
 
     def prepare(self, part: Part) -> tuple[str, object]:
@@ -464,10 +504,12 @@ class _Staged:
 
 class _Stager:
     """Copies parts to the GPU on a non-blocking stream of its own from pinned host memory:
-    pageable memory would make every copy synchronous and half as fast. A whole part goes through
-    two pinned buffers used in turn; a part counted in slices is pinned where it lies (its pages
-    registered with CUDA) while its slices are copied, since they copy it several times over
-    (filling buffers ran at about 4.5 GB/s on RMAT-25 under 2 GiB, behind the count)."""
+    pageable memory would make every copy synchronous and half as fast. A part is pinned where it
+    lies (its pages registered with CUDA) while it, or each of its slices, is copied; a small one,
+    or one whose pages cannot be registered, goes through two pinned buffers used in turn. On
+    nvidia-h200, for 4 GiB: registering 0.17 s, the copy 0.08 s, unregistering 0.09 s, where
+    allocating a pinned buffer took 1.7 s (a rank's only part paid it: 2.5 s of 'transfer' at 4
+    ranks on nvidia-h200-x4) and a copy from pageable memory 0.51 s."""
 
     def __init__(self, gpu: int):
         import cupy
@@ -511,8 +553,9 @@ class _Stager:
             runs, make = part.copies(cupy)  # a slice is laid out on the device from the runs copied
         if self.last_copy[slot] is not None:
             self.last_copy[slot].synchronize()  # the slot's buffer is free again
-        whole = part.part if isinstance(part, slices.Slice) else None
-        direct = whole is not None and all(run.dtype == into.dtype for run, into in runs) and self._pin(whole)
+        whole = part.part if isinstance(part, slices.Slice) else part
+        direct = whole.rowptr.nbytes + whole.col.nbytes >= _REGISTER_FROM and \
+            all(run.dtype == into.dtype for run, into in runs) and self._pin(whole)
         hosts = [run for run, _ in runs] if direct else self._filled(slot, runs)  # a slice's wider ids: a cast
         with self.stream:
             started = cupy.cuda.Event()
@@ -523,7 +566,7 @@ class _Stager:
             done = cupy.cuda.Event()
             done.record()
         self.last_copy[slot] = done
-        last = whole is not None and part.slice.k == part.slice.of - 1
+        last = not isinstance(part, slices.Slice) or part.slice.k == part.slice.of - 1
         return _Staged(moved, started, done, (lambda: self.unpin(whole)) if last else None)
 
     def _filled(self, slot: int, runs) -> list[np.ndarray]:

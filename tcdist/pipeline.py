@@ -1,7 +1,7 @@
 """Parts to counts on one device: fetch a part, put it on the device, count it, record the result.
 
-The next part is fetched (read from the store and checked) on a thread while the current one
-is counted, and on a GPU its copy is started there too (Device.stage: a stream of its own,
+The first part is read while the GPU warms up (Device.start_warm_up), and the next part is
+fetched (read from the store and checked) on a thread while the current one is counted, and on a GPU its copy is started there too (Device.stage: a stream of its own,
 pinned memory) when both parts fit the device; so reading a store and copying parts cost only
 what the counting does not hide. Two parts are in host memory at most, and on the device. A part
 too large for the device is counted in slices (partition/slices.py), cut one at a time from it
@@ -45,11 +45,11 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     results, pending = [], None
     stages = expected is None or expected > 1  # a lone part has no count to hide its copy behind
     pieces = _pieces(indices, fetch, device)
-    pieces = _read_ahead(pieces, check, device, stages) if read_ahead else _read_when_due(pieces, check)
+    pieces = _read_ahead(pieces, check, device, stages) if read_ahead else _read_when_due(pieces, check, device)
     with closing(pieces), progress.bar(expected, "count parts" if num_parts > 1 else "count") as bar:
         # closing: on an error, the reader thread is joined before the caller closes the device
         for index, part, (read_wait, reading), (stage_wait, staging) in pieces:
-            part, put_wait, copied = device.put(part, num_parts if part.slice is None else part.slice.of)
+            part, put_wait, copied = device.put(part)
             transfer = stage_wait + put_wait
             t1 = time.perf_counter()
             prepared = device.prepare(part) if per_vertex is None else None
@@ -109,6 +109,7 @@ def _read_ahead(pieces, check, device: Device, stages: bool):
 
     with ThreadPoolExecutor(1, thread_name_prefix="tcdist-read") as pool:
         ahead = take()
+        device.wait_warm_up()  # the first piece is read meanwhile
         while True:
             t0 = time.perf_counter()
             item = ahead.result()
@@ -123,12 +124,13 @@ def _read_ahead(pieces, check, device: Device, stages: bool):
             del part
 
 
-def _read_when_due(pieces, check):
+def _read_when_due(pieces, check, device: Device):
     """As _read_ahead, each piece taken and read only when the one before is counted."""
     while True:
         if check is not None:
             check()
         item = next(pieces, None)
+        device.wait_warm_up()  # the first piece was read meanwhile
         if item is None:
             return
         index, part, seconds = item

@@ -10,7 +10,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields, replace
 
 
-_NOT_STAGES = ("other", "total", "read_overlapped", "transfer_overlapped")
+_NOT_STAGES = ("other", "total", "compile_overlapped", "read_overlapped", "transfer_overlapped")
 
 
 @dataclass
@@ -18,7 +18,8 @@ class Timings:
     """Seconds of each stage of one rank's run (or, combined, the slowest rank's); once finished,
     the stages add up to the total."""
 
-    compile: float = 0.0      # choosing the device and compiling or loading its kernels
+    compile: float = 0.0      # choosing the device and compiling or loading its kernels (on a GPU, what
+                              # the run waited for: the warm-up runs while the first part is read)
     generate: float = 0.0     # generating a graph from a spec (root)
     read: float = 0.0         # reading the graph (root)
     build: float = 0.0        # cleaning and orienting it (root)
@@ -31,6 +32,7 @@ class Timings:
     count: float = 0.0        # the counting kernels
     other: float = 0.0        # the rest: waiting for other ranks, checks, Python between the stages
     total: float = 0.0        # wall time of the whole run on this rank
+    compile_overlapped: float = 0.0  # not a stage: the GPU's warm-up while the first part was read (hidden)
     read_overlapped: float = 0.0  # not a stage: reading parts while others were counted (hidden)
     transfer_overlapped: float = 0.0  # not a stage: copying parts while others were counted (hidden)
 

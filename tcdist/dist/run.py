@@ -130,6 +130,7 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
     if source_store is not None:
         with source_store:
             return _from_store(source_store, plan)
+    device.wait_warm_up()  # a graph may be built on the GPU: not beside the warm-up
     graph = held["graph"] = load_graph(source, seed=plan.seed, timings=timings, device=device)
     if plan.whole and ranks == 1:
         return _whole(graph, held)
@@ -306,21 +307,13 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
         raise TcdistError("--per-vertex cannot resume a count (the journal holds totals only); leave out --resume")
     local_rank, local_size = node_local(comm)
 
-    def ready_device():
-        device = Device.resolve(backend, kernel=kernel, threads=threads,
-                                local_rank=local_rank, local_size=local_size, memory_limit=memory_limit)
-        try:
-            device.warm_up(per_vertex)
-        except BaseException:
-            device.close()
-            raise
-        return device
-
     start = time.perf_counter()
-    device = collective(comm, ready_device, debug=debug)
+    device = collective(comm, lambda: Device.resolve(backend, kernel=kernel, threads=threads, local_rank=local_rank,
+                                                     local_size=local_size, memory_limit=memory_limit), debug=debug)
     try:
-        return _count_on(comm, device, source, plan, Timings(compile=time.perf_counter() - start), start,
-                         per_vertex, debug)
+        resolved = time.perf_counter() - start
+        collective(comm, lambda: device.start_warm_up(per_vertex), debug=debug)  # on a GPU, it goes on meanwhile
+        return _count_on(comm, device, source, plan, Timings(compile=resolved), start, per_vertex, debug)
     finally:
         device.close()
 
@@ -340,6 +333,8 @@ def _count_on(comm, device: Device, source, plan: Plan, timings: Timings, start:
             if per_vertex else None
         results = _count_mine(comm, plan, prepared, device, held.get("parts"), credits, debug)
         credits = None if credits is None else sum_to_root(comm, credits)
+        timings.compile += device.warm_up_waited
+        timings.compile_overlapped = max(device.warm_up_seconds - device.warm_up_waited, 0.0)
         for r in results:
             timings.store_read += r.store_read
             timings.read_overlapped += r.read_overlapped
