@@ -286,10 +286,11 @@ class Device:
         """Wait for the warm-up (raising what it raised), counting the wait as not hidden."""
         if self._warming is not None:
             t0 = time.perf_counter()
-            self._ready()
+            self.ready()
             self.warm_up_waited += time.perf_counter() - t0
 
-    def _ready(self) -> None:
+    def ready(self) -> None:
+        """Wait for the warm-up, if one is under way (raising what it raised), counting nothing."""
         if self._warming is not None:
             self._warming.result()  # from any thread, as often as asked
 
@@ -334,7 +335,7 @@ class Device:
             return part
         import cupy
 
-        self._ready()
+        self.ready()
         with cupy.cuda.Device(self.gpu):  # a reader thread starts on device 0: every step here is this rank's GPU
             if _on_gpu(part) or self.room() < beside + self.part_bytes(part):
                 return part
@@ -348,7 +349,7 @@ class Device:
         checked there (whole-array passes on the device: sorted rows, ids in range) before any
         kernel trusts it. A staged part's copy ran while the part before was counted, so the wait
         is what the overlap did not hide. A part that does not fit stops the run with a way out."""
-        self._ready()
+        self.ready()
         return self._put(part)
 
     def _put(self, part: Part | _Staged) -> tuple[Part, float, float]:

@@ -97,6 +97,7 @@ def _read_ahead(pieces, check, device: Device, stages: bool):
         if item is None:
             return None
         index, part, reading = item
+        device.ready()  # the main thread counts this wait as compile time, not as staging
         t0 = time.perf_counter()
         staged = device.stage(part, before) if stages or part.slice is not None else part
         before = device.part_bytes(part) - (csr_bytes(*part.sizes()) if staged is not part else 0)
