@@ -211,6 +211,33 @@ def test_each_vertex_s_in_parts_are_the_parts_of_its_out_neighbours(parts, piece
         assert np.array_equal(_in_parts(rowptr, col, part, pieces), expected), (source, parts, pieces)
 
 
+@pytest.mark.parametrize("parts", [63, 64, 65])
+def test_the_host_builder_at_the_last_bit_of_a_vertex_s_in_parts_and_past_it(parts):
+    """64 parts are the most whose in-neighbours come from a vertex's 64-bit set of in-parts (part
+    63 is its last bit), 65 take the transpose: both against the whole-array builder, with a skewed
+    assignment (most vertices in the last part, a few parts empty), a part a thread and teams of 2;
+    and the builder's scratch (a flag byte and an id per vertex) is left as it was given."""
+    from tcdist.partition import host
+    from tcdist.partition.build import build_parts
+
+    graph = tcdist.load_graph("rmat:11")
+    rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
+    rng = np.random.default_rng(parts)
+    assignment = np.where(rng.random(graph.n) < 0.6, parts - 1, rng.integers(0, parts // 2, graph.n)).astype(np.int64)
+    for team in (1, 2):
+        for a, b in zip(build_parts(graph, assignment, parts, "lstc"),
+                        host.iter_parts_host(graph, assignment, parts, "lstc", team), strict=True):
+            assert a.stats == b.stats and all(np.array_equal(getattr(a, k), getattr(b, k))
+                                              for k in ("rowptr", "col", "global_id")), (parts, team, a.index)
+    in_parts = host._in_parts(rowptr, col, assignment.astype(np.uint8), 4) if parts <= 64 else np.zeros(0, np.uint64)
+    in_ptr, in_col = host.transpose(graph) if parts > 64 else (np.zeros(1, np.int64), np.zeros(0, col.dtype))
+    flags, new_id = np.zeros(graph.n, np.uint8), np.full(graph.n, -1, col.dtype)
+    for p in (parts - 1, 0, parts // 2 + 1):  # the big part, a small one, an empty one
+        bit = np.uint64(1 << p if in_parts.size else 0)
+        host._build_part(rowptr, col, in_ptr, in_col, in_parts, bit, np.flatnonzero(assignment == p), 0, flags, new_id, 1)
+        assert not flags.any() and (new_id == -1).all(), (parts, p)
+
+
 def test_lazy_parts_are_built_a_few_at_a_time(monkeypatch):
     """Writing a store walks the parts once: at most one part per thread is built ahead."""
     import numba
