@@ -1,9 +1,10 @@
 """Parts to counts on one device: fetch a part, put it on the device, count it, record the result.
 
 The first part is read while the GPU warms up (Device.start_warm_up), and the next part is
-fetched (read from the store and checked) on a thread while the current one is counted, and on a GPU its copy is started there too (Device.stage: a stream of its own,
-pinned memory) when both parts fit the device; so reading a store and copying parts cost only
-what the counting does not hide. Two parts are in host memory at most, and on the device. A part
+fetched (read from the store and checked) on a thread while the current one is counted, and on
+a GPU its copy is started there too (Device.stage: a stream of its own, registered pages) when
+both parts fit the device; so reading a store and copying parts cost only what the counting
+does not hide. Two parts are in host memory at most, and on the device. A part
 too large for the device is counted in slices (partition/slices.py), cut one at a time from it
 in host memory and streamed the same way."""
 

@@ -59,10 +59,7 @@ def _transpose(rowptr, col, chunks, shift, groups):
     n = rowptr.size - 1
     m = rowptr[n]
     blocks = (n >> shift) + 1
-    rows = np.empty(chunks + 1, np.int64)
-    for c in range(chunks + 1):
-        rows[c] = np.searchsorted(rowptr, c * m // chunks)
-    rows[0], rows[chunks] = 0, n
+    rows = _even_rows(rowptr, chunks)
     per_block = np.zeros((chunks, blocks), np.int64)
     for c in prange(chunks):
         for e in range(rowptr[rows[c]], rowptr[rows[c + 1]]):
@@ -370,6 +367,16 @@ def _spread(ptr, vertices, pieces):
     return bounds
 
 
+@njit(cache=True, nogil=True)
+def _even_rows(rowptr, pieces):
+    """Bounds of `pieces` runs of consecutive rows of about equal edges (all rows: _spread for a
+    list of vertices)."""
+    n = rowptr.size - 1
+    bounds = np.searchsorted(rowptr, np.arange(pieces + 1) * rowptr[n] // pieces)
+    bounds[0], bounds[pieces] = 0, n
+    return bounds
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _alive(prune, flag):
     """Whether a member (its flag) stays in the part: lstc, what Algorithm 2 reached; none, all;
@@ -402,8 +409,7 @@ def _in_parts(rowptr, col, part, pieces):
     of about equal edges, each row's set made by one thread: where the transpose took three
     passes and a sort (7.4 s of RMAT-26's host partitioning on 16 cores)."""
     n = rowptr.size - 1
-    bounds = np.searchsorted(rowptr, np.arange(pieces + 1) * rowptr[n] // pieces)
-    bounds[0], bounds[pieces] = 0, n
+    bounds = _even_rows(rowptr, pieces)
     out = np.zeros(n, np.uint64)
     for c in prange(pieces):
         for u in range(bounds[c], bounds[c + 1]):
