@@ -193,7 +193,8 @@ class Device:
         """The part, or where it does not fit the GPU, its slices (partition/slices.py), made one
         at a time: small enough that two fit side by side (the next one's copy overlaps the
         count), or if that cannot be, one. The CPU slices under a memory limit too, as a GPU with
-        that limit would (the plans are the same, and the CPU's are tested without a GPU)."""
+        that limit would (the plans are the same, but for the room the GPU keeps for bitmaps under
+        --kernel auto, and the CPU's are tested without a GPU)."""
         sliced = self.memory_limit is not None if not self.is_gpu else not _on_gpu(part)
         bounds = self._slice_plan(part) if sliced else None
         return iter([part]) if bounds is None else slices.cut(part, bounds)
@@ -206,10 +207,23 @@ class Device:
             raise TcdistError(f"part {part.index} needs {size_text(need)} and the device has "
                               f"{size_text(budget)}: it can be counted in slices, but not by --kernel {self.kernel}, "
                               "which relies on a part's id order; let --kernel auto choose, or count more parts")
+        kept = self._kept_for_slices(part)
         try:
-            return slices.plan(part, budget // 2, self.need)
+            return slices.plan(part, (budget - kept) // 2, self.need)
         except TcdistError:
             return slices.plan(part, int(budget * _ALONE), self.need, budget)
+
+    def _kept_for_slices(self, part: Part) -> int:
+        """Bytes a part's slices leave free for the kernel's own memory: under --kernel auto, the
+        largest windowed bitmaps within an eighth of the budget where the rule gives the slices
+        bitmap (a kernel fixed by name has its memory in need already)."""
+        specs = self._auto.kept_for_slices(part) if self._auto is not None and self.is_gpu else ()
+        v_res, n_local = part.rowptr.size - 1 + part.n_local, part.n_local  # a slice's rows at most
+        needs = []
+        for spec in specs:
+            kernel, options = self._auto.choices[spec]
+            needs.append(int(kernel.extra_bytes(v_res, 0, n_local, 4, **options)))
+        return max((need for need in needs if need <= self.budget() // 8), default=0)
 
     def part_bytes(self, part: Part | slices.Slice) -> int:
         return self.need(*part.sizes())

@@ -296,6 +296,21 @@ def test_auto_passes_over_a_kernel_whose_memory_does_not_fit(cli, tmp_path):
 
 
 @pytest.mark.gpu
+def test_slices_of_a_skewed_graph_are_counted_by_windowed_bitmaps(cli):
+    """rmat:20 (about 136 MiB as one part) under 96 MiB is counted in slices, and their plan
+    leaves room for bitmaps of a window of ids (count/auto.py WINDOWED_BITMAPS): every slice is
+    counted by bitmap, exactly, the peak under the limit (before, every slice went to lstc-group,
+    2.1-2.7x slower than bitmap in memory on RMAT-25/26: results/budget.md)."""
+    from tcdist.count.auto import BITMAPS
+
+    whole = cli("count", "rmat:20", "--backend", "gpu", "--json").json()
+    record = cli("count", "rmat:20", "--backend", "gpu", "--gpu-memory-limit", "96MiB", "--json").json()
+    assert record["triangles"] == whole["triangles"] and record["slices"] > 1
+    assert set(record["kernels"]) <= set(BITMAPS[2:]), record["kernels"]
+    assert 0 < record["gpu_peak_bytes"] <= 96 << 20
+
+
+@pytest.mark.gpu
 def test_a_count_under_a_limit_leaves_the_process_as_it_was():
     """The pool limit and the peak recorder are the run's, not the caller's: before, a count with
     a limit left CuPy's pool capped, and every later GPU count in the process ran out of memory."""

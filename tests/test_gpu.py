@@ -92,6 +92,21 @@ def test_long_rows_span_many_tiles(gpu):
         assert kernel(rowptr, col, graph.n) == 1500 * 1499 * 1498 // 6, label
 
 
+@pytest.mark.parametrize("window", [8, 12])
+def test_bitmap_windows_move_along_long_rows(gpu, window):
+    """Bitmaps of 2^window ids, not a bit per vertex: K_1500's rows span up to 1,499 ids (six
+    windows of 256) and rmat:16's up to 65,535 (up to 256 windows of 256 ids, 16 of 4,096); the
+    later windows start each earlier v's walk by a search. Exact against C(n, 3) and the CPU."""
+    bitmap = of_backend("gpu")["bitmap"]
+    for spec in ("complete:1500", "rmat:16"):
+        graph = tcdist.load_graph(spec)
+        rowptr, col = on_device(graph)
+        expected = cpu_count(graph.rowptr, graph.col, graph.n)
+        assert spec != "complete:1500" or expected == 1500 * 1499 * 1498 // 6
+        for threads in (32, 256):
+            assert bound(bitmap, window=window, threads=threads)(rowptr, col, graph.n) == expected, (spec, threads)
+
+
 def test_the_rules_statistics_on_the_gpu_are_the_hosts(gpu):
     """--kernel auto's statistics in one launch on the device (cuda/degree_stats.cu) equal the
     host's whole-array steps: parts with proxies (whose rows do not count), the whole graph, no

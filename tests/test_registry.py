@@ -121,7 +121,8 @@ def test_a_kernel_s_own_bytes_join_the_part_model():
 def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
     """Even out-degrees with many wedges to wedge-group; small out-degrees otherwise to forward;
     skewed degrees (8 wedges per local edge and more) to bitmap,
-    a quarter of the bitmaps or none as memory allows; few wedges with a hub to wetric; between,
+    a quarter of the bitmaps, bitmaps of a window of ids, or none as memory allows (and slices of
+    skewed parts are planned to leave room for windowed bitmaps); few wedges with a hub to wetric; between,
     lstc-group (Algorithm 3 at tile 128 for small parts); on the CPU, marker."""
     from tcdist.count.auto import SMALL_PART_EDGES, Auto, degree_stats
 
@@ -147,7 +148,11 @@ def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
     assert degree_stats(skewed)[:2] == (8.0, 65) and gpu.label(skewed) == "bitmap"
     fewer = "bitmap:threads=256,blocks_per_sm=8"
     assert gpu.label(skewed, fits=lambda spec: spec != "bitmap") == fewer  # room for a quarter of the bitmaps
+    assert gpu.label(skewed, fits=lambda spec: "window" in spec) == f"{fewer},window=22"  # for windows of 4 M ids
+    assert gpu.label(skewed, fits=lambda spec: spec.endswith("=16")) == f"{fewer},window=16"  # of 64 K ids
     assert gpu.label(skewed, fits=lambda spec: not spec.startswith("bitmap")) == "lstc:tile=128"  # for none
+    assert gpu.kept_for_slices(skewed) == tuple(f"{fewer},window={w}" for w in (22, 20, 18, 16))
+    assert gpu.kept_for_slices(even) == gpu.kept_for_slices(short) == Auto("cpu").kept_for_slices(skewed) == ()
     assert gpu.fallback(skewed) == "lstc:tile=128"
     sparse_hub = star_part(100, leaves=10_000)  # 4,950 wedges over 10,100 local edges
     assert degree_stats(sparse_hub)[:2] == (4950 / 10_100, 100) and gpu.label(sparse_hub) == "wetric:spread=8"

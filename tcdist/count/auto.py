@@ -50,7 +50,8 @@ WEDGE_GROUP_WEDGES_PER_EDGE = 5.0  # from here, out-degrees even: wedge-group
 WIDE_GROUP_WEDGES_PER_EDGE = 10.0  # from here: a warp per vertex, below: 8 lanes
 EVEN_SKEW = 1.5  # wedges per edge over half the mean out-degree up to here: even (ER 1.1-1.2; ego-Facebook 2.0)
 WEDGE_GROUPS = ("wedge-group:group=8", "wedge-group:group=32")
-BITMAPS = ("bitmap", "bitmap:threads=256,blocks_per_sm=8")  # the fastest, then the one of fewer bitmaps
+WINDOWED_BITMAPS = tuple(f"bitmap:threads=256,blocks_per_sm=8,window={w}" for w in (22, 20, 18, 16))
+BITMAPS = ("bitmap", "bitmap:threads=256,blocks_per_sm=8", *WINDOWED_BITMAPS)  # the fastest, then fewer, then smaller
 _SPECS = {"gpu": ("forward", *WEDGE_GROUPS, *BITMAPS, "wetric:spread=8", "lstc:tile=128", "lstc-group"),
           "cpu": ("marker",)}
 
@@ -63,6 +64,16 @@ def degree_stats(part) -> tuple[float, int, float]:
         part.stats["degrees"] = degree_summary(part.rowptr, part.n_local)
     summary = part.stats["degrees"]
     return summary["wedges"] / max(summary["edges"], 1), summary["max_out"], summary["edges"] / max(part.n_local, 1)
+
+
+def _even(per_edge: float, mean_out: float) -> bool:
+    return per_edge >= WEDGE_GROUP_WEDGES_PER_EDGE and per_edge <= EVEN_SKEW * mean_out / 2
+
+
+def _skewed(part) -> bool:
+    """Whether the rule gives the part bitmap, where its bitmaps fit (not ER's slices: 4.6x slower)."""
+    per_edge, max_out, mean_out = degree_stats(part)
+    return per_edge >= SKEWED_WEDGES_PER_EDGE and not (_even(per_edge, mean_out) or max_out <= EVEN_MAX_OUT_DEGREE)
 
 
 def _part_order(part) -> bool:
@@ -85,13 +96,12 @@ class Auto:
             return "marker"
         per_edge, max_out, mean_out = degree_stats(part)
         whole = part.slice is None  # a slice gets a kernel that intersects rows (see above)
-        even = per_edge >= WEDGE_GROUP_WEDGES_PER_EDGE and per_edge <= EVEN_SKEW * mean_out / 2
-        small = max_out <= EVEN_MAX_OUT_DEGREE
+        even, small = _even(per_edge, mean_out), max_out <= EVEN_MAX_OUT_DEGREE
         if whole and even:
             return WEDGE_GROUPS[per_edge >= WIDE_GROUP_WEDGES_PER_EDGE]
         if whole and small:
             return "forward"
-        if per_edge >= SKEWED_WEDGES_PER_EDGE and not (even or small):  # not bitmap for ER's slices: 4.6x slower
+        if _skewed(part):
             for spec in BITMAPS:
                 if fits(spec):
                     return spec
@@ -104,6 +114,11 @@ class Auto:
         """Whether the GPU's per-vertex credits take a thread per vertex (out-degrees all small,
         as for forward) rather than a warp per edge."""
         return degree_stats(part)[1] <= EVEN_MAX_OUT_DEGREE and _part_order(part)
+
+    def kept_for_slices(self, part) -> tuple[str, ...]:
+        """The specs, largest first, of which a part's slices are planned to leave room for one:
+        the windowed bitmaps where the rule gives the slices bitmap, else none."""
+        return WINDOWED_BITMAPS if self.backend == "gpu" and _skewed(part) else ()
 
     def fallback(self, part) -> str:
         """The spec for this part when no kernel with memory of its own may count it."""
