@@ -16,6 +16,23 @@ def test_rmat_size_and_determinism():
     assert generate("rmat:12:4", seed=7).src.size == 4 * 4096
 
 
+def test_rmat_is_the_same_whatever_is_made_at_a_time(monkeypatch):
+    """RMAT's draws follow blocks of edges, not the pieces a device makes at a time (the host
+    4 Mi edges, a GPU 64 Mi): before, the draws followed the pieces, and from rmat:19 on, the
+    host and the GPU made different graphs (rmat:20: 423,419,525 and 423,817,377 triangles).
+    Here blocks of 2^14 edges, rmat:12 is 4 of them, made in pieces that divide a block, cross
+    its end, or are the block; a piece on a GPU is a block."""
+    from tcdist.io import generators
+
+    monkeypatch.setattr(generators, "_DRAW_BLOCK", 1 << 14)
+    made = []
+    for piece in (1 << 14, 1 << 10, 3000, 1 << 20):
+        monkeypatch.setattr(generators, "_CHUNK", piece)
+        made.append(generate("rmat:12", seed=5))
+    for other in made[1:]:
+        assert np.array_equal(made[0].src, other.src) and np.array_equal(made[0].dst, other.dst)
+
+
 def test_rmat_is_skewed_like_graph500():
     g = tcdist.load_graph("rmat:14")
     deg = g.degree()

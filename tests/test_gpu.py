@@ -96,15 +96,19 @@ def test_long_rows_span_many_tiles(gpu):
 def test_bitmap_windows_move_along_long_rows(gpu, window):
     """Bitmaps of 2^window ids, not a bit per vertex: K_1500's rows span up to 1,499 ids (six
     windows of 256) and rmat:16's up to 65,535 (up to 256 windows of 256 ids, 16 of 4,096); the
-    later windows start each earlier v's walk by a search. Exact against C(n, 3) and the CPU."""
+    later windows start each v's walk by a search. Exact against C(n, 3) and the CPU, on the whole
+    graph and on 3 parts, whose proxies' rows hold ids below their own (before, such a w fell
+    below the window's base and its bit lay outside the bitmap: an illegal address)."""
     bitmap = of_backend("gpu")["bitmap"]
     for spec in ("complete:1500", "rmat:16"):
         graph = tcdist.load_graph(spec)
-        rowptr, col = on_device(graph)
         expected = cpu_count(graph.rowptr, graph.col, graph.n)
         assert spec != "complete:1500" or expected == 1500 * 1499 * 1498 // 6
         for threads in (32, 256):
-            assert bound(bitmap, window=window, threads=threads)(rowptr, col, graph.n) == expected, (spec, threads)
+            count = bound(bitmap, window=window, threads=threads)
+            assert count(*on_device(graph), graph.n) == expected, (spec, threads)
+            parts = partition_graph(graph, 3, seed=1).parts
+            assert sum(count(*on_device(p), p.n_local) for p in parts) == expected, (spec, threads, "parts")
 
 
 def test_the_rules_statistics_on_the_gpu_are_the_hosts(gpu):
@@ -120,7 +124,7 @@ def test_the_rules_statistics_on_the_gpu_are_the_hosts(gpu):
     for rowptr, n_local in [*rows, (graph.rowptr, graph.n), (graph.rowptr, 0)]:
         assert degree_summary(cupy.asarray(rowptr), n_local) == degree_summary(rowptr, n_local), n_local
     assert degree_summary(graph.rowptr, graph.n)["max_out"] > 64
-    assert degree_summary(graph.rowptr, 0) == {"wedges": 0, "max_out": 0, "edges": 0}
+    assert degree_summary(graph.rowptr, 0) == {"wedges": 0, "max_out": 0, "edges": 0, "rows": 0}
 
 
 def test_int64_columns(gpu):
@@ -170,8 +174,9 @@ def test_the_gpu_generates_the_same_graphs_as_the_cpu(gpu):
     for spec in ("rmat:15", "er:5000:40000"):
         a, b = generate(spec, seed=3), generate(spec, seed=3, xp=cupy)
         assert np.array_equal(a.src, b.src.get()) and np.array_equal(a.dst, b.dst.get()), spec
-    host, device = tcdist.load_graph("rmat:15"), tcdist.load_graph("rmat:15", device="gpu")
-    assert host.fingerprint() == device.fingerprint()
+    for spec in ("rmat:15", "rmat:19"):  # rmat:19 is two of the host's pieces (before, two other graphs)
+        host, device = tcdist.load_graph(spec), tcdist.load_graph(spec, device="gpu")
+        assert host.fingerprint() == device.fingerprint(), spec
 
 
 @pytest.mark.parametrize("scale", range(16, 24))

@@ -198,6 +198,26 @@ def test_a_slice_gets_a_kernel_that_intersects_rows():
     assert sorted(k.name for k in kernels().values() if k.part_order) == ["forward", "wetric"]
 
 
+def test_a_slice_reads_as_its_part():
+    """The rule reads a slice by its part's degrees: rmat:16's ids are degree ranks, so each
+    slice's source rows alone have about equal out-degrees and read as even (before, every slice
+    of the skewed graph went to lstc where the graph went to bitmap); ER's slices stay off bitmap."""
+    from tcdist.budget import part_need
+    from tcdist.count.auto import Auto
+    from tcdist.partition import slices
+
+    gpu = Auto("gpu")
+    for spec, expected in (("rmat:16", {"bitmap:threads=256,blocks_per_sm=8,window=16"}), ("er:20000:300000",
+                                                                                              {"lstc:tile=128"})):
+        for parts in (1, 3):
+            part = partition_graph(tcdist.load_graph(spec), parts).parts[0]
+            bounds = slices.plan(part, part_need(*part.sizes()) // 4, part_need)
+            assert len(bounds) > 8
+            labels = {gpu.label(piece.made(), fits=lambda spec: spec.endswith("window=16"))
+                      for piece in slices.cut(part, bounds)}
+            assert labels == expected, (spec, parts)
+
+
 def test_auto_reads_a_part_as_it_reads_the_whole_graph():
     """Wedges per local edge: random parts of rmat:14 read as skewed as the graph (before, per
     edge of the part, proxies' rows included, they fell about as 1 / P and went to wetric)."""

@@ -58,12 +58,12 @@ _SPECS = {"gpu": ("forward", *WEDGE_GROUPS, *BITMAPS, "wetric:spread=8", "lstc:t
 
 def degree_stats(part) -> tuple[float, int, float]:
     """(wedges per local edge, the largest out-degree, the mean out-degree), over the part's local
-    rows: from its statistics, taken when it was built (a part read from a store: now, and kept
-    there)."""
+    rows (a slice: its part's, slices.cut): from its statistics, taken when it was built (a part
+    read from a store: now, and kept there)."""
     if "degrees" not in part.stats:
         part.stats["degrees"] = degree_summary(part.rowptr, part.n_local)
     summary = part.stats["degrees"]
-    return summary["wedges"] / max(summary["edges"], 1), summary["max_out"], summary["edges"] / max(part.n_local, 1)
+    return summary["wedges"] / max(summary["edges"], 1), summary["max_out"], summary["edges"] / max(summary["rows"], 1)
 
 
 def _even(per_edge: float, mean_out: float) -> bool:

@@ -19,7 +19,7 @@ def col_dtype(n):
 
 def degree_summary(rowptr, n_local: int) -> dict:
     """What --kernel auto's rule reads of the first n_local rows: their wedges (the sum of
-    C(d+(u), 2)), the largest out-degree and the edges. Taken where rows are built (a graph, a
+    C(d+(u), 2)), the largest out-degree, the edges and the rows (n_local). Taken where rows are built (a graph, a
     part), so that a count of what this run built need not pass over them again (a part read
     from a store gets them when it is counted); on the GPU in one launch."""
     n_local = int(n_local)
@@ -30,7 +30,7 @@ def degree_summary(rowptr, n_local: int) -> dict:
         from tcdist.count import gpu
 
         wedges, longest, edges = gpu.degree_stats(rowptr, n_local)
-    return {"wedges": wedges, "max_out": longest, "edges": edges}
+    return {"wedges": wedges, "max_out": longest, "edges": edges, "rows": n_local}
 
 
 def csr_problem(rowptr, col, n_local: int, *, ascending: bool = False) -> str | None:

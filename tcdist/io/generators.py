@@ -18,7 +18,9 @@ class _Random:
     """Counter-based random numbers: splitmix64 of (seed, index), integer arithmetic only.
 
     The same spec and seed give the same graph on any NumPy version and on CuPy, because
-    nothing depends on a library's generator stream.
+    nothing depends on a library's generator stream, nor on how much a device makes at a time
+    (each value is found by its position: before, RMAT's draws followed its pieces, 4 Mi edges
+    on the host and 64 Mi on a GPU, and from rmat:19 on the two made different graphs).
     """
 
     _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -38,10 +40,21 @@ class _Random:
 
     def raw(self, size):
         """size uniform uint64 values, the next ones of this seed's sequence."""
-        index = self.xp.arange(self._drawn + 1, self._drawn + size + 1, dtype=np.uint64)
+        values = self.at(self._drawn, size)
         self._drawn += size
+        return values
+
+    def at(self, first, size):
+        """size uniform uint64 values from position first of this seed's sequence (not drawn:
+        raw() goes on where it was; skip() draws them)."""
+        index = self.xp.arange(first + 1, first + size + 1, dtype=np.uint64)
         with np.errstate(over="ignore"):
             return self._mix(index * self._GOLDEN + self._key)
+
+    def skip(self, size) -> int:
+        """Draw size values without making them: the position of the first (for at())."""
+        self._drawn += size
+        return self._drawn - size
 
     def integers(self, high, size):
         return (self.raw(size) % np.uint64(high)).astype(np.int64)
@@ -53,6 +66,7 @@ class _Random:
 
 
 _ONE = 1 << 24  # RMAT draws two 24-bit uniforms from each 64-bit value
+_DRAW_BLOCK = 1 << 26  # RMAT's draws go level by level over blocks of this many edges (the GPU's piece)
 
 
 def rmat(scale, edge_factor=16, *, seed=0, xp=np):
@@ -66,20 +80,25 @@ def rmat(scale, edge_factor=16, *, seed=0, xp=np):
     m = edge_factor << scale
     src = xp.empty(m, np.int64)
     dst = xp.empty(m, np.int64)
-    chunk = _CHUNK if xp is np else 16 * _CHUNK
+    first = rng.skip(m * scale)  # edge b + j of the block from b, at a level: draw b * scale + level * block + j
+    piece = _CHUNK if xp is np else _DRAW_BLOCK  # what is made at a time (within a block): the draws are the same
+    lo = 0
     with progress.bar(m, f"generate rmat:{scale}", "edges", True) as bar:
-        for lo in range(0, m, chunk):
-            hi = min(m, lo + chunk)
+        while lo < m:
+            block_lo = lo // _DRAW_BLOCK * _DRAW_BLOCK
+            block = min(m, block_lo + _DRAW_BLOCK) - block_lo
+            hi = min(lo + piece, block_lo + block)
             s = xp.zeros(hi - lo, np.int64)
             d = xp.zeros(hi - lo, np.int64)
             for level in range(scale):
-                bits = rng.raw(hi - lo)
+                bits = rng.at(first + block_lo * scale + level * block + lo - block_lo, hi - lo)
                 row_bit = (bits >> np.uint64(40)) >= row_cut
                 col_bit = (bits & np.uint64(_ONE - 1)) >= xp.where(row_bit, col_cut[1], col_cut[0])
                 s |= row_bit.astype(np.int64) << level
                 d |= col_bit.astype(np.int64) << level
             src[lo:hi], dst[lo:hi] = s, d
             bar.update(hi - lo)
+            lo = hi
     perm = rng.permutation(1 << scale)
     return perm[src], perm[dst]
 

@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tcdist.errors import TcdistError
+from tcdist.graph.graph import degree_summary
 from tcdist.memory import size_text
 from tcdist.partition.part import Part, recorded
 from tcdist.xp import to_numpy
@@ -119,7 +120,12 @@ class SliceOf(NamedTuple):
 
 
 def cut(part: Part, bounds: list[tuple[int, int, int, int]]) -> Iterator[Slice]:
-    """The slices of a part by plan's bounds, in order."""
+    """The slices of a part by plan's bounds, in order; each reads to --kernel auto as the part
+    does (its degree summary): a slice's source rows alone, ids being degree ranks, have about
+    equal degrees, and read as even where the part is skewed (before, RMAT's slices went to
+    lstc-group where the part went to bitmap)."""
+    if "degrees" not in part.stats:
+        part.stats["degrees"] = degree_summary(part.rowptr, part.n_local)
     ordered = part.n_local == part.rowptr.size - 1
     for k, (a, b, c, d) in enumerate(bounds):
         yield Slice(part, a, b, c, d, SliceOf(k, len(bounds), a, ordered))
@@ -160,7 +166,7 @@ class Slice:
             pointers[s + c : s + d + 1] = targets - lo + edges
             pointers[s + d + 1 :] = edges + hi - lo
             columns[...] += s
-            stats = recorded(self.part.stats)  # the part's: a slice is counted as part of it
+            stats = {**recorded(self.part.stats), "degrees": self.part.stats["degrees"]}  # the part's (cut)
             return Part(self.index, pointers, columns, self.part.global_id, s, stats, self.part.source,
                         slice=self.slice)
 

@@ -13,7 +13,8 @@ from tcdist.count.registry import Kernel, Option
 
 
 def instantiations() -> list[str]:
-    return declare("bitmap_count", list(COL_TYPES.values()), "const i64*, const {col}*, i64, unsigned*, i64, u64*")
+    return declare("bitmap_count", [f"{col}, {windowed}" for col in COL_TYPES.values() for windowed in ("false", "true")],
+                   "const i64*, const {col}*, i64, unsigned*, i64, u64*")
 
 
 def prepare(rowptr, col, n_local, *, blocks_per_sm, threads, window):
@@ -55,8 +56,9 @@ def count(rowptr, col, n_local, *, prepared, blocks_per_sm, threads, window):
     total = cupy.zeros(1, dtype=cupy.uint64)
     if n_local > 0:
         blocks, words = prepared.shape
-        gpu.function(KERNEL, "bitmap_count", col)((blocks,), (threads,), (rowptr, col, cupy.int64(n_local), prepared,
-                                                                      cupy.int64(words), total))
+        windowed = "true" if words < _words(int(rowptr.size) - 1, 0) else "false"  # less than a bit per row
+        gpu.function(KERNEL, "bitmap_count", col, windowed)((blocks,), (threads,), (rowptr, col, cupy.int64(n_local),
+                                                                                prepared, cupy.int64(words), total))
     return int(total.get()[0])
 
 
