@@ -215,7 +215,7 @@ class Device:
 
     def _kept_for_slices(self, part: Part) -> int:
         """Bytes a part's slices leave free for the kernel's own memory: under --kernel auto, the
-        largest windowed bitmaps within an eighth of the budget where the rule gives the slices
+        largest bitmaps of the hubs within an eighth of the budget where the rule gives the slices
         bitmap (a kernel fixed by name has its memory in need already)."""
         specs = self._auto.kept_for_slices(part) if self._auto is not None and self.is_gpu else ()
         v_res, n_local = part.rowptr.size - 1 + part.n_local, part.n_local  # a slice's rows at most

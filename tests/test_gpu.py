@@ -12,6 +12,7 @@ from conftest import DATASETS, dataset_params
 import tcdist
 from tcdist.count.cpu import count_marker as cpu_count
 from tcdist.count.registry import of_backend
+from tcdist.budget import part_need
 from tcdist.partition import PRUNE_MODES, SCHEMES, partition_graph
 
 pytestmark = pytest.mark.gpu
@@ -92,23 +93,28 @@ def test_long_rows_span_many_tiles(gpu):
         assert kernel(rowptr, col, graph.n) == 1500 * 1499 * 1498 // 6, label
 
 
-@pytest.mark.parametrize("window", [8, 12])
-def test_bitmap_windows_move_along_long_rows(gpu, window):
-    """Bitmaps of 2^window ids, not a bit per vertex: K_1500's rows span up to 1,499 ids (six
-    windows of 256) and rmat:16's up to 65,535 (up to 256 windows of 256 ids, 16 of 4,096); the
-    later windows start each v's walk by a search. Exact against C(n, 3) and the CPU, on the whole
-    graph and on 3 parts, whose proxies' rows hold ids below their own (before, such a w fell
-    below the window's base and its bit lay outside the bitmap: an illegal address)."""
+@pytest.mark.parametrize("bits", [8, 12])
+def test_bitmaps_of_the_hubs_search_the_other_ids(gpu, bits):
+    """Bitmaps of 2^bits ids, the highest, not a bit per vertex: K_1500 has 1,500 ids and rmat:16
+    65,536, so most w lie below the bitmap and are searched in N+(u). Exact against C(n, 3) and
+    the CPU, on the whole graph and on 3 parts, where the top of the local ids (below the
+    proxies) takes half the bits, and on their slices, whose sources meet a target range each."""
+    from tcdist.partition import slices
+
     bitmap = of_backend("gpu")["bitmap"]
     for spec in ("complete:1500", "rmat:16"):
         graph = tcdist.load_graph(spec)
         expected = cpu_count(graph.rowptr, graph.col, graph.n)
         assert spec != "complete:1500" or expected == 1500 * 1499 * 1498 // 6
         for threads in (32, 256):
-            count = bound(bitmap, window=window, threads=threads)
+            count = bound(bitmap, bits=bits, threads=threads)
             assert count(*on_device(graph), graph.n) == expected, (spec, threads)
             parts = partition_graph(graph, 3, seed=1).parts
             assert sum(count(*on_device(p), p.n_local) for p in parts) == expected, (spec, threads, "parts")
+            pieces = [piece.made() for p in parts for piece in slices.cut(p, slices.plan(p, part_need(*p.sizes()) // 3,
+                                                                                         part_need))]
+            assert len(pieces) > 6
+            assert sum(count(*on_device(p), p.n_local) for p in pieces) == expected, (spec, threads, "slices")
 
 
 def test_the_rules_statistics_on_the_gpu_are_the_hosts(gpu):

@@ -121,8 +121,8 @@ def test_a_kernel_s_own_bytes_join_the_part_model():
 def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
     """Even out-degrees with many wedges to wedge-group; small out-degrees otherwise to forward;
     skewed degrees (8 wedges per local edge and more) to bitmap,
-    a quarter of the bitmaps, bitmaps of a window of ids, or none as memory allows (and slices of
-    skewed parts are planned to leave room for windowed bitmaps); few wedges with a hub to wetric; between,
+    a quarter of the bitmaps, bitmaps of the hubs only, or none as memory allows (and slices of
+    skewed parts are planned to leave room for those); few wedges with a hub to wetric; between,
     lstc-group (Algorithm 3 at tile 128 for small parts); on the CPU, marker."""
     from tcdist.count.auto import SMALL_PART_EDGES, Auto, degree_stats
 
@@ -148,10 +148,10 @@ def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
     assert degree_stats(skewed)[:2] == (8.0, 65) and gpu.label(skewed) == "bitmap"
     fewer = "bitmap:threads=256,blocks_per_sm=8"
     assert gpu.label(skewed, fits=lambda spec: spec != "bitmap") == fewer  # room for a quarter of the bitmaps
-    assert gpu.label(skewed, fits=lambda spec: "window" in spec) == f"{fewer},window=22"  # for windows of 4 M ids
-    assert gpu.label(skewed, fits=lambda spec: spec.endswith("=16")) == f"{fewer},window=16"  # of 64 K ids
+    assert gpu.label(skewed, fits=lambda spec: "bits" in spec) == "bitmap:bits=20"  # for bits of the top 1 M ids
+    assert gpu.label(skewed, fits=lambda spec: spec.endswith("=16")) == "bitmap:bits=16"  # of 64 K
     assert gpu.label(skewed, fits=lambda spec: not spec.startswith("bitmap")) == "lstc:tile=128"  # for none
-    assert gpu.kept_for_slices(skewed) == tuple(f"{fewer},window={w}" for w in (22, 20, 18, 16))
+    assert gpu.kept_for_slices(skewed) == ("bitmap:bits=20", "bitmap:bits=18", "bitmap:bits=16")
     assert gpu.kept_for_slices(even) == gpu.kept_for_slices(short) == Auto("cpu").kept_for_slices(skewed) == ()
     assert gpu.fallback(skewed) == "lstc:tile=128"
     sparse_hub = star_part(100, leaves=10_000)  # 4,950 wedges over 10,100 local edges
@@ -207,13 +207,12 @@ def test_a_slice_reads_as_its_part():
     from tcdist.partition import slices
 
     gpu = Auto("gpu")
-    for spec, expected in (("rmat:16", {"bitmap:threads=256,blocks_per_sm=8,window=16"}), ("er:20000:300000",
-                                                                                              {"lstc:tile=128"})):
+    for spec, expected in (("rmat:16", {"bitmap:bits=16"}), ("er:20000:300000", {"lstc:tile=128"})):
         for parts in (1, 3):
             part = partition_graph(tcdist.load_graph(spec), parts).parts[0]
             bounds = slices.plan(part, part_need(*part.sizes()) // 4, part_need)
             assert len(bounds) > 8
-            labels = {gpu.label(piece.made(), fits=lambda spec: spec.endswith("window=16"))
+            labels = {gpu.label(piece.made(), fits=lambda spec: spec.endswith("bits=16"))
                       for piece in slices.cut(part, bounds)}
             assert labels == expected, (spec, parts)
 

@@ -50,8 +50,8 @@ WEDGE_GROUP_WEDGES_PER_EDGE = 5.0  # from here, out-degrees even: wedge-group
 WIDE_GROUP_WEDGES_PER_EDGE = 10.0  # from here: a warp per vertex, below: 8 lanes
 EVEN_SKEW = 1.5  # wedges per edge over half the mean out-degree up to here: even (ER 1.1-1.2; ego-Facebook 2.0)
 WEDGE_GROUPS = ("wedge-group:group=8", "wedge-group:group=32")
-WINDOWED_BITMAPS = tuple(f"bitmap:threads=256,blocks_per_sm=8,window={w}" for w in (22, 20, 18, 16))
-BITMAPS = ("bitmap", "bitmap:threads=256,blocks_per_sm=8", *WINDOWED_BITMAPS)  # the fastest, then fewer, then smaller
+HUB_BITMAPS = tuple(f"bitmap:bits={bits}" for bits in (20, 18, 16))  # bits for the highest ids only
+BITMAPS = ("bitmap", "bitmap:threads=256,blocks_per_sm=8", *HUB_BITMAPS)  # the fastest, then fewer, then smaller
 _SPECS = {"gpu": ("forward", *WEDGE_GROUPS, *BITMAPS, "wetric:spread=8", "lstc:tile=128", "lstc-group"),
           "cpu": ("marker",)}
 
@@ -117,8 +117,8 @@ class Auto:
 
     def kept_for_slices(self, part) -> tuple[str, ...]:
         """The specs, largest first, of which a part's slices are planned to leave room for one:
-        the windowed bitmaps where the rule gives the slices bitmap, else none."""
-        return WINDOWED_BITMAPS if self.backend == "gpu" and _skewed(part) else ()
+        the bitmaps of the hubs where the rule gives the slices bitmap, else none."""
+        return HUB_BITMAPS if self.backend == "gpu" and _skewed(part) else ()
 
     def fallback(self, part) -> str:
         """The spec for this part when no kernel with memory of its own may count it."""
