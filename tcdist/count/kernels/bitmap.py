@@ -14,7 +14,7 @@ from tcdist.count.registry import Kernel, Option
 
 def instantiations() -> list[str]:
     return declare("bitmap_count", [f"{col}, {hubs}" for col in COL_TYPES.values() for hubs in ("false", "true")],
-                   "const i64*, const {col}*, i64, unsigned*, i64, i64, i64, i64, i64, i64, u64*")
+                   "const i64*, const {col}*, i64, unsigned*, i64, i64, i64, i64, i64, i64, i64, u64*")
 
 
 def prepare(rowptr, col, n_local, *, blocks_per_sm, threads, bits):
@@ -28,24 +28,29 @@ def prepare(rowptr, col, n_local, *, blocks_per_sm, threads, bits):
 
 
 def _ranges(rowptr, col, n_local: int, width: int) -> tuple[bool, list[int]]:
-    """(hubs, [lo1, hi1, lo2, v_lo, v_hi]) for bitmaps of width bits: hubs where they are fewer
-    than the rows; the ids [lo2, n) and [lo1, hi1) get a bit, the top of the local rows taking
-    half where the columns hold local ids below the proxies (a part; not a slice, whose columns
-    are its targets, nor the whole graph); v_lo..v_hi: the rows from the least column that may
-    hold any (the last nonempty one's end)."""
+    """(hubs, [lo1, hi1, lo2, top_words, v_lo, v_hi]) for bitmaps of width bits: hubs where they
+    are fewer than the rows; the ids [lo2, n) get the first top_words words, and [lo1, hi1) the
+    top of the local rows, half the bits, where the columns hold local ids below the proxies (a
+    part; not a slice, whose columns are its targets, nor the whole graph); lo1 and lo2 are
+    multiples of 32. v_lo..v_hi: the rows from the least column that may hold any."""
     import cupy
 
     n = int(rowptr.size) - 1
     if width >= n or col.size == 0:
-        return False, [0, 0, 0, 0, n]
+        return False, [0, 0, 0, 0, 0, n]
     least = int(col.min())
     lo1 = hi1 = 0
     if least < n_local < n:
-        lo1, hi1 = max(0, n_local - width // 2), n_local
-    lo2 = max(hi1, n - (width - (hi1 - lo1)))
+        lo1, hi1 = _multiple_of_32(max(0, n_local - width // 2)), n_local
+    lo2 = _multiple_of_32(max(0, n - (width - 32 * _words(hi1 - lo1, 0))))
     past = cupy.searchsorted(rowptr, rowptr[least : least + 1], side="right")  # the row after the first nonempty one
     empty = cupy.searchsorted(rowptr, rowptr[-1:], side="left")  # the first of the empty rows at the end
-    return True, [lo1, hi1, lo2, int(past.get()[0]) - 1, int(empty.get()[0])]
+    return True, [lo1, hi1, lo2, _words(n - lo2, 0), int(past.get()[0]) - 1, int(empty.get()[0])]
+
+
+def _multiple_of_32(x: int) -> int:
+    """x, or the next multiple of 32 above it."""
+    return -(-x // 32) * 32
 
 
 def _words(v_res, bits):
