@@ -147,11 +147,12 @@ def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
     skewed = star_part(65, leaves=195)  # 2080 / 260 = 8
     assert degree_stats(skewed)[:2] == (8.0, 65) and gpu.label(skewed) == "bitmap"
     fewer = "bitmap:threads=256,blocks_per_sm=8"
-    assert gpu.label(skewed, fits=lambda spec: spec != "bitmap") == fewer  # room for a quarter of the bitmaps
-    assert gpu.label(skewed, fits=lambda spec: "bits" in spec) == f"{fewer},bits=20"  # for bits of the top 1 M ids
-    assert gpu.label(skewed, fits=lambda spec: spec.endswith("=16")) == f"{fewer},bits=16"  # of 64 K
+    assert gpu.label(skewed, fits=lambda spec: spec != "bitmap") == "bitmap:bits=20"  # bits for the top 1 M ids
+    assert gpu.label(skewed, fits=lambda spec: spec.endswith("=16")) == "bitmap:bits=16"  # of 64 K
+    assert gpu.label(skewed, fits=lambda spec: spec.startswith(fewer)) == fewer  # a quarter of the bitmaps
+    assert gpu.label(skewed, fits=lambda spec: spec == f"{fewer},bits=16") == f"{fewer},bits=16"
     assert gpu.label(skewed, fits=lambda spec: not spec.startswith("bitmap")) == "lstc:tile=128"  # for none
-    assert gpu.kept_for_slices(skewed) == tuple(f"{fewer},bits={bits}" for bits in (20, 18, 16))
+    assert gpu.kept_for_slices(skewed) == ("bitmap:bits=20", "bitmap:bits=18", "bitmap:bits=16", f"{fewer},bits=16")
     assert gpu.kept_for_slices(even) == gpu.kept_for_slices(short) == Auto("cpu").kept_for_slices(skewed) == ()
     assert gpu.fallback(skewed) == "lstc:tile=128"
     sparse_hub = star_part(100, leaves=10_000)  # 4,950 wedges over 10,100 local edges
@@ -207,8 +208,7 @@ def test_a_slice_reads_as_its_part():
     from tcdist.partition import slices
 
     gpu = Auto("gpu")
-    for spec, expected in (("rmat:16", {"bitmap:threads=256,blocks_per_sm=8,bits=16"}),
-                           ("er:20000:300000", {"lstc:tile=128"})):
+    for spec, expected in (("rmat:16", {"bitmap:bits=16"}), ("er:20000:300000", {"lstc:tile=128"})):
         for parts in (1, 3):
             part = partition_graph(tcdist.load_graph(spec), parts).parts[0]
             bounds = slices.plan(part, part_need(*part.sizes()) // 4, part_need)
