@@ -477,11 +477,14 @@ class Device:
 
 
 def _finished(value, on_gpu: bool):
-    """value, once the GPU has finished what made it (so a step's time is its own)."""
+    """value, once the GPU has finished what made it (so a step's time is its own): its stream
+    only, not the device, whose copy stream may be staging the next part meanwhile (before, each
+    slice's prepare step waited for the next one's copy: 0.37 s of a sliced count's 1.37 on
+    RMAT-25 under 2 GiB, nvidia-h200)."""
     if on_gpu:
         import cupy
 
-        cupy.cuda.Device().synchronize()
+        cupy.cuda.get_current_stream().synchronize()
     return value
 
 
