@@ -19,19 +19,22 @@ rule):
   2.22 against 2.33); a thread holding a hub's row would keep its block waiting;
 - skewed degrees (RMAT: 78-160 wedges per edge; the SNAP graphs: 9.9-22): `bitmap`, a bitmap of
   N+(u) per block (RMAT-20..24 2.3-2.6x lstc-group); where its bitmaps do not fit beside the
-  part, 8 blocks of 256 threads per multiprocessor (a quarter of the bitmaps, as fast on
-  RMAT-22/23, 13 % slower on RMAT-20: results/kernels-h200-sweep.md); where neither fits, the
-  rules below;
+  part, bitmaps of the hubs only (2^20, 2^18 or 2^16 bits for the highest ids, the rest
+  searched: RMAT-25 0.73-0.74 s as the full bitmaps, RMAT-22 38 ms against 35, RMAT-23 101
+  against 95, results/budget.md), then 8 blocks of 256 threads per multiprocessor (a quarter of
+  the bitmaps, as fast on RMAT-22/23, 13 % slower on RMAT-20: results/kernels-h200-sweep.md;
+  with the hubs' bits 13-25 % slower than 128 threads); where none fits, the rules below;
 - few wedges per edge but a hub: `wetric`, a thread per eight wedges of a static map;
-- a slice (partition/slices.py) gets a kernel that intersects rows: bitmap where a whole part's
-  rule gives it and its bitmaps fit, else lstc or lstc-group. Its source rows meet each target
-  range in a slice of their own, and a row whose target is not in the slice is empty: an
-  intersection with it costs nothing, but a kernel that walks wedges (wedge-group, wetric)
-  walks a source's every wedge again in each slice. On nvidia-h200 (results/budget.md),
-  lstc-group in every slice counted RMAT-25 under 2 GiB in 2.39 s and RMAT-26 under 4 GiB in
-  5.15 s, against 3.08 s and 7.81 s with the whole-graph rules (forward and wedge-group);
-  forward and wetric also rely on a part's id order, which a slice of a part with proxies does
-  not keep;
+- a slice (partition/slices.py) reads as its part (slices.cut) and gets a kernel that
+  intersects rows: bitmap where its part's statistics give it and its bitmaps fit (a skewed
+  part's slices are planned to leave room for the hubs' bitmaps: kept_for_slices), else lstc
+  or lstc-group. Its source rows meet each target range in a slice of their own, and the
+  bitmap kernel walks only the v in the slice's targets; a kernel that walks wedges
+  (wedge-group, wetric) walks a source's every wedge again in each slice. On nvidia-h200
+  (results/budget.md), bitmaps of the hubs in every slice counted RMAT-25 under 2 GiB in 1.18 s
+  and RMAT-26 under 4 GiB in 2.76 s, against lstc-group's 2.40 s and 5.15 s, and 3.08 s and
+  7.81 s with the whole-graph rules (forward and wedge-group); forward and wetric also rely on a
+  part's id order, which a slice of a part with proxies does not keep;
 - between: `lstc-group`, or LSTC's Algorithm 3 at tile 128 for parts of fewer than
   SMALL_PART_EDGES edges (nvidia-h100-x1, results/gpu-h100.md: lstc-group's second launch and
   degree split cost more than they save there).
