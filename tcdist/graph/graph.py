@@ -19,9 +19,9 @@ def col_dtype(n):
 
 def degree_summary(rowptr, n_local: int) -> dict:
     """What --kernel auto's rule reads of the first n_local rows: their wedges (the sum of
-    C(d+(u), 2)), the largest out-degree, the edges and the rows (n_local). Taken where rows are built (a graph, a
-    part), so that a count of what this run built need not pass over them again (a part read
-    from a store gets them when it is counted); on the GPU in one launch."""
+    C(d+(u), 2)), the largest out-degree, the edges and the rows (n_local). Taken where rows
+    are built (a graph, a part), so that a count of what this run built need not pass over them
+    again (a part read from a store gets them when it is counted); on the GPU in one launch."""
     n_local = int(n_local)
     if array_module(rowptr) is np:
         out = np.diff(rowptr[: n_local + 1])
