@@ -218,12 +218,16 @@ class Device:
         largest bitmaps of the hubs within an eighth of the budget where the rule gives the slices
         bitmap (a kernel fixed by name has its memory in need already)."""
         specs = self._auto.kept_for_slices(part) if self._auto is not None and self.is_gpu else ()
+        if not specs:
+            return 0
         v_res, n_local = part.rowptr.size - 1 + part.n_local, part.n_local  # a slice's rows at most
-        needs = []
-        for spec in specs:
+        share = self.budget() // 8
+        for spec in specs:  # largest first
             kernel, options = self._auto.choices[spec]
-            needs.append(int(kernel.extra_bytes(v_res, 0, n_local, 4, **options)))
-        return max((need for need in needs if need <= self.budget() // 8), default=0)
+            need = int(kernel.extra_bytes(v_res, 0, n_local, 4, **options))
+            if need <= share:
+                return need
+        return 0
 
     def part_bytes(self, part: Part | slices.Slice) -> int:
         return self.need(*part.sizes())

@@ -384,3 +384,29 @@ def test_a_staged_part_arrives_whole_and_counts_as_one_put_synchronously():
             assert device.count(on_gpu) == device.count(device.put(part)[0])
     finally:
         device.close()
+
+
+def test_a_skewed_part_s_slices_keep_room_for_the_largest_hub_bitmaps_in_an_eighth(monkeypatch):
+    """The room a sliced part's plan keeps for --kernel auto's bitmaps of the hubs (without a GPU:
+    an H200's 132 multiprocessors, the budget the limit): for slices of up to 2n rows, the
+    largest of them within an eighth of the budget, none if none fits, and none for an even part,
+    a kernel named, or the CPU."""
+    from tcdist.count.auto import Auto
+    from tcdist.count.kernels import bitmap
+    from tcdist.device import Device
+
+    monkeypatch.setattr(bitmap, "_multiprocessors", lambda: 132)
+    skewed = partition_graph(tcdist.load_graph("rmat:16"), 1).parts[0]
+    words = (2 * (skewed.rowptr.size - 1) + 31) // 32  # 2n rows: between 2^16 and 2^18 bits
+    assert (1 << 16) // 32 < words < (1 << 18) // 32
+    full, of_16, quarter_of_16 = 4224 * 4 * words, 4224 * 4 * 2048, 1056 * 4 * 2048  # 2^20, 2^18: a bit per row
+
+    def kept(part, limit, kind="gpu", auto=True):
+        device = Device(kind, "auto", 1, memory_limit=limit, _auto=Auto(kind) if auto else None)
+        return device._kept_for_slices(part)
+
+    assert kept(skewed, 8 * full) == full and kept(skewed, 8 * full - 8) == of_16
+    assert kept(skewed, 8 * of_16 - 8) == quarter_of_16 and kept(skewed, 8 * quarter_of_16 - 8) == 0
+    assert kept(skewed, 8 * full, auto=False) == kept(skewed, 8 * full, kind="cpu") == 0
+    even = partition_graph(tcdist.load_graph("er:20000:300000"), 1).parts[0]
+    assert kept(even, 1 << 40) == 0
