@@ -119,3 +119,23 @@ def test_a_part_without_local_edges_is_one_empty_slice():
     assert bounds == [(0, 1, 0, 0)]
     piece = next(slices.cut(part, bounds)).made()
     assert count_marker(piece.rowptr, piece.col, piece.n_local) == 0
+
+
+def test_slices_plan_the_working_memory_of_one_slice_at_a_time():
+    """Two slices share the device, but only the one being checked or counted holds its working
+    memory (the check's, the kernel's): the plan counts half of each slice's, so email-Enron under
+    half its need makes fewer, larger slices than with all of both (the plan before), and both count
+    the part's triangles."""
+    from tcdist.device import Device
+
+    part = _parts(1)[0]
+    limit = part_need(*part.sizes()) // 2
+    device = Device.resolve("cpu", memory_limit=limit)
+    try:
+        now, before = device._slice_plan(part), slices.plan(part, limit // 2, device.need)
+    finally:
+        device.close()
+    assert 1 < len(now) < len(before)
+    for bounds in (now, before):
+        found = sum(count_marker(p.rowptr, p.col, p.n_local) for p in (s.made() for s in slices.cut(part, bounds)))
+        assert found == count_marker(part.rowptr, part.col, part.n_local)
