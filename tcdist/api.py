@@ -81,7 +81,7 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     per_vertex: also count every vertex's triangles (CPU or GPU; parts and ranks too): the
     result's per_vertex holds .vertex (source ids or labels), .triangles and .clustering
     (on rank 0), and transitivity and average_clustering are set.
-    gpu_memory_limit: bytes or a size such as '4GiB': the most CuPy's pool may hold; parts='auto'
+    gpu_memory_limit: bytes or a size such as '4GiB': the most the run's GPU arrays hold at once; parts='auto'
     picks the fewest parts whose largest fits it (else nine tenths of the free memory).
     """
     if isinstance(gpu_memory_limit, str):

@@ -62,17 +62,25 @@ def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_nee
     lower bound of what the heaviest vertex's own part needs; heaviest(): (vertex, bytes) of the
     vertex whose part, alone with its out-neighbours, needs most, asked only when no P fits, to
     say why. alike: the parts of one P are alike (random assignment), so the search probes each
-    P by its first part, and only the P it finds is checked whole (then the next, until one fits).
+    P by its first part, and checks the P it finds whole; if a part of it is over (the one a hub
+    fell in), the search goes on above it with every part measured.
     """
     if whole_need <= budget or n <= 1:  # with at most one vertex there is no other P
         return 1
     if floor_need > budget:
         _none_fits(budget, heaviest, n)
-
-    def probe(parts):
-        return largest_need(parts, budget, 1 if alike else None)
-
     low = max(2, -(-whole_need // budget))  # the largest part is at least whole / P: fewer cannot fit
+    if alike:
+        found = _search(low, n, budget, lambda parts: largest_need(parts, budget, 1), heaviest)
+        if largest_need(found, budget) <= budget:
+            return found
+        low = found + 1  # before: P + 1, each checked whole, up to thousands of them on soc-Epinions1
+    return _search(low, n, budget, lambda parts: largest_need(parts, budget), heaviest)
+
+
+def _search(low: int, n: int, budget: int, probe, heaviest) -> int:
+    """The smallest P in a bracket above low that fits by probe (P doubled until one fits, then
+    halved); stopped where parts stop shrinking."""
     high, needs = low, []
     while (need := probe(high)) > budget:
         if high >= n:
@@ -90,10 +98,6 @@ def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_nee
             high = middle
         else:
             low = middle + 1
-    while alike and largest_need(high, budget) > budget:  # its first part fits: do all of them?
-        if high >= n:
-            _none_fits(budget, heaviest, n)
-        high += 1
     return high
 
 

@@ -32,6 +32,7 @@ BACKENDS = ("auto", "cpu", "gpu")
 _FILL_PIECE = 32 << 20  # bytes each copier thread copies into pinned memory at a time
 _REGISTER_FROM = 32 << 20  # a part of this many bytes or more is registered, not copied into pinned buffers
 _COPIERS = min(8, os.cpu_count() or 1)
+_POOL_UNIT = 512  # CuPy's pool rounds every allocation up to a multiple of this
 LEAST_GPU_LIMIT = 256 << 10  # a GPU limit below this may not hold the warm-up (under 64 KiB it did not)
 _ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take: CuPy's pool keeps
                # blocks it cannot give back (slices planned at the whole of a 1 MiB limit went past it)
@@ -103,7 +104,7 @@ class Device:
     name: str = "cpu"
     _kernel: object = field(default=None, repr=False)  # the registry kernel (None with --kernel auto)
     _options: dict = field(default_factory=dict)        # its options, checked
-    memory_limit: int | None = None  # --gpu-memory-limit: enforced by CuPy's pool on a GPU
+    memory_limit: int | None = None  # --gpu-memory-limit: enforced by the allocator on a GPU
     _peak: object = None             # the allocator that records the GPU peak
     _stager: object = field(default=None, repr=False)  # the copy stream and pinned buffers (GPU)
     _auto: object = field(default=None, repr=False)    # --kernel auto: count/auto.py's rule for this backend
@@ -117,8 +118,8 @@ class Device:
         """Decide the device of this rank: the backend, then (on a GPU) the device by node-local
         rank, selected before anything compiles; the kernel (a registry spec such as
         'lstc-group:tile=256') and its options are checked here once.
-        On a GPU, memory_limit caps CuPy's memory pool (an allocation past it fails), and every
-        allocation then goes through a recorder of the peak (without a limit, CuPy's own allocator
+        On a GPU, memory_limit caps what the run's arrays hold at once (an allocation past it
+        fails; _PeakAllocator), which also records the peak (without a limit, CuPy's own allocator
         is left alone)."""
         from tcdist.dist.binding import cpu_threads, gpu_index
 
@@ -147,8 +148,8 @@ class Device:
                    peak, stager, auto)
 
     def close(self) -> None:
-        """Give back the pool limit and the allocator this device installed: a count called from
-        Python must not leave them on the caller's process. A warm-up under way is waited for
+        """Give back the allocator this device installed: a count called from Python must not
+        leave it on the caller's process. A warm-up under way is waited for
         first (what it raised, if the run stopped before it asked, is dropped: the run's own
         error is the one to report)."""
         if self._warming is not None:
@@ -212,6 +213,11 @@ class Device:
             return slices.plan(part, (budget - kept) // 2, self._need_beside_another)
         except TcdistError:
             return slices.plan(part, int(budget * _ALONE), self.need, budget)
+
+    def refuse_unsliceable(self, part: Part, advice: str) -> None:
+        """Stop if not even one slice of the part at a time fits the device (Device.pieces would)."""
+        budget = self.budget()
+        slices.refuse_unsliceable(part, int(budget * _ALONE), self.need, budget, advice)
 
     def _need_beside_another(self, v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
         """What a slice planned beside another takes of their shared room: its CSR, and half its
@@ -668,50 +674,55 @@ class _Stager:
 
 
 class _PeakAllocator:
-    """CuPy's default pool, recording the most it held in use at once: the peak the allocator saw.
-    uninstall() puts back the allocator and the pool limit that were there before.
+    """CuPy's default pool under the memory limit, recording the most it held in use at once:
+    the peak the allocator saw. uninstall() puts back the allocator that was there before.
 
-    The pool's limit counts the blocks it keeps cached, free, for reuse on the stream that freed
-    them (the copy stream's cannot serve the count's), and the pool gives them back only when
-    the device itself is out of memory: a count under a limit after others in the same process
-    was refused memory the limit allowed. So the cache is emptied when the limit is set and
-    when an allocation meets it (then tried once more), and given back after the run."""
+    The limit is on what the run's arrays hold at once, checked here before each allocation (under
+    a lock: the reader thread stages copies beside the count). It is not the pool's own limit,
+    which counts the free blocks the pool keeps, and a free block split to serve a smaller array
+    cannot be given back while that array lives: soc-Epinions1 in 481 parts under 1 MiB was
+    refused an allocation at 832 KiB in use. Before the pool grows past the limit, it gives back
+    what free blocks it can (each count's copy stream caches its own)."""
 
-    def __init__(self, pool):
+    def __init__(self, pool, limit: int):
         import cupy
 
-        self.pool, self.peak = pool, 0
+        self.pool, self.limit, self.peak = pool, limit, 0
         self.before = None
+        self.lock = threading.Lock()
         self.refused = cupy.cuda.memory.OutOfMemoryError
 
     def __call__(self, size: int):
-        try:
-            memory = self.pool.malloc(size)
-        except self.refused:
-            self.pool.free_all_blocks()
-            memory = self.pool.malloc(size)
-        self.peak = max(self.peak, self.pool.used_bytes())
+        rounded = -(-size // _POOL_UNIT) * _POOL_UNIT
+        with self.lock:
+            used = self.pool.used_bytes()
+            if used + rounded > self.limit:
+                raise self.refused(size, used, self.limit)
+            if self.pool.total_bytes() + rounded > self.limit:
+                self.pool.free_all_blocks()
+            try:
+                memory = self.pool.malloc(size)
+            except self.refused:  # the device itself is short: other processes, or blocks cached on it
+                self.pool.free_all_blocks()
+                memory = self.pool.malloc(size)
+            self.peak = max(self.peak, self.pool.used_bytes())
         return memory
 
     @classmethod
-    def install(cls, limit: int | None) -> _PeakAllocator:
+    def install(cls, limit: int) -> _PeakAllocator:
         import cupy
 
         pool = cupy.get_default_memory_pool()
-        allocator = cls(pool)
-        allocator.before = (cupy.cuda.get_allocator(), pool.get_limit())
+        allocator = cls(pool, limit)
+        allocator.before = cupy.cuda.get_allocator()
         pool.free_all_blocks()
-        if limit is not None:
-            pool.set_limit(size=limit)
         cupy.cuda.set_allocator(allocator)
         return allocator
 
     def uninstall(self) -> None:
         import cupy
 
-        allocator, limit = self.before
-        cupy.cuda.set_allocator(allocator)
-        self.pool.set_limit(size=limit)
+        cupy.cuda.set_allocator(self.before)
         self.pool.free_all_blocks()
 
 

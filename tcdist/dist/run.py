@@ -150,6 +150,9 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
         parts = _auto_parts(graph, scheme, prune, plan.seed, budget, 2 if device.is_gpu else 1, device.need)
     except TcdistError as e:  # no P fits: slices do (Device.pieces), of as many parts as there are ranks
         parts = min(ranks, max(graph.n, 1))
+        if parts == 1:  # said now, with why no P fits (before: the slices' refusal alone, advising more parts)
+            device.refuse_unsliceable(Part(0, graph.rowptr, graph.col, None, graph.n, {}),
+                                      f"nor do any parts ({e}); give the device more memory")
         sliced.append(f"{e}; counting {parts} part{'s' * (parts > 1)} in slices that fit instead")
     timings.partition += time.perf_counter() - t0
     if parts == 1 and not writes:  # the whole graph fits, or is sliced

@@ -46,15 +46,8 @@ def plan(part: Part, room: int, need: Need, budget: int | None = None) -> list[t
     n, n_local, col_bytes = rowptr.size - 1, part.n_local, part.col.itemsize
     if need(n, int(rowptr[-1]), n_local, col_bytes) <= room or n_local == 0:
         return None
-    floor = need(n + 1, 0, 1, col_bytes)  # the target rows' pointers, beside one source row
+    floor, longest = refuse_unsliceable(part, room, need, budget)
     per_row, per_edge = floor - need(n, 0, 0, col_bytes), need(n, 1, 0, col_bytes) - need(n, 0, 0, col_bytes)
-    longest = int(np.diff(rowptr).max(initial=0))
-    least = floor + 2 * per_edge * longest  # the longest row, as a source and as a target
-    if least > room:
-        raise TcdistError(f"part {part.index} cannot be sliced to fit {size_text(budget or room)} on the device: its "
-                          f"longest row ({longest:,} out-neighbours) beside the pointers of its {n:,} rows needs "
-                          f"{size_text(least)}{f', over the {size_text(room)} one slice may take' if budget else ''}; "
-                          "give the device more memory or count more parts")
     sources = per_row * np.arange(n_local + 1, dtype=np.int64) + per_edge * rowptr[: n_local + 1]
     targets = per_edge * rowptr
     share = (room - floor) / 2
@@ -73,6 +66,25 @@ def plan(part: Part, room: int, need: Need, budget: int | None = None) -> list[t
                for a, b, c, d in slices) <= room:
             return slices
         share *= _SHRINK
+
+
+def refuse_unsliceable(part: Part, room: int, need: Need, budget: int | None = None,
+                       advice: str = "give the device more memory or count more parts") -> tuple[int, int]:
+    """Stop if no slice of the part fits room bytes: the pointers of all its rows beside its
+    longest row (as a source and as a target); else (the bytes of those pointers beside one
+    row, the longest row's length)."""
+    rowptr = to_numpy(part.rowptr)
+    n, col_bytes = rowptr.size - 1, part.col.itemsize
+    floor = need(n + 1, 0, 1, col_bytes)  # the target rows' pointers, beside one source row
+    per_edge = need(n, 1, 0, col_bytes) - need(n, 0, 0, col_bytes)
+    longest = int(np.diff(rowptr).max(initial=0))
+    least = floor + 2 * per_edge * longest  # the longest row, as a source and as a target
+    if least > room:
+        raise TcdistError(f"part {part.index} cannot be sliced to fit {size_text(budget or room)} on the device: its "
+                          f"longest row ({longest:,} out-neighbours) beside the pointers of its {n:,} rows needs "
+                          f"{size_text(least)}{f', over the {size_text(room)} one slice may take' if budget else ''}; "
+                          f"{advice}")
+    return floor, longest
 
 
 def _ranges(cost, share: float) -> np.ndarray:
