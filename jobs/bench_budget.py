@@ -28,6 +28,7 @@ import time
 from meta import metadata
 
 from tcdist.budget import parse_size
+from tcdist.memory import size_text
 
 
 def tcdist_json(*args, refusal_ok=False):
@@ -105,8 +106,8 @@ def bench_case(case, backend, kernels, work, log, save, cases):
             r["ratio_to_first_in_memory"] = (r["kernel_s"] + r["transfer_s"]) / (best["kernel_s"] + best["transfer_s"])
             rows.append(r)
             save()
-            log(f"  budget {budget}: P={r['parts']}, {r['slices']} slices, peak {(r['gpu_peak_bytes'] or 0) / 2**30:.2f} "
-                f"GiB, kernel {r['kernel_s']:.3f} s, transfer not hidden {r['transfer_s']:.3f} s, hidden "
+            log(f"  budget {budget}: P={r['parts']}, {r['slices']} slices, peak {size_text(r['gpu_peak_bytes'] or 0)}, "
+                f"kernel {r['kernel_s']:.3f} s, transfer not hidden {r['transfer_s']:.3f} s, hidden "
                 f"{r['transfer_overlapped_s']:.3f} s, (kernel+transfer)/in-memory {r['ratio_to_in_memory']:.2f}x "
                 f"(/{kernels[0]} in memory {r['ratio_to_first_in_memory']:.2f}x), partition {r['partition_s']:.1f} s, "
                 f"kernels {r['kernels']}")
