@@ -593,9 +593,11 @@ class _Stager:
         if self.last_copy[slot] is not None:
             self.last_copy[slot].synchronize()  # the slot's buffer is free again
         whole = part.part if isinstance(part, slices.Slice) else part
-        direct = whole.rowptr.nbytes + whole.col.nbytes >= _REGISTER_FROM and \
-            all(run.dtype == into.dtype for run, into in runs) and self._pin(whole)
-        hosts = [run for run, _ in runs] if direct else self._filled(slot, runs)  # a slice's wider ids: a cast
+        large = whole.rowptr.nbytes + whole.col.nbytes >= _REGISTER_FROM
+        if large and all(run.dtype == into.dtype for run, into in runs) and self._pin(whole):
+            hosts = [run for run, _ in runs]
+        else:
+            hosts = self._filled(slot, runs, pageable=large)  # a slice's wider ids: a cast
         with self.stream:
             started = cupy.cuda.Event()
             started.record()
@@ -608,14 +610,19 @@ class _Stager:
         last = not isinstance(part, slices.Slice) or part.slice.k == part.slice.of - 1
         return _Staged(moved, started, done, (lambda: self.unpin(whole)) if last else None)
 
-    def _filled(self, slot: int, runs) -> list[np.ndarray]:
-        """The runs copied into the slot's pinned buffer (grown if it is too small)."""
-        import cupy
-
+    def _filled(self, slot: int, runs, pageable: bool = False) -> list[np.ndarray]:
+        """The runs copied into the slot's pinned buffer (grown if it is too small); with
+        pageable (a large part whose pages could not be registered), or where pinned memory is
+        refused, the runs as they are (cast where a slice's ids widen): the copy is slower, and
+        still runs beside the count. Before, such a part took pinned buffers of its full size,
+        seconds to allocate, and a refusal ended the run with CuPy's message."""
         offsets = np.cumsum([0] + [-(-into.nbytes // 256) * 256 for _, into in runs])
         if self.buffers[slot] is None or self.buffers[slot][1] < offsets[-1]:
             self.buffers[slot] = None
-            self.buffers[slot] = (cupy.cuda.alloc_pinned_memory(int(offsets[-1])), int(offsets[-1]))
+            grown = None if pageable else _pinned(int(offsets[-1]))
+            if grown is None:
+                return [run if run.dtype == into.dtype else run.astype(into.dtype) for run, into in runs]
+            self.buffers[slot] = (grown, int(offsets[-1]))
         buffer = self.buffers[slot][0]
         pinned = [np.ndarray(into.shape, into.dtype, buffer=buffer, offset=int(o)) for (_, into), o in zip(runs, offsets)]
         for host, (run, _) in zip(pinned, runs):
@@ -724,6 +731,16 @@ class _PeakAllocator:
 
         cupy.cuda.set_allocator(self.before)
         self.pool.free_all_blocks()
+
+
+def _pinned(size: int):
+    """Pinned host memory of size bytes, or None where the system refuses it (locked-memory limit)."""
+    import cupy
+
+    try:
+        return cupy.cuda.alloc_pinned_memory(size)
+    except cupy.cuda.runtime.CUDARuntimeError:
+        return None
 
 
 def _interruptible(work: Callable):

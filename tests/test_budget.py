@@ -404,6 +404,27 @@ def test_a_part_is_copied_from_its_own_registered_pages_and_let_go_of_after(monk
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("register_from", [0, 1 << 40])
+def test_where_pinned_memory_is_refused_parts_are_copied_from_pageable_memory(monkeypatch, register_from):
+    """A locked-memory limit refuses both the registration of a part's pages and pinned buffers:
+    before, a large part then asked for pinned buffers of its full size (seconds to allocate), and
+    a refusal ended the run with CuPy's message, not one line. Now the copy goes from pageable
+    memory, still beside the count (the staging thread makes it), and the count is exact."""
+    import cupy
+
+    from tcdist import device as devices
+
+    def refuse(*args):
+        raise cupy.cuda.runtime.CUDARuntimeError(2)  # cudaErrorMemoryAllocation
+
+    monkeypatch.setattr(cupy.cuda.runtime, "hostRegister", refuse)
+    monkeypatch.setattr(cupy.cuda, "alloc_pinned_memory", refuse)
+    monkeypatch.setattr(devices, "_REGISTER_FROM", register_from)
+    found = tcdist.count_triangles("rmat:15", backend="gpu", parts=4)
+    assert found.triangles == tcdist.count_triangles("rmat:15", backend="cpu").triangles and found.parts == 4
+
+
+@pytest.mark.gpu
 def test_a_staged_part_arrives_whole_and_counts_as_one_put_synchronously():
     """Device.stage copies from pinned memory on its own stream; put() waits and checks the CSR."""
     from tcdist.device import Device, _Staged

@@ -155,3 +155,26 @@ def test_a_signal_inside_a_callback_is_not_a_traceback():
             "    sys.exit(128 + e.signum)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 130 and result.stderr == ""
+
+
+def test_a_device_resolved_here_is_closed_when_another_rank_s_resolve_failed(monkeypatch):
+    """Rank 0 resolves its device (on a GPU: its allocator installed) while rank 1 fails to; every
+    rank raises, and rank 0 closed its device (before, it was never closed: a count called from
+    Python left its allocator on the process). A two-rank world is stood in for by a communicator
+    whose allgather reports rank 1's failure."""
+    from tcdist.device import Device
+    from tcdist.dist import run
+    from tcdist.dist.guard import RemoteError
+
+    class OtherRankFailed:
+        rank, size = 0, 2
+
+        def allgather(self, own):
+            return [own, (True, "--kernel nope is unknown", "node2")]
+
+    closed = []
+    monkeypatch.setattr(run, "node_local", lambda comm: (0, 1))
+    monkeypatch.setattr(Device, "close", lambda self: closed.append(self.kind))
+    with pytest.raises(RemoteError, match="rank 1 \\(node2\\): --kernel nope is unknown"):
+        run.count(OtherRankFailed(), "complete:5", run.Plan(), backend="cpu")
+    assert closed == ["cpu"]

@@ -311,8 +311,19 @@ def count(comm, source, plan: Plan, *, backend: str = "auto", kernel: str | None
     local_rank, local_size = node_local(comm)
 
     start = time.perf_counter()
-    device = collective(comm, lambda: Device.resolve(backend, kernel=kernel, threads=threads, local_rank=local_rank,
-                                                     local_size=local_size, memory_limit=memory_limit), debug=debug)
+    mine = []  # this rank's device, to close if another rank's resolve failed (its allocator stayed installed)
+
+    def resolve():
+        mine.append(Device.resolve(backend, kernel=kernel, threads=threads, local_rank=local_rank,
+                                   local_size=local_size, memory_limit=memory_limit))
+        return mine[0]
+
+    try:
+        device = collective(comm, resolve, debug=debug)
+    except BaseException:
+        for resolved in mine:
+            resolved.close()
+        raise
     try:
         resolved = time.perf_counter() - start
         collective(comm, lambda: device.start_warm_up(per_vertex), debug=debug)  # on a GPU, it goes on meanwhile
