@@ -687,7 +687,7 @@ class _PeakAllocator:
     The limit is on what the run's arrays hold at once, checked here before each allocation (under
     a lock: the reader thread stages copies beside the count). It is not the pool's own limit,
     which counts the free blocks the pool keeps, and a free block split to serve a smaller array
-    cannot be given back while that array lives: soc-Epinions1 in 481 parts under 1 MiB was
+    cannot be given back while that array lives: soc-Epinions1 in 331 parts under 1 MiB was
     refused an allocation at 832 KiB in use. Before the pool grows past the limit, it gives back
     what free blocks it can (each count's copy stream caches its own)."""
 

@@ -344,7 +344,7 @@ def test_a_count_under_a_limit_leaves_the_process_as_it_was():
 def test_a_cached_block_split_for_a_smaller_array_does_not_refuse_what_the_limit_allows():
     """The limit is on the arrays in use, not on CuPy's pool, which counts the free part of a
     block it split to serve a smaller array and cannot give back while that array lives: before,
-    soc-Epinions1 in 481 parts under 1 MiB was refused an allocation at 832 KiB in use."""
+    soc-Epinions1 in 331 parts under 1 MiB was refused an allocation at 832 KiB in use."""
     import cupy
 
     from tcdist.device import _PeakAllocator
