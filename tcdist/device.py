@@ -322,6 +322,12 @@ class Device:
             self.ready()
             self.warm_up_waited += time.perf_counter() - t0
 
+    def raise_failed_warm_up(self) -> None:
+        """Raise what the warm-up raised, if it has ended; one still under way is not waited for
+        (it hides the first part's reading)."""
+        if self._warming is not None and self._warming.done():
+            self._warming.result()
+
     def ready(self) -> None:
         """Wait for the warm-up, if one is under way (raising what it raised), counting nothing."""
         if self._warming is not None:

@@ -4,6 +4,8 @@ Run on a GPU host with ``pytest -m "gpu or mpi"`` (TCDIST_MPIEXEC names the host
 """
 
 import os
+import subprocess
+import sys
 
 import pytest
 from conftest import DATASETS
@@ -80,3 +82,46 @@ def test_per_vertex_on_gpu_ranks_equals_one_cpu_process(tmp_path, cli, gpus, sch
                      "--per-vertex", ranked)
     assert result.returncode == 0, result.stderr
     assert ranked.read_bytes() == alone.read_bytes()
+
+
+_BROKEN_WARM_UP = """
+import sys, time
+from mpi4py import MPI
+from tcdist.device import Device
+from tcdist.dist import run
+from tcdist.errors import TcdistError
+
+if MPI.COMM_WORLD.rank == 1:
+    def broken(self, per_vertex=False):
+        raise TcdistError("the warm-up found this GPU broken")
+    Device.warm_up = broken
+else:  # the root partitions for a while: rank 1's warm-up has long failed when it is done
+    prepare = run._prepare
+    run._prepare = lambda *args: (time.sleep(1.0), prepare(*args))[1]
+count_parts = run.count_parts
+
+def counting(*args, **kwargs):
+    print("counting", file=sys.stderr, flush=True)
+    return count_parts(*args, **kwargs)
+
+run.count_parts = counting
+from tcdist.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_rank_whose_gpu_fails_its_warm_up_stops_the_job_before_any_rank_counts(tmp_path, gpus):
+    """Rank 1's warm-up fails on its own thread while the root partitions. Before, it surfaced
+    when rank 1 first counted, after the root's partitioning (minutes on a large graph), and every
+    rank had started counting; now every rank learns of it once the root is done, and the job
+    ends with rank 1's one line."""
+    from mpi_launch import launcher
+
+    script = tmp_path / "broken_warm_up.py"
+    script.write_text(_BROKEN_WARM_UP)
+    done = subprocess.run([*launcher(), "-n", "2", sys.executable, str(script), "count", "rmat:14", "-P", "4",
+                           "--backend", "gpu"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "counting" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("tcdist: error: rank 1 (")
+    assert done.stderr.strip().endswith("the warm-up found this GPU broken")

@@ -342,6 +342,8 @@ def _count_on(comm, device: Device, source, plan: Plan, timings: Timings, start:
         return prepared
 
     prepared = collective(comm, root, root_only=True, debug=debug)
+    # a GPU whose warm-up failed says so now, not when its rank first counts, after the root's partitioning
+    collective(comm, device.raise_failed_warm_up, debug=debug)
     try:
         credits = collective(comm, lambda: np.zeros(prepared.header["n"], np.uint64), debug=debug) \
             if per_vertex else None
