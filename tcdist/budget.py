@@ -74,6 +74,8 @@ def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_nee
         found = _search(low, n, budget, lambda parts: largest_need(parts, budget, 1), heaviest)
         if largest_need(found, budget) <= budget:
             return found
+        if found >= n:
+            _none_fits(budget, heaviest, n)
         low = found + 1  # before: P + 1, each checked whole, up to thousands of them on soc-Epinions1
     return _search(low, n, budget, lambda parts: largest_need(parts, budget), heaviest)
 
@@ -81,6 +83,8 @@ def smallest_parts(n: int, whole_need: int, budget: int, largest_need, floor_nee
 def _search(low: int, n: int, budget: int, probe, heaviest) -> int:
     """The smallest P in a bracket above low that fits by probe (P doubled until one fits, then
     halved); stopped where parts stop shrinking."""
+    if low > n:
+        _none_fits(budget, heaviest, n)
     high, needs = low, []
     while (need := probe(high)) > budget:
         if high >= n:

@@ -34,8 +34,8 @@ _REGISTER_FROM = 32 << 20  # a part of this many bytes or more is registered, no
 _COPIERS = min(8, os.cpu_count() or 1)
 _POOL_UNIT = 512  # CuPy's pool rounds every allocation up to a multiple of this
 LEAST_GPU_LIMIT = 256 << 10  # a GPU limit below this may not hold the warm-up (under 64 KiB it did not)
-_ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take: CuPy's pool keeps
-               # blocks it cannot give back (slices planned at the whole of a 1 MiB limit went past it)
+_ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take (slices planned at the
+               # whole of a 1 MiB limit went past it, when the limit was CuPy's pool's; not measured again since)
 
 
 def gpu_device_problem() -> str | None:
@@ -215,9 +215,14 @@ class Device:
             return slices.plan(part, int(budget * _ALONE), self.need, budget)
 
     def refuse_unsliceable(self, part: Part, advice: str) -> None:
-        """Stop if not even one slice of the part at a time fits the device (Device.pieces would)."""
+        """Stop if neither of the rooms _slice_plan tries holds a slice of the part (one beside
+        another, or one alone), with the second's reason; the room kept for the hubs' bitmaps is
+        left out, so this never refuses what pieces() would count."""
         budget = self.budget()
-        slices.refuse_unsliceable(part, int(budget * _ALONE), self.need, budget, advice)
+        try:
+            slices.refuse_unsliceable(part, budget // 2, self._need_beside_another)
+        except TcdistError:
+            slices.refuse_unsliceable(part, int(budget * _ALONE), self.need, budget, advice)
 
     def _need_beside_another(self, v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
         """What a slice planned beside another takes of their shared room: its CSR, and half its
@@ -599,11 +604,12 @@ class _Stager:
         if self.last_copy[slot] is not None:
             self.last_copy[slot].synchronize()  # the slot's buffer is free again
         whole = part.part if isinstance(part, slices.Slice) else part
-        large = whole.rowptr.nbytes + whole.col.nbytes >= _REGISTER_FROM
-        if large and all(run.dtype == into.dtype for run, into in runs) and self._pin(whole):
+        registers = whole.rowptr.nbytes + whole.col.nbytes >= _REGISTER_FROM and \
+            all(run.dtype == into.dtype for run, into in runs)  # a slice's wider ids need a cast: buffers
+        if registers and self._pin(whole):
             hosts = [run for run, _ in runs]
         else:
-            hosts = self._filled(slot, runs, pageable=large)  # a slice's wider ids: a cast
+            hosts = self._filled(slot, runs, pageable=registers)
         with self.stream:
             started = cupy.cuda.Event()
             started.record()
@@ -618,7 +624,8 @@ class _Stager:
 
     def _filled(self, slot: int, runs, pageable: bool = False) -> list[np.ndarray]:
         """The runs copied into the slot's pinned buffer (grown if it is too small); with
-        pageable (a large part whose pages could not be registered), or where pinned memory is
+        pageable (a large part whose pages could not be registered: slices of it too, which
+        before took slice-sized buffers), or where pinned memory is
         refused, the runs as they are (cast where a slice's ids widen): the copy is slower, and
         still runs beside the count. Before, such a part took pinned buffers of its full size,
         seconds to allocate, and a refusal ended the run with CuPy's message."""
@@ -694,15 +701,16 @@ class _PeakAllocator:
     a lock: the reader thread stages copies beside the count). It is not the pool's own limit,
     which counts the free blocks the pool keeps, and a free block split to serve a smaller array
     cannot be given back while that array lives: soc-Epinions1 in 331 parts under 1 MiB was
-    refused an allocation at 832 KiB in use. Before the pool grows past the limit, it gives back
-    what free blocks it can (each count's copy stream caches its own)."""
+    refused an allocation at 832 KiB in use. Once the pool has grown past the limit, it gives back
+    what free blocks it can (each count's copy stream caches its own); not before, which would
+    empty the cache, and wait for the device, on every allocation near the limit."""
 
     def __init__(self, pool, limit: int):
         import cupy
 
         self.pool, self.limit, self.peak = pool, limit, 0
         self.before = None
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # the pool may collect garbage while it allocates: a finalizer may too
         self.refused = cupy.cuda.memory.OutOfMemoryError
 
     def __call__(self, size: int):
@@ -711,13 +719,13 @@ class _PeakAllocator:
             used = self.pool.used_bytes()
             if used + rounded > self.limit:
                 raise self.refused(size, used, self.limit)
-            if self.pool.total_bytes() + rounded > self.limit:
-                self.pool.free_all_blocks()
             try:
                 memory = self.pool.malloc(size)
             except self.refused:  # the device itself is short: other processes, or blocks cached on it
                 self.pool.free_all_blocks()
                 memory = self.pool.malloc(size)
+            if self.pool.total_bytes() > self.limit:  # grown past it: give back what the cache can
+                self.pool.free_all_blocks()
             self.peak = max(self.peak, self.pool.used_bytes())
         return memory
 

@@ -86,6 +86,17 @@ def test_alike_parts_whose_first_is_far_from_the_largest_are_searched_not_walked
     assert whole[0] == 100 and len(whole) < 12  # before: P = 100, 101, ..., 182
 
 
+def test_the_search_never_answers_more_parts_than_vertices():
+    """Ten vertices whose first part fits at P = 10 and every part only at P = 11: the search
+    went on above 10 and answered 11 parts (one of them empty)."""
+
+    def largest(p, budget, measured=None):
+        return 5 if p >= (10 if measured == 1 else 11) else 50
+
+    with pytest.raises(TcdistError, match="even 10 parts leave a part over the budget"):
+        smallest_parts(10, 100, 10, largest, 0, lambda: (0, 5), alike=True)
+
+
 def test_parts_that_stop_shrinking_end_the_search_with_the_size_they_need():
     """On RMAT-25 (nvidia-h200-x4) the largest random part needed 2.2 GiB at P = 6 and 2.1 GiB at
     P = 12: every part holds the dense core. The search doubled P up to n, a full partitioning
@@ -161,7 +172,8 @@ def test_a_vertex_too_heavy_for_any_p_is_named_and_the_graph_counted_in_slices(c
                                   "1 part in slices that fit instead"]
     refused = cli("count", "complete:40", "--backend", "cpu", "--parts", "auto", "--gpu-memory-limit", "1KiB")
     assert refused.code == 2 and refused.err.startswith("tcdist: error: part 0 cannot be sliced to fit 1.0 KiB")
-    assert "; nor do any parts (no number of parts fits the budget of 1.0 KiB: vertex 0" in refused.err
+    assert "; nor do any parts: no number of parts fits the budget of 1.0 KiB: vertex 0" in refused.err
+    assert refused.err.count("give the device more memory") == 1
     assert refused.err.endswith("; give the device more memory\n") and refused.err.count("\n") == 1
 
 
@@ -349,7 +361,8 @@ def test_a_cached_block_split_for_a_smaller_array_does_not_refuse_what_the_limit
 
     from tcdist.device import _PeakAllocator
 
-    allocator = _PeakAllocator.install(1 << 20)
+    before = cupy.get_default_memory_pool().used_bytes()  # arrays other tests left alive
+    allocator = _PeakAllocator.install(before + (1 << 20))
     try:
         freed = cupy.empty(600 << 10, dtype=cupy.uint8)
         del freed
@@ -357,7 +370,7 @@ def test_a_cached_block_split_for_a_smaller_array_does_not_refuse_what_the_limit
         large = cupy.empty(800 << 10, dtype=cupy.uint8)  # 900 KiB in use of the 1 MiB allowed
         with pytest.raises(cupy.cuda.memory.OutOfMemoryError):
             cupy.empty(200 << 10, dtype=cupy.uint8)  # 1.1 MiB in use would be past it
-        assert allocator.peak == small.nbytes + large.nbytes == 900 << 10
+        assert allocator.peak - before == small.nbytes + large.nbytes == 900 << 10
     finally:
         allocator.uninstall()
 
@@ -409,7 +422,8 @@ def test_where_pinned_memory_is_refused_parts_are_copied_from_pageable_memory(mo
     """A locked-memory limit refuses both the registration of a part's pages and pinned buffers:
     before, a large part then asked for pinned buffers of its full size (seconds to allocate), and
     a refusal ended the run with CuPy's message, not one line. Now the copy goes from pageable
-    memory, still beside the count (the staging thread makes it), and the count is exact."""
+    memory, still beside the count (the staging thread makes it), and the count is exact. Under a
+    limit the parts are built on the host, so each is staged (the warm-up's slices are too)."""
     import cupy
 
     from tcdist import device as devices
@@ -417,11 +431,20 @@ def test_where_pinned_memory_is_refused_parts_are_copied_from_pageable_memory(mo
     def refuse(*args):
         raise cupy.cuda.runtime.CUDARuntimeError(2)  # cudaErrorMemoryAllocation
 
+    pageable, filled = [], devices._Stager._filled
+
+    def filling(self, slot, *args, **kwargs):
+        hosts = filled(self, slot, *args, **kwargs)
+        pageable.append(self.buffers[slot] is None)  # no pinned buffer: the runs went as they lie
+        return hosts
+
     monkeypatch.setattr(cupy.cuda.runtime, "hostRegister", refuse)
     monkeypatch.setattr(cupy.cuda, "alloc_pinned_memory", refuse)
     monkeypatch.setattr(devices, "_REGISTER_FROM", register_from)
-    found = tcdist.count_triangles("rmat:15", backend="gpu", parts=4)
+    monkeypatch.setattr(devices._Stager, "_filled", filling)
+    found = tcdist.count_triangles("rmat:15", backend="gpu", parts=4, gpu_memory_limit="1GiB")
     assert found.triangles == tcdist.count_triangles("rmat:15", backend="cpu").triangles and found.parts == 4
+    assert len(pageable) >= 4 + 4 and all(pageable)  # the 4 parts, and the warm-up's 2 slices of K_40 twice
 
 
 @pytest.mark.gpu

@@ -151,8 +151,10 @@ def _prepare(source, plan: Plan, device: Device, ranks: int, timings: Timings, h
     except TcdistError as e:  # no P fits: slices do (Device.pieces), of as many parts as there are ranks
         parts = min(ranks, max(graph.n, 1))
         if parts == 1:  # said now, with why no P fits (before: the slices' refusal alone, advising more parts)
-            device.refuse_unsliceable(Part(0, graph.rowptr, graph.col, None, graph.n, {}),
-                                      f"nor do any parts ({e}); give the device more memory")
+            advice = f"nor do any parts: {e}"
+            device.refuse_unsliceable(Part(0, graph.rowptr, graph.col, None, graph.n, {}), advice if
+                                      advice.endswith("give the device more memory") else
+                                      f"{advice}; give the device more memory")
         sliced.append(f"{e}; counting {parts} part{'s' * (parts > 1)} in slices that fit instead")
     timings.partition += time.perf_counter() - t0
     if parts == 1 and not writes:  # the whole graph fits, or is sliced
@@ -342,9 +344,9 @@ def _count_on(comm, device: Device, source, plan: Plan, timings: Timings, start:
         return prepared
 
     prepared = collective(comm, root, root_only=True, debug=debug)
-    # a GPU whose warm-up failed says so now, not when its rank first counts, after the root's partitioning
-    collective(comm, device.raise_failed_warm_up, debug=debug)
     try:
+        # a GPU whose warm-up failed says so now, not when its rank first counts, after the root's partitioning
+        collective(comm, device.raise_failed_warm_up, debug=debug)
         credits = collective(comm, lambda: np.zeros(prepared.header["n"], np.uint64), debug=debug) \
             if per_vertex else None
         results = _count_mine(comm, plan, prepared, device, held.get("parts"), credits, debug)

@@ -162,21 +162,22 @@ class Slice:
 
     def copies(self, xp):
         """([(a run of the part's arrays, the empty array on xp's device it is copied into)], and
-        make(), which lays the filled arrays out as the slice, a Part, on that device)."""
+        make(), which lays the filled arrays out as the slice, a Part, on that device). The runs of
+        pointers land where the slice's own pointers go and are shifted there, in place: a staged
+        copy takes the slice's CSR and nothing more (Device.stage reserves that much)."""
         (a, b, c, d), (start, end, lo, hi) = self.bounds, self.spans
         rowptr, col, s = self.part.rowptr, self.part.col, self.n_local
-        sources, targets = xp.empty(b - a + 1, np.int64), xp.empty(d - c + 1, np.int64)
+        n, edges = rowptr.size - 1, end - start
+        pointers = xp.empty(s + n + 1, np.int64)
         columns = xp.empty(end - start + hi - lo, self.dtype)
-        runs = [(rowptr[a : b + 1], sources), (rowptr[c : d + 1], targets), (col[start:end], columns[: end - start]),
-                (col[lo:hi], columns[end - start :])]
+        runs = [(rowptr[a : b + 1], pointers[: s + 1]), (rowptr[c : d + 1], pointers[s + c : s + d + 1]),
+                (col[start:end], columns[: end - start]), (col[lo:hi], columns[end - start :])]
 
         def make() -> Part:
-            n, edges = rowptr.size - 1, end - start
-            pointers = xp.empty(s + n + 1, np.int64)
-            pointers[: s + 1] = sources - start
-            pointers[s : s + c] = edges  # target rows before the range are empty, and those after it
-            pointers[s + c : s + d + 1] = targets - lo + edges
-            pointers[s + d + 1 :] = edges + hi - lo
+            pointers[s + c : s + d + 1] -= lo - edges
+            pointers[: s + 1] -= start
+            pointers[s : s + c + 1] = edges  # the sources' end (shared with the targets' start if c is 0), and
+            pointers[s + d + 1 :] = edges + hi - lo  # target rows before the range are empty, and those after it
             columns[...] += s
             stats = {**recorded(self.part.stats), "degrees": self.part.stats["degrees"]}  # the part's (cut)
             return Part(self.index, pointers, columns, self.part.global_id, s, stats, self.part.source,
