@@ -625,10 +625,10 @@ class _Stager:
     def _filled(self, slot: int, runs, pageable: bool = False) -> list[np.ndarray]:
         """The runs copied into the slot's pinned buffer (grown if it is too small); with
         pageable (a large part whose pages could not be registered: slices of it too, which
-        before took slice-sized buffers), or where pinned memory is
-        refused, the runs as they are (cast where a slice's ids widen): the copy is slower, and
-        still runs beside the count. Before, such a part took pinned buffers of its full size,
-        seconds to allocate, and a refusal ended the run with CuPy's message."""
+        before took slice-sized buffers), or where pinned memory is refused, the runs as they are
+        (cast where a slice's ids widen): the copy is slower, and still runs beside the count.
+        Before, such a part took pinned buffers of its full size, seconds to allocate, and a
+        refusal ended the run with CuPy's message."""
         offsets = np.cumsum([0] + [-(-into.nbytes // 256) * 256 for _, into in runs])
         if self.buffers[slot] is None or self.buffers[slot][1] < offsets[-1]:
             self.buffers[slot] = None

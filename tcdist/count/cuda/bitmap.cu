@@ -15,15 +15,6 @@
 // also walks only the v of N+(u) in [v_lo, v_hi), the rows that hold columns: in a slice
 // (partition/slices.py) the others are empty, and a source row meets them in every slice.
 // Without HUBS (a bit per vertex), every check of either compiles away.
-template <typename T>
-__device__ __forceinline__ i64 lower_bound(const T* col, i64 lo, i64 hi, i64 key) {
-    while (lo < hi) {
-        const i64 mid = (lo + hi) >> 1;
-        if ((i64)col[mid] < key) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
 template <typename T, bool HUBS>
 __global__ void __launch_bounds__(256) bitmap_count(const i64* __restrict__ rowptr, const T* __restrict__ col,
                                                     i64 n_local, unsigned* __restrict__ bitmaps, i64 words,

@@ -3,15 +3,22 @@
 typedef long long i64;
 typedef unsigned long long u64;
 
-// Is key in the sorted array a[0, len)? Lower-bound binary search.
-template <typename T>
-__device__ __forceinline__ int sorted_contains(const T* a, int len, T key) {
-    int lo = 0, hi = len;
+// The first index in [lo, hi) of the sorted array a whose element is not below key (hi if none);
+// I is the index type (int where rows are short, i64 where they may not be).
+template <typename I, typename T, typename K>
+__device__ __forceinline__ I lower_bound(const T* a, I lo, I hi, K key) {
     while (lo < hi) {
-        int mid = (lo + hi) >> 1;
+        const I mid = (lo + hi) >> 1;
         if (a[mid] < key) lo = mid + 1; else hi = mid;
     }
-    return lo < len && a[lo] == key;
+    return lo;
+}
+
+// Is key in the sorted array a[0, len)?
+template <typename T>
+__device__ __forceinline__ int sorted_contains(const T* a, int len, T key) {
+    const int at = lower_bound(a, 0, len, key);
+    return at < len && a[at] == key;
 }
 
 __device__ __forceinline__ u64 warp_sum(u64 x) {

@@ -8,6 +8,8 @@ grid of 32 blocks of 128 threads per multiprocessor (16 resident at a time, the 
 as they free), was the fastest on RMAT-20..23 on nvidia-h200 (results/kernels-h200-sweep.md: 5 %
 ahead of 16 blocks on RMAT-20, even on RMAT-22/23)."""
 
+import numpy as np
+
 from tcdist.count.cuda_sources import COL_TYPES, declare
 from tcdist.count.registry import Kernel, Option
 
@@ -55,8 +57,6 @@ def _multiple_of_32(x: int) -> int:
 
 def _words(v_res, bits):
     """A bitmap's 32-bit words: a bit per vertex of the part, or 2^bits bits if fewer."""
-    import numpy as np
-
     whole = (v_res + 31) // 32
     return whole if bits == 0 else np.minimum(whole, (1 << bits) // 32)
 
@@ -69,8 +69,6 @@ def _multiprocessors() -> int:
 
 def extra_bytes(v_res, e_res, n_local, col_bytes, *, blocks_per_sm, threads, bits):
     """The bitmaps: a row of _words per block (no more blocks than local rows)."""
-    import numpy as np
-
     blocks = np.maximum(1, np.minimum(n_local, _multiprocessors() * blocks_per_sm))
     return blocks * 4 * _words(v_res, bits)
 
