@@ -27,8 +27,7 @@ import time
 
 from meta import metadata
 
-from tcdist.budget import parse_size
-from tcdist.memory import size_text
+from tcdist.budget.sizes import parse_size, size_text
 
 
 def tcdist_json(*args, refusal_ok=False):

@@ -28,12 +28,13 @@ import numba
 from meta import median, metadata, networkit_triangles
 
 import tcdist
-from tcdist.count import gpu
 from tcdist.count.auto import Auto
 from tcdist.count.cpu import count_marker
-from tcdist.count.cuda_sources import source
 from tcdist.count.kernels.lstc import TILES
+from tcdist.count.per_vertex import per_vertex
 from tcdist.count.registry import of_backend, parse_spec
+from tcdist.cuda import launch
+from tcdist.cuda.build import source
 from tcdist.partition.part import Part, part_stats
 from tcdist.results import Timings
 
@@ -234,7 +235,7 @@ def bench_graph(spec, args):
     by_thread = Auto.per_vertex_by_thread(whole)  # the per-vertex kernel a run takes for this graph
     row["per_vertex"] = {"by_thread": by_thread}
     for kind, thread in (("warp_per_edge", False), ("thread_per_vertex", True)):
-        value, times = event_times(lambda thread=thread: int(gpu.per_vertex(rowptr, col, graph.n, thread).sum()) // 3,
+        value, times = event_times(lambda thread=thread: int(per_vertex(rowptr, col, graph.n, thread).sum()) // 3,
                                    args.repeat)
         counts.add(value)
         row["per_vertex"][kind] = {"ms": times, "median_ms": median(times)}
@@ -388,7 +389,7 @@ def main():
 
     props = cupy.cuda.runtime.getDeviceProperties(0)
     for kernel in KERNELS.values():
-        gpu.compile_kernel(kernel)
+        launch.compile_module(kernel)
     record = {
         **metadata(args.device),
         "gpu": props["name"].decode(),

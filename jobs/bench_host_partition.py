@@ -20,7 +20,7 @@ from meta import median, metadata
 
 import tcdist
 from tcdist.partition.build import build_parts
-from tcdist.partition.host import _RANGES_PER_THREAD, _in_parts, iter_parts_host
+from tcdist.partition.host import RANGES_PER_THREAD, iter_parts_host, parts_reached
 from tcdist.partition.schemes import assign
 
 
@@ -60,7 +60,7 @@ def main():
               "threads": threads, "load_build_s": load, "builders": {}}
     if args.parts <= 64:  # where the time goes: the first step of every builder below, alone
         t0 = time.perf_counter()
-        _in_parts(graph.rowptr, graph.col, assignment.astype("uint8"), threads * _RANGES_PER_THREAD)
+        parts_reached(graph.rowptr, graph.col, assignment.astype("uint8"), threads * RANGES_PER_THREAD)
         record["in_parts_s"] = time.perf_counter() - t0
         stage("each vertex's in-parts (one pass over the edges; included in each builder's time)", record["in_parts_s"])
     for builder in args.builders:

@@ -1,26 +1,35 @@
-"""The Python API; the CLI calls the same functions. A front: it normalises options, chooses
-the communicator and hands over to the run (dist/run.py), which holds no front logic."""
+"""The Python API; the CLI calls the same functions. A front: it checks the options once
+(config.py), chooses the communicator and hands over to the run (ranks/run.py)."""
 
 from __future__ import annotations
 
 import os
 import time
 
-from tcdist.budget import parse_size
-from tcdist.dist import run
-from tcdist.dist.comm import as_comm
-from tcdist.errors import TcdistError
+from tcdist.budget.sizes import parse_size
+from tcdist.config import DEFAULT_PRUNE, DEFAULT_SCHEME, CountConfig, check_partitioning
+from tcdist.errors import OptionError
 from tcdist.io.write import output_kind, output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.store import write_store
+from tcdist.ranks import run
+from tcdist.ranks.comm import as_comm
 from tcdist.results import Timings, TriangleCount
-from tcdist.source import EMBEDDED_NAME, EMBEDDED_TRIANGLES, Source, embedded_path, load_graph, open_store_source
+from tcdist.source import (
+    EMBEDDED_NAME,
+    EMBEDDED_TRIANGLES,
+    Source,
+    embedded_path,
+    load_graph,
+    open_store_source,
+)
 
 __all__ = ["count_triangles", "load_graph", "partition", "convert", "write_generated", "open_store_source",
            "TriangleCount", "Timings", "embedded_path", "EMBEDDED_NAME", "EMBEDDED_TRIANGLES"]
 
 
-def partition(source: Source = None, *, parts: int, scheme: str = "random", prune: str = "lstc", seed: int = 0,
+def partition(source: Source = None, *, parts: int, scheme: str = DEFAULT_SCHEME, prune: str = DEFAULT_PRUNE,
+              seed: int = 0,
               output: str | os.PathLike | None = None, force: bool = False,
               timings: Timings | None = None) -> Partitioning:
     """LSTC partitioning of a source into parts (written to the store ``output`` if given).
@@ -29,7 +38,9 @@ def partition(source: Source = None, *, parts: int, scheme: str = "random", prun
     With an output, the parts are built as they are written (a few in memory at a time) and
     the result holds their statistics only (``part_stats()``); read them back with Store.
     """
-    run.Plan(parts=parts, scheme=scheme, prune=prune, seed=seed)  # checks the options before any work
+    check_partitioning(parts, scheme, prune, seed)  # before any work
+    if parts == "auto":
+        raise OptionError("{parts} auto sizes parts to a device: give a number of parts to write a store")
     if output is not None:
         output_target(output, inputs=[source])
     timings, started = Timings() if timings is None else timings, time.perf_counter()
@@ -53,11 +64,11 @@ def _same_graph_store(output, graph) -> bool:
         return False
     store = open_store_source(output)
     if store is None:
-        raise TcdistError(f"{output}: exists and is not a partition store; use --force to replace it")
+        raise OptionError(f"{output}: exists and is not a partition store; use {{force}} to replace it")
     with store:
         if store.header["fingerprint"] != graph.fingerprint():
-            raise TcdistError(f"{output}: is a partition store of another graph ({store.header['graph_name']}); "
-                              "use --force to replace it")
+            raise OptionError(f"{output}: is a partition store of another graph ({store.header['graph_name']}); "
+                              "use {force} to replace it")
     return True
 
 
@@ -86,12 +97,12 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     """
     if isinstance(gpu_memory_limit, str):
         gpu_memory_limit = parse_size(gpu_memory_limit)
-    plan = run.Plan(parts=parts, scheme=scheme, prune=prune, seed=seed,
-                    store=None if store is None else os.fspath(store), schedule=schedule, resume=resume)
+    config = CountConfig(backend=backend, kernel=kernel, threads=threads, parts=parts, scheme=scheme, prune=prune,
+                         seed=seed, store=store, schedule=schedule, resume=resume, per_vertex=per_vertex,
+                         gpu_memory_limit=gpu_memory_limit)
     comm = as_comm(comm)
     try:
-        return run.count(comm, source, plan, backend=backend, kernel=kernel, threads=threads,
-                         per_vertex=per_vertex, memory_limit=gpu_memory_limit, debug=debug)
+        return run.count(comm, source, config, debug=debug)
     finally:
         comm.Free()
 

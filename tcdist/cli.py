@@ -8,9 +8,17 @@ import sys
 import time
 import traceback
 
-from tcdist import __version__, progress, signals
-from tcdist.count.registry import kernels, spec_of
-from tcdist.errors import TcdistError
+from tcdist import __version__, progress, report, signals
+from tcdist.config import (
+    BACKENDS,
+    DEFAULT_PRUNE,
+    DEFAULT_SCHEME,
+    PRUNE_MODES,
+    SCHEDULES,
+    SCHEMES,
+)
+from tcdist.count.registry import kernels
+from tcdist.errors import OPTIONS, TcdistError, options_named
 
 DESCRIPTION = """\
 Exact triangle counting for graphs of up to billions of edges (LSTC: partitions that
@@ -31,13 +39,15 @@ fails for another reason, 128+N when ended by signal N."""
 
 
 _USAGE_ERROR_WAIT_S = 10
+_GRAPH_HELP = "file or generator spec (default: embedded ego-Facebook)"
+FLAGS = {name: "--" + name.replace("_", "-") for name in OPTIONS}  # how the library's errors name options here
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit status 2, like every other error."""
 
     def error(self, message):
-        from tcdist.dist.comm import launch_rank, launched_by_mpi
+        from tcdist.ranks.comm import launch_rank, launched_by_mpi
 
         if launch_rank() == 0:  # every rank parses the same arguments: say it once
             sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -66,7 +76,7 @@ def _parts(text):
 
 
 def _size(text):
-    from tcdist.budget import parse_size
+    from tcdist.budget.sizes import parse_size
 
     try:
         return parse_size(text)
@@ -91,8 +101,6 @@ def _common(p):
 
 
 def _partition_options(p, required):
-    from tcdist.partition import PRUNE_MODES, SCHEMES
-
     if required:
         p.add_argument("--parts", "-P", type=_positive, required=True, help="number of LSTC parts")
     else:
@@ -100,10 +108,12 @@ def _partition_options(p, required):
                        help="number of LSTC parts, or auto: the fewest whose largest part fits the memory budget "
                             "(--gpu-memory-limit, else nine tenths of the free memory) [1: the whole graph]")
     p.add_argument("--scheme", choices=list(SCHEMES), default=None,
-                   help="vertex partitioning: random, contiguous (chunks of the rank order) or metis [random]")
+                   help="vertex partitioning: random, contiguous (chunks of the rank order) or metis "
+                        f"[{DEFAULT_SCHEME}]")
     p.add_argument("--prune", choices=list(PRUNE_MODES), default=None,
                    help="lstc: Algorithm 2, drop proxies of in-degree 0 until none is left; none: the induced "
-                        "subgraphs as built; minimal: only L, N+(L) and the edges a local triangle uses [lstc]")
+                        "subgraphs as built; minimal: only L, N+(L) and the edges a local triangle uses "
+                        f"[{DEFAULT_PRUNE}]")
     p.add_argument("--seed", type=_seed, default=0, help="seed for generators and random partitions, 0 to 2^64-1 [0]")
 
 
@@ -118,18 +128,20 @@ def build_parser():
                                        "ego-Facebook graph (1,612,010 triangles). Under mpirun/srun with R ranks, "
                                        "rank 0 partitions (one part per rank unless --parts says otherwise), every "
                                        "rank counts its parts on its own GPU, and the counts are reduced.")
-    count.add_argument("graph", nargs="?", metavar="GRAPH", help="file or generator spec (default: embedded ego-Facebook)")
-    count.add_argument("--backend", default="auto", help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
+    count.add_argument("graph", nargs="?", metavar="GRAPH", help=_GRAPH_HELP)
+    count.add_argument("--backend", default=BACKENDS[0],
+                       help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
     count.add_argument("--kernel", metavar="NAME[:OPTION=VALUE,...]",
                        help="counting kernel and its options, e.g. lstc:tile=128, or auto: each part's kernel by a "
-                            "rule from measurements (count/auto.py) [auto]. "
+                            "rule from measurements [auto]. "
                             + " | ".join(k.describe() for k in kernels().values()))
     count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
     _partition_options(count, required=False)
-    count.add_argument("--store", metavar="FILE", help="partition store to reuse if it holds this partitioning, else to "
-                                                    "write; finished parts are journalled in FILE.journal/ [with several "
-                                                    "ranks: a temporary store in the working directory, removed at the end]")
-    count.add_argument("--schedule", choices=["static", "dynamic"], default="static",
+    count.add_argument("--store", metavar="FILE",
+                       help="partition store to reuse if it holds this partitioning, else to write; finished parts "
+                            "are journalled in FILE.journal/ [with several ranks: a temporary store in the working "
+                            "directory, removed at the end]")
+    count.add_argument("--schedule", choices=list(SCHEDULES), default=SCHEDULES[0],
                        help="which rank counts which part: static (heaviest part to the least loaded rank, by each "
                             "part's estimated work) or dynamic (an idle rank takes the next part) [static]")
     count.add_argument("--resume", action="store_true",
@@ -151,7 +163,7 @@ def build_parser():
                           description="LSTC workload partitioning: every vertex gets a part; each part holds its "
                                       "local vertices, the proxies they need and the edges between them, so parts "
                                       "are counted independently. Writes OUT.h5 for `tcdist count OUT.h5`.")
-    part.add_argument("graph", nargs="?", metavar="GRAPH", help="file or generator spec (default: embedded ego-Facebook)")
+    part.add_argument("graph", nargs="?", metavar="GRAPH", help=_GRAPH_HELP)
     part.add_argument("-o", "--output", required=True, metavar="OUT.h5")
     part.add_argument("--force", action="store_true",
                       help="replace OUT.h5 even when it is not a store of this graph (never an input file, a device "
@@ -183,7 +195,8 @@ def build_parser():
                               description="Write the edges of a generator spec to OUT: a text edge list "
                                           "(raw generated edges, duplicates included, as Graph500 makes them) "
                                           "or an .h5 graph (cleaned and oriented).")
-    generate.add_argument("spec", metavar="SPEC", help="rmat:SCALE[:EDGEFACTOR] er:N:M grid:ROWS:COLS complete:N tripartite:A:B:C")
+    generate.add_argument("spec", metavar="SPEC",
+                          help="rmat:SCALE[:EDGEFACTOR] er:N:M grid:ROWS:COLS complete:N tripartite:A:B:C")
     generate.add_argument("-o", "--output", required=True, metavar="OUT")
     generate.add_argument("--seed", type=_seed, default=0, help="random seed [0]")
     _common(generate)
@@ -205,28 +218,9 @@ def _emit(args, record, lines, warnings=()):
         print("\n".join(lines))
 
 
-def _cleaning(r) -> str:
-    """What cleaning did to the input's edges, in words."""
-    return (f"dropped {r.self_loops:,} self loops and {r.duplicates:,} repeated edges; merged {r.reciprocal:,} "
-            "edges given in both directions")
-
-
-def _kernel_spec(r):
-    """The kernel as a spec that runs it again (lstc:tile=128); with auto, what it chose."""
-    if r.kernel == "auto":
-        chosen = ", ".join(f"{spec} for {n} part{'s' * (n != 1)}" for spec, n in r.kernels.items())
-        return f"auto ({chosen})" if chosen else "auto"
-    return spec_of(r.kernel, r.kernel_options)
-
-
-def _seconds(timings):
-    return " | ".join(f"{k} {v:.3f} s" for k, v in timings.items() if v >= 0.0005 or k == "total")
-
-
 def cmd_count(args, comm):
     from tcdist.api import count_triangles
-    from tcdist.clustering import per_vertex_kind, write_per_vertex
-    from tcdist.memory import size_text
+    from tcdist.io.per_vertex import per_vertex_kind, write_per_vertex
     from tcdist.io.write import output_target
 
     if comm.rank == 0:
@@ -242,79 +236,24 @@ def cmd_count(args, comm):
                         debug=args.debug)
     if comm.rank != 0:
         return 0
-    lines = [
-        r.name,
-        f"  vertices   {r.n:,}",
-        f"  edges      {r.m:,}   ({_cleaning(r)})",
-        f"  triangles  {r.triangles:,}",
-        f"  backend    {r.backend}, kernel {_kernel_spec(r)}, {r.threads} threads, {r.parts} part(s), {r.ranks} rank(s)",
-        f"  time       {_seconds(r.timings)}",
-    ]
-    if r.part_stats:
-        resumed = f", {r.resumed_parts} taken from the journal" if r.resumed_parts else ""
-        lines[-2:-2] = [f"  parts      {r.parts} ({r.scheme}, prune {r.prune}, schedule {r.schedule}{resumed})"]
-        lines += ["", *parts_table(r.part_stats, r.n, r.m, extra=("triangles", "rank"))]
-    if r.memory_budget is not None or r.gpu_peak_bytes is not None or r.slices > r.parts:
-        budget = f"parts auto: {r.parts} for a budget of {size_text(r.memory_budget)}" if r.memory_budget else ""
-        if r.memory_budget and r.backend == "gpu" and r.parts > 1:
-            budget += " (planned for two parts on the GPU at once where it allows: the next one's copy overlaps the count)"
-        whole = "the graph" if r.parts == 1 else "parts"
-        sliced = f"{r.slices} slices ({whole} too large for the device, counted in pieces that fit)" \
-            if r.slices > r.parts else ""
-        peak = f"GPU peak {size_text(r.gpu_peak_bytes)}" if r.gpu_peak_bytes is not None else ""
-        lines[4:4] = [f"  memory     {'; '.join(filter(None, (budget, sliced, peak)))}"]
     if r.per_vertex is not None:
         write_per_vertex(r.per_vertex, args.per_vertex)
-        lines[4:4] = [f"  clustering transitivity {r.transitivity:.6f}, average local {r.average_clustering:.6f}; "
-                      f"per vertex in {args.per_vertex}"]
-    if r.ranks > 1:
-        lines += ["", *ranks_table(r.rank_stats)]
-    _emit(args, r.to_dict(), lines, r.warnings)
+    _emit(args, r.to_dict(), report.count_lines(r, args.per_vertex), r.warnings)
     return 0
-
-
-def ranks_table(ranks):
-    """One line per rank: where it counted, its parts, count and seconds."""
-    lines = []
-    for s in ranks:
-        where = f"gpu {s['gpu']} ({s['gpu_bus_id']})" if s["device"] == "gpu" else f"cpu, {s['threads']} threads"
-        t = s["timings"]
-        lines.append(f"  rank {s['rank']} on {s['host']}, {where}: parts {s['parts']}, triangles {s['triangles']:,}, "
-                     f"read {t['store_read']:.3f} s, transfer {t['transfer']:.3f} s, count {t['count']:.3f} s")
-    return lines
-
-
-_COLUMNS = (("part", "part"), ("n_local", "local"), ("v_ind", "V_ind"), ("v_res", "V_res"), ("e_ind", "E_ind"),
-            ("e_res", "E_res"), ("bytes", "bytes"), ("work", "work"))
-
-
-def parts_table(stats, n, m, extra=()):
-    """Per-part statistics as LSTC Tables 3-4 show them, with a total row and the replication."""
-    columns = list(_COLUMNS) + [(k, k) for k in extra]
-    rows = [[f"{s[k]:,}" for k, _ in columns] for s in stats]
-    totals = {k: sum(s[k] for s in stats) for k, _ in columns[1:]}
-    rows.append(["total"] + ["" if k == "rank" else f"{totals[k]:,}" for k, _ in columns[1:]])
-    header = [title for _, title in columns]
-    widths = [max(len(r[j]) for r in [header, *rows]) for j in range(len(columns))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in [header, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    lines.insert(-1, lines[1])
-    v, e = totals["v_res"] / max(n, 1), totals["e_res"] / max(m, 1)
-    return lines + [f"replication: vertices {v:.3f}x, edges {e:.3f}x of the graph ({n:,} vertices, {m:,} edges)"]
 
 
 def cmd_partition(args):
     from tcdist.api import Timings, partition
 
     timings = Timings()
-    p = partition(args.graph, parts=args.parts, scheme=args.scheme or "random", prune=args.prune or "lstc",
+    p = partition(args.graph, parts=args.parts, scheme=args.scheme or DEFAULT_SCHEME, prune=args.prune or DEFAULT_PRUNE,
                   seed=args.seed, output=args.output, force=args.force, timings=timings)
     stats = [{"part": i, **s} for i, s in enumerate(p.part_stats())]
     record = {"output": args.output, "graph": p.graph_name, "n": p.graph_n, "m": p.graph_m, "parts": p.num_parts,
               "scheme": p.scheme, "prune": p.prune, "seed": p.seed, "fingerprint": p.fingerprint,
               "part_stats": stats, "totals": p.totals(), "timings": timings.to_dict()}
     lines = [f"wrote {args.output}: {p.graph_name} in {p.num_parts} parts ({p.scheme}, prune {p.prune}, seed {p.seed})",
-             f"time {_seconds(timings.to_dict())}", "", *parts_table(stats, p.graph_n, p.graph_m)]
+             f"time {report.seconds(timings.to_dict())}", "", *report.parts_table(stats, p.graph_n, p.graph_m)]
     _emit(args, record, lines)
     return 0
 
@@ -331,7 +270,7 @@ def _graph_info(args):
     lines = [
         g.name,
         f"  vertices          {g.n:,}",
-        f"  edges             {g.m:,}   ({_cleaning(g)})",
+        f"  edges             {g.m:,}   ({report.cleaning(g)})",
         f"  degree            min {d['min']:,}  mean {d['mean']:.2f}  median {d['median']:g}  max {d['max']:,}",
         f"  wedges            {s['wedges']:,}",
         f"  max out-degree    {s['max_out_degree']:,}   (after (degree, id) orientation)",
@@ -355,7 +294,7 @@ def _store_info(store):
     record = {"path": store.path, **h, "part_stats": stats}
     lines = [f"{store.path}: partition store of {h['graph_name']}",
              f"  {h['parts']} parts, scheme {h['scheme']}, prune {h['prune']}, seed {h['seed']}, "
-             f"graph fingerprint {h['fingerprint']}", "", *parts_table(stats, h["graph_n"], h["graph_m"])]
+             f"graph fingerprint {h['fingerprint']}", "", *report.parts_table(stats, h["graph_n"], h["graph_m"])]
     return record, lines, []
 
 
@@ -395,7 +334,7 @@ def _on_rank_zero(command):
     """Commands other than count are one process's work: under a launcher, rank 0 does it."""
 
     def run(args, comm):
-        from tcdist.dist.guard import collective
+        from tcdist.ranks.guard import collective
 
         return collective(comm, lambda: command(args), root_only=True, debug=args.debug)
 
@@ -429,19 +368,20 @@ def main(argv=None):
     # is a terminal, which it is for every rank under Open MPI's mpirun (a pty): that broke --json.
     os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
     args = build_parser().parse_args(argv)
-    from tcdist.dist.comm import SerialComm, launch_rank, world
+    from tcdist.ranks.comm import SerialComm, launch_rank, world
 
     comm = SerialComm()
     rank = launch_rank()
     signals.install()
-    try:
-        comm = world()
-        rank = comm.rank
-        progress.enable(rank == 0 and not (args.json or args.quiet))
-        code = args.func(args, comm)
-        signals.check()
-        return code
-    except BaseException as e:  # how it ended, by kind; anything else goes on as a traceback
-        return _exit_status(e, args, rank)
-    finally:
-        comm.Free()
+    with options_named(FLAGS):  # the library's errors name the options as this command line's flags
+        try:
+            comm = world()
+            rank = comm.rank
+            progress.enable(rank == 0 and not (args.json or args.quiet))
+            code = args.func(args, comm)
+            signals.check()
+            return code
+        except BaseException as e:  # how it ended, by kind; anything else goes on as a traceback
+            return _exit_status(e, args, rank)
+        finally:
+            comm.Free()

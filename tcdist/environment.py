@@ -6,7 +6,7 @@ import sys
 
 from tcdist import __version__
 from tcdist.count.registry import kernels
-from tcdist.device import gpu_device_problem
+from tcdist.device.gpu import problem as gpu_device_problem
 
 
 def _version(package):

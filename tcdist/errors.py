@@ -1,8 +1,41 @@
-"""Errors a user can fix: the CLI prints them as one line and exits with status 2."""
+"""Errors a user can fix: the CLI prints them as one line and exits with status 2.
+
+An error that names an option (OptionError) is written once with the option's API name in
+braces, ``{parts}``, and said in the words of whoever runs tcdist: the API's parameter names
+(``parts``), or, inside ``options_named(...)``, other names for them (the CLI's ``--parts``).
+"""
+
+import contextvars
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+OPTIONS = ("backend", "kernel", "threads", "parts", "scheme", "prune", "seed", "store", "schedule", "resume",
+           "per_vertex", "gpu_memory_limit", "force")
+_NAMED = re.compile(r"\{(" + "|".join(OPTIONS) + r")\}")
+_NAMES = contextvars.ContextVar("tcdist_option_names", default={})
+
+
+@contextmanager
+def options_named(names: dict[str, str]) -> Iterator[None]:
+    """Errors name the options by these names inside the block (the CLI's flags)."""
+    token = _NAMES.set(names)
+    try:
+        yield
+    finally:
+        _NAMES.reset(token)
 
 
 class TcdistError(Exception):
     """A problem with the input or the options, not a bug in tcdist."""
+
+
+class OptionError(TcdistError):
+    """A problem that names options, written with ``{name}`` fields (see above)."""
+
+    def __str__(self) -> str:
+        names = _NAMES.get()
+        return _NAMED.sub(lambda m: names.get(m.group(1), m.group(1)), super().__str__())
 
 
 class InputError(TcdistError):

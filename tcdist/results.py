@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 
-
 _NOT_STAGES = ("other", "total", "compile_overlapped", "read_overlapped", "transfer_overlapped")
 
 
@@ -83,6 +82,12 @@ class PartResult:
     kernel: str = ""          # the kernel that counted it (a spec; with --kernel auto, the rule's choice)
     journalled: bool = False  # taken from the journal of an earlier run (--resume), not counted now
     slices: int = 1           # pieces it was counted in (a part too large for the device: partition/slices.py)
+
+    @property
+    def timings(self) -> Timings:
+        """Its seconds as a rank's stages."""
+        return Timings(store_read=self.store_read, transfer=self.transfer, prepare=self.prepare, count=self.count,
+                       read_overlapped=self.read_overlapped, transfer_overlapped=self.transfer_overlapped)
 
     def joined(self, other: PartResult) -> PartResult:
         """This result with another slice of the same part added: counts and seconds add up."""

@@ -7,12 +7,13 @@ import os
 import time
 from importlib import resources
 
-from tcdist import device as devices
 from tcdist import io
-from tcdist.device import Device
+from tcdist.budget import model
+from tcdist.device.core import Device
+from tcdist.device.gpu import free_bytes as free_gpu_bytes
 from tcdist.errors import TcdistError
 from tcdist.graph import Graph, build_graph
-from tcdist.graph.graph import csr_problem
+from tcdist.graph.check import csr_problem
 from tcdist.io.objects import edges_of
 from tcdist.io.seal import read_seal
 from tcdist.partition.store import FORMAT as STORE_FORMAT
@@ -22,7 +23,6 @@ from tcdist.results import Timings
 Source = object  # None, a path, a spec, a Graph, or an in-memory graph (io/objects.py)
 EMBEDDED_NAME = "ego-Facebook (embedded)"
 EMBEDDED_TRIANGLES = 1_612_010
-_BUILD_BYTES_PER_EDGE = 64  # peak device memory of build_graph per raw edge (a few int64 arrays)
 
 
 def embedded_path() -> str:
@@ -32,14 +32,14 @@ def embedded_path() -> str:
 
 def _gpu_room(device: Device | str) -> int:
     """Bytes the GPU may give to building the graph: what is free, under the memory limit if any."""
-    return device.room() if isinstance(device, Device) else devices.free_gpu_bytes()
+    return device.room() if isinstance(device, Device) else free_gpu_bytes()
 
 
 def _upload_edges(edges, timings, room: int):
     """Move an edge list to the GPU to build there when it fits; else it is built on the host."""
     import cupy
 
-    if not isinstance(edges.src, cupy.ndarray) and len(edges) * _BUILD_BYTES_PER_EDGE < room:
+    if not isinstance(edges.src, cupy.ndarray) and len(edges) * model.BUILD_BYTES_PER_EDGE < room:
         t0 = time.perf_counter()
         edges.src, edges.dst = cupy.asarray(edges.src), cupy.asarray(edges.dst)
         cupy.cuda.Device().synchronize()
@@ -74,7 +74,7 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
         loaded = io.read(embedded_path())
         loaded.name = EMBEDDED_NAME
     elif generated:
-        if on_gpu and io.spec_edges(str(source)) * _BUILD_BYTES_PER_EDGE < _gpu_room(device):
+        if on_gpu and io.spec_edges(str(source)) * model.BUILD_BYTES_PER_EDGE < _gpu_room(device):
             import cupy
 
             loaded = io.generate(str(source), seed=seed, xp=cupy)

@@ -42,6 +42,13 @@ def brute_force_triangles(pairs):
     return sum(1 for u in adj for v in adj[u] if u < v for w in adj[u] & adj[v] if v < w)
 
 
+def cpu_device(kernel):
+    """A CPU device that counts with this registry kernel (one thread)."""
+    from tcdist.device.cpu import CpuDevice
+
+    return CpuDevice(kernel=kernel.name, threads=1, chosen=kernel, options={}, memory_limit=None, auto=None)
+
+
 class CliResult:
     def __init__(self, code, out, err):
         self.code, self.out, self.err = code, out, err

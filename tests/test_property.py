@@ -66,7 +66,8 @@ def test_orientation_invariants(edges):
 def test_slices_add_up_to_the_brute_force_count(edges, parts, seed, squeeze):
     """Any graph, any parts, any room between a slice's least and the part's need: the slices'
     counts add up to the brute force's, and their per-vertex credits to the part's."""
-    from tcdist.budget import part_need
+    from tcdist.budget import slices as plans
+    from tcdist.budget.model import need as part_need
     from tcdist.count.cpu import count_marker, per_vertex
     from tcdist.partition import Part, partition_graph, slices
 
@@ -81,7 +82,7 @@ def test_slices_add_up_to_the_brute_force_count(edges, parts, seed, squeeze):
         longest = int(np.diff(part.rowptr).max(initial=0))
         least = part_need(rows + 1, 2 * longest, 1, col_bytes)
         whole = part_need(rows, columns, local, col_bytes)
-        bounds = slices.plan(part, int(least + squeeze * max(whole - 1 - least, 0)), part_need)
+        bounds = plans.plan(part, int(least + squeeze * max(whole - 1 - least, 0)), part_need)
         if bounds is None:
             total += count_marker(part.rowptr, part.col, part.n_local)
             continue

@@ -1,49 +1,25 @@
-"""--kernel auto (the default): each part's kernel, by a rule taken from measurements.
+"""--kernel auto (the default): each part's kernel, by a rule taken from measurements
+(results/kernel-rule.md gives them).
 
-The rule reads three degree statistics of the part's local rows, taken when the rows were
-built (graph/graph.py degree_summary): the largest out-degree, the mean, and wedges per local
-edge (sum over local u of C(d+(u), 2), over the out-edges of the local vertices: the work of a
-wedge-checking kernel per edge, and the skew of the out-degrees, a hub's row having d+^2/2
-wedges; per local edge, so a part of a graph reads about as the whole graph does, whatever P).
-Even out-degrees have about half the mean wedges per edge. On nvidia-h200
-(results/kernels-h200.md, kernels-h200-final.md, kernels-h200-wedge.md, the last with this
-rule):
-- even out-degrees with 5 wedges per edge or more (ER of mean degree 25 to 100): `wedge-group`,
-  8 lanes per vertex walking its wedges, a warp from 10 wedges per edge (ER-8M-100M, 6.9 per
-  edge: 5.5 ms against a warp's 6.2, forward's 11.8 and the published WETRIC's 9.1; of mean
-  degree 50, 14.7 per edge: a warp's 10.2 against 8 lanes' 11.8; of mean degree 100: 20.4
-  against lstc-group's 26.8 and bitmap's 102);
-- out-degrees all small otherwise (a grid's d+ <= 4, sparser ER): `forward`, a thread per
-  vertex merging rows (grid 0.21 ms against wedge-group's 2.1, lstc-group's 6.7 and wetric's
-  1.2 with its wedge map; ER of mean degree 6.25: 0.63 ms against wedge-group's 1.25, of 12.5:
-  2.22 against 2.33); a thread holding a hub's row would keep its block waiting;
-- skewed degrees (RMAT: 78-160 wedges per edge; the SNAP graphs: 9.9-22): `bitmap`, a bitmap of
-  N+(u) per block (RMAT-20..24 2.3-2.6x lstc-group); where its bitmaps do not fit beside the
-  part, bitmaps of the hubs only (2^20, 2^18 or 2^16 bits for the highest ids, the rest
-  searched: RMAT-25 0.73-0.74 s as the full bitmaps, RMAT-22 38 ms against 35, RMAT-23 101
-  against 95, results/budget.md), then 8 blocks of 256 threads per multiprocessor (a quarter of
-  the bitmaps, as fast on RMAT-22/23, 13 % slower on RMAT-20: results/kernels-h200-sweep.md;
-  with the hubs' bits 13-25 % slower than 128 threads); where none fits, the rules below;
-- few wedges per edge but a hub: `wetric`, a thread per eight wedges of a static map;
-- a slice (partition/slices.py) reads as its part (slices.cut) and gets a kernel that
-  intersects rows: bitmap where its part's statistics give it and its bitmaps fit (a skewed
-  part's slices are planned to leave room for the hubs' bitmaps: kept_for_slices), else lstc
-  or lstc-group. Its source rows meet each target range in a slice of their own, and the
-  bitmap kernel walks only the v in the slice's targets; a kernel that walks wedges
-  (wedge-group, wetric) walks a source's every wedge again in each slice. On nvidia-h200
-  (results/budget.md), bitmaps of the hubs in every slice counted RMAT-25 under 2 GiB in 1.18 s
-  and RMAT-26 under 4 GiB in 2.76 s, against lstc-group's 2.40 s and 5.15 s, and 3.08 s and
-  7.81 s with the whole-graph rules (forward and wedge-group); forward and wetric also rely on a
-  part's id order, which a slice of a part with proxies does not keep;
-- between: `lstc-group`, or LSTC's Algorithm 3 at tile 128 for parts of fewer than
-  SMALL_PART_EDGES edges (nvidia-h100-x1, results/gpu-h100.md: lstc-group's second launch and
-  degree split cost more than they save there).
-The thresholds come from whole graphs; parts were not timed apart.
-CPU (results/cpu-rmat18.json): `marker` beat `merge` 4.5x, so it is always `marker`.
+The rule reads three degree statistics of the part's local rows (graph/degrees.py
+degree_summary): the largest out-degree, the mean, and wedges per local edge (the work of a
+wedge-checking kernel per edge, and the skew of the out-degrees: a hub's row has d+^2/2 wedges).
+On the GPU:
+- even out-degrees with many wedges per edge (ER of mean degree 25 to 100): `wedge-group`, 8
+  lanes per vertex, a warp from WIDE_GROUP_WEDGES_PER_EDGE;
+- out-degrees all small otherwise (a grid, sparse ER): `forward`, a thread per vertex;
+- skewed degrees (RMAT, the SNAP graphs): `bitmap`, with bitmaps of the hubs only, then in a
+  quarter of the blocks, where the full bitmaps do not fit beside the part;
+- few wedges per edge but a hub: `wetric`;
+- a slice (partition/slices.py) reads as its part and gets a kernel that intersects rows
+  (bitmap where its part's statistics give it and its bitmaps fit, else lstc or lstc-group):
+  a kernel that walks wedges would walk a source's wedges again in every slice, and forward and
+  wetric rely on a part's id order, which a slice of a part with proxies does not keep;
+- between: `lstc-group`, or LSTC's Algorithm 3 at tile 128 for parts under SMALL_PART_EDGES.
+On the CPU it is always `marker`.
 """
 
 from tcdist.count.registry import choose
-from tcdist.graph.graph import degree_summary
 
 SMALL_PART_EDGES = 500_000
 SPARSE_WEDGES_PER_EDGE = 2.0   # below (with a hub): wetric
@@ -64,9 +40,7 @@ def degree_stats(part) -> tuple[float, int, float]:
     """(wedges per local edge, the largest out-degree, the mean out-degree), over the part's local
     rows (a slice: its part's, slices.cut): from its statistics, taken when it was built (a part
     read from a store: now, and kept there)."""
-    if "degrees" not in part.stats:
-        part.stats["degrees"] = degree_summary(part.rowptr, part.n_local)
-    summary = part.stats["degrees"]
+    summary = part.degrees()
     return summary["wedges"] / max(summary["edges"], 1), summary["max_out"], summary["edges"] / max(summary["rows"], 1)
 
 

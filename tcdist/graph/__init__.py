@@ -1,4 +1,4 @@
-"""Stage 2: clean, rank and orient a graph into CSR (see DESIGN.md)."""
+"""Clean, rank and orient a graph into CSR (ARCHITECTURE.md: the stages)."""
 
 from tcdist.graph.build import build_graph
 from tcdist.graph.graph import Graph

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcdist import memory, progress
+from tcdist import progress
+from tcdist.budget import host as memory
+from tcdist.budget import model
 from tcdist.errors import TcdistError
+from tcdist.graph.degrees import degree_summary
 from tcdist.graph.edges import EdgeList
-from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype, degree_summary
+from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
 from tcdist.xp import array_module
 
 
@@ -72,7 +75,6 @@ def csr_from_sorted_keys(keys, n):
     return rowptr, (keys % n).astype(col_dtype(n))
 
 
-_BUILD_BYTES_PER_EDGE = 64  # the raw pairs, packed keys and their sort, ids and the CSR
 
 
 def build_graph(edges: EdgeList) -> Graph:
@@ -82,7 +84,8 @@ def build_graph(edges: EdgeList) -> Graph:
     so vertices that only had self loops (or no edge at all) do not exist.
     """
     if array_module(edges.src) is np:
-        memory.require(_BUILD_BYTES_PER_EDGE * len(edges), f"building the graph of {edges.name} ({len(edges):,} edges)",
+        memory.require(model.BUILD_BYTES_PER_EDGE * len(edges),
+                       f"building the graph of {edges.name} ({len(edges):,} edges)",
                        "convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5), or count a "
                        "smaller graph")
     with progress.bar(4, f"build {edges.name}", "steps") as bar:

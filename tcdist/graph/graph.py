@@ -5,8 +5,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from tcdist.clustering import exact_sum, wedge_counts
 from tcdist.errors import TcdistError
+from tcdist.graph.degrees import exact_sum, wedge_counts
 from tcdist.xp import array_module, to_numpy
 
 MAX_VERTICES = 3_037_000_499  # n * n must fit in int64: edges are sorted as packed keys u * n + v
@@ -15,54 +15,6 @@ MAX_VERTICES = 3_037_000_499  # n * n must fit in int64: edges are sorted as pac
 def col_dtype(n):
     """Column indices are int32 while ids fit, int64 beyond: one canonical dtype per graph size."""
     return np.int32 if n < 2**31 else np.int64
-
-
-def degree_summary(rowptr, n_local: int) -> dict:
-    """What --kernel auto's rule reads of the first n_local rows: their wedges (the sum of
-    C(d+(u), 2)), the largest out-degree, the edges and the rows (n_local). Taken where rows
-    are built (a graph, a part), so that a count of what this run built need not pass over them
-    again (a part read from a store gets them when it is counted); on the GPU in one launch."""
-    n_local = int(n_local)
-    if array_module(rowptr) is np:
-        out = np.diff(rowptr[: n_local + 1])
-        wedges, longest, edges = int((out * (out - 1) // 2).sum()), int(out.max(initial=0)), int(rowptr[n_local])
-    else:
-        from tcdist.count import gpu
-
-        wedges, longest, edges = gpu.degree_stats(rowptr, n_local)
-    return {"wedges": wedges, "max_out": longest, "edges": edges, "rows": n_local}
-
-
-def csr_problem(rowptr, col, n_local: int, *, ascending: bool = False) -> str | None:
-    """What is wrong with an oriented CSR that a kernel would trust, or None: rowptr int64 from 0
-    to len(col) and never falling, ids in range, every row strictly increasing, 0 <= n_local <= n
-    (and with ascending, every edge u -> v with u < v). Whole-array passes, NumPy or CuPy."""
-    xp = array_module(rowptr)
-    n = int(rowptr.size) - 1
-    if rowptr.dtype != np.int64 or rowptr.ndim != 1 or n < 0:
-        return "rowptr is not a one-dimensional int64 array"
-    if col.dtype.kind != "i" or col.ndim != 1:
-        return "col is not a one-dimensional integer array"
-    if int(rowptr[0]) != 0 or int(rowptr[-1]) != col.size or (n and bool((rowptr[1:] < rowptr[:-1]).any())):
-        return "rowptr does not rise from 0 to the number of edges"
-    if not 0 <= n_local <= n:
-        return f"{n_local} local vertices in a part of {n}"
-    if col.size == 0:
-        return None
-    if int(col.min()) < 0 or int(col.max()) >= n:
-        return f"a column index lies outside 0..{n - 1}"
-    row_start = xp.zeros(col.size + 1, dtype=bool)
-    row_start[rowptr[:-1]] = True
-    step = max(1 << 16, -(-col.size // 16))  # in slices: the comparisons hold a sixteenth of a flag per column
-    for a in range(1, col.size, step):
-        b = min(a + step, col.size)
-        if bool((~row_start[a:b] & (col[a:b] <= col[a - 1 : b - 1])).any()):
-            return "a row is not sorted (or repeats a column)"
-    if ascending:  # rows are sorted (above): a row ascends from u if its first column does
-        rows = xp.flatnonzero(rowptr[1:] > rowptr[:-1])
-        if bool((col[rowptr[rows]] <= rows).any()):
-            return "an edge u -> v has u >= v (not oriented by rank)"
-    return None
 
 
 class CSR:

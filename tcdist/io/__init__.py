@@ -1,4 +1,4 @@
-"""Stage 1: read graphs from files and generators (see DESIGN.md)."""
+"""Read graphs from files, generators and in-memory objects."""
 
 from __future__ import annotations
 

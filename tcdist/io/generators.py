@@ -6,7 +6,9 @@ import re
 
 import numpy as np
 
-from tcdist import memory, progress
+from tcdist import progress
+from tcdist.budget import host as memory
+from tcdist.budget import model
 from tcdist.errors import TcdistError
 from tcdist.graph.edges import EdgeList
 
@@ -19,8 +21,8 @@ class _Random:
 
     The same spec and seed give the same graph on any NumPy version and on CuPy, because
     nothing depends on a library's generator stream, nor on how much a device makes at a time
-    (each value is found by its position: before, RMAT's draws followed its pieces, 4 Mi edges
-    on the host and 64 Mi on a GPU, and from rmat:19 on the two made different graphs).
+    (each value is found by its position, so the host's and a GPU's pieces of different sizes
+    draw the same graph).
     """
 
     _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -143,7 +145,6 @@ GENERATORS = {
 }
 _SPEC = re.compile(r"([a-z]+)((?::\d+)+)")
 _SPEC_LIKE = re.compile(r"([a-z]+)(:[^/]*)?")
-_GENERATED_BYTES_PER_EDGE = 48  # src and dst (int64) and the draws they are made from
 
 
 def _edges_of_spec(kind, args):
@@ -204,7 +205,7 @@ def generate(spec: str, *, seed: int = 0, xp=np) -> EdgeList:
     kind, args = parsed
     fn, usage, _ = GENERATORS[kind]
     if xp is np:
-        memory.require(_GENERATED_BYTES_PER_EDGE * _edges_of_spec(kind, args), f"generating '{spec}'",
+        memory.require(model.GENERATED_BYTES_PER_EDGE * _edges_of_spec(kind, args), f"generating '{spec}'",
                        "generate a smaller graph, or on a machine with more memory")
     try:
         src, dst = fn(*args, seed=seed, xp=xp) if fn in (rmat, erdos_renyi) else fn(*args, seed=seed)

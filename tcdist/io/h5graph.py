@@ -9,9 +9,18 @@ import numpy as np
 
 from tcdist import __version__
 from tcdist.errors import InputError
-from tcdist.graph.graph import Graph, col_dtype, csr_problem
-from tcdist.io.hdf5 import (check_format, damage_is_input_error, digest, open_h5, plain, read_arrays, read_attrs,
-                            write_dataset)
+from tcdist.graph.check import csr_problem
+from tcdist.graph.graph import Graph, col_dtype
+from tcdist.io.hdf5 import (
+    check_format,
+    damage_is_input_error,
+    digest,
+    open_h5,
+    plain,
+    read_arrays,
+    read_attrs,
+    write_dataset,
+)
 from tcdist.io.seal import sealed_file
 from tcdist.io.write import atomic_path
 

@@ -111,9 +111,8 @@ def open_h5(path):
 def read_array(path, group, name) -> tuple[np.ndarray, list]:
     """A whole one-dimensional integer dataset and its checksum (array_checksum's), with missing,
     unreadable and odd datasets named. A contiguous, unfiltered one is read straight from the file
-    in 64 MiB blocks on several threads, each block's crc32 taken while it is in cache: h5py reads
-    on one thread, and the checksum was then a second pass over the array (together 1.7-2.2 s of
-    a count's wall time for a 4-5 GiB part on nvidia-h200-x4)."""
+    in 64 MiB blocks on several threads, each block's crc32 taken while it is in cache (h5py reads
+    on one thread, and the checksum would be a second pass over the array)."""
     full = f"{group.name.strip('/')}/{name}".lstrip("/")
     if name not in group or not isinstance(group[name], h5py.Dataset):
         raise InputError(path, f"dataset '{full}' is missing")

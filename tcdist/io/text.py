@@ -20,7 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from tcdist import memory, progress
+from tcdist import progress
+from tcdist.budget import host as memory
 from tcdist.errors import InputError
 
 CHUNK_BYTES = 32 << 20

@@ -1,22 +1,24 @@
-"""Stages 3 and 4: LSTC workload partitioning and the HDF5 partition store (see DESIGN.md)."""
+"""LSTC workload partitioning and the HDF5 partition store."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from tcdist.errors import TcdistError
+from tcdist.config import PRUNE_MODES, SCHEMES
+from tcdist.errors import OptionError
 from tcdist.graph.graph import Graph
 from tcdist.partition.build import build_parts
 from tcdist.partition.host import iter_parts_host
-from tcdist.partition.part import PRUNE_MODES, Part, Partitioning
-from tcdist.partition.schemes import SCHEMES, assign
+from tcdist.partition.part import Part, Partitioning
+from tcdist.partition.schemes import assign
 
 
 def check_parts(num_parts: int, graph: Graph) -> None:
     """Refuse more parts than vertices: the algorithms allow empty parts, but a user asking for
     10^9 parts of a small graph would only wait for memory to run out."""
     if num_parts > max(graph.n, 1):
-        raise TcdistError(f"--parts {num_parts:,} is more than the {graph.n:,} vertices of {graph.name or 'the graph'}: "
+        raise OptionError(f"{{parts}} {num_parts:,} is more than the {graph.n:,} vertices of "
+                          f"{graph.name or 'the graph'}: "
                           "every part needs a vertex")
 
 

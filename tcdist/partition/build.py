@@ -17,8 +17,9 @@ induced edges per level.
 """
 
 from tcdist import progress
+from tcdist.config import PRUNE_MODES
 from tcdist.graph.graph import col_dtype
-from tcdist.partition.part import PRUNE_MODES, Part
+from tcdist.partition.part import Part
 from tcdist.xp import array_module, segment_ids, select
 
 LOCAL, OUT, IN = 1, 2, 4

@@ -19,9 +19,8 @@ by one call that releases the GIL, on a thread of its own, in a few linear passe
 Parts come out in order as they are built, so a store is written while only a few parts are
 in memory. Parts are built side by side, one per thread; those of a large graph by teams of
 threads (8 parts on 16 threads: 8 teams of 2), each pass above a parallel loop over runs of rows
-of about equal edges (_spread), and racing writes made only where a byte changes. On RMAT-26 in
-8 parts on 16 cores (results/host-partition.md): a part a thread, 41 s; teams with a transpose and
-four lookups an edge, 7.4 + 30.0 s.
+of about equal edges (_spread), and racing writes made only where a byte changes (measured in
+results/host-partition.md).
 """
 
 import threading
@@ -39,7 +38,7 @@ from tcdist.partition.part import Part
 
 LOCAL, OUT, IN, ALIVE = 1, 2, 4, 8
 _TARGET_BLOCK_SHIFT = 12  # the transpose counts targets by blocks of 2^12 ids,
-_RANGES_PER_THREAD = 4    # and sorts them in ranges of equal edges, this many per thread (as a team deals out rows)
+RANGES_PER_THREAD = 4    # and sorts them in ranges of equal edges, this many per thread (as a team deals out rows)
 _LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built by a team of threads
 _DENSE_SHIFT = 5       # a part that may touch 1/32 of the vertices finds its members by a scan of the flags
 _MASK_PARTS = 64       # up to this many parts, each vertex's in-parts fit 64 bits: no transpose
@@ -54,8 +53,8 @@ def _transpose(rowptr, col, chunks, shift, groups):
     moves its edges into its own run of each range's bucket; then each range sorts its bucket by
     target, stably. A bucket holds its chunks' edges in row order, so each reversed row comes out
     sorted, and no two threads write one entry. Ranges of equal edges, not of equal ids: on
-    RMAT the highest ranks hold most in-edges, and ranges of 2^16 ids left their sorting to a
-    few threads (13.6 s on RMAT-26 on 16 threads; before, every chunk scanned every row)."""
+    RMAT the highest ranks hold most in-edges, and ranges of equal ids would leave their sorting
+    to a few threads."""
     n = rowptr.size - 1
     m = rowptr[n]
     blocks = (n >> shift) + 1
@@ -129,7 +128,7 @@ def _build_part_source(rowptr, col, in_ptr, in_col, in_parts, bit, local, prune,
     one pass that counts each row's kept edges, one that writes them. A part that may touch
     a 2^-_DENSE_SHIFT share of the vertices finds its members by a scan of the flags; a small
     one gathers them and sorts them, so that it costs its own size, not n."""
-    pieces = team * _RANGES_PER_THREAD if team > 1 else 1
+    pieces = team * RANGES_PER_THREAD if team > 1 else 1
     for i in prange(local.size):
         flags[local[i]] |= LOCAL
     if team > 1:
@@ -174,7 +173,7 @@ def _build_part_source(rowptr, col, in_ptr, in_col, in_parts, bit, local, prune,
     # the induced edges (those to members), and of each kept row its kept edges and those to locals
     kept_in_row = np.zeros(v_ind, np.int64)
     near_in_row = np.zeros(v_ind, np.int64)
-    induced = np.zeros(pieces, np.int64)  # by run: a scalar reduction here failed in the GPU host's parfor pass (Numba 0.68, NumPy 2.5)
+    induced = np.zeros(pieces, np.int64)  # by run: a scalar reduction here fails Numba 0.68's parfor pass
     for c in prange(pieces):
         for i in range(spread[c], spread[c + 1]):
             u = members[i]
@@ -239,8 +238,8 @@ def _build_part_source(rowptr, col, in_ptr, in_col, in_parts, bit, local, prune,
 
 def _compiled(source, parallel: bool):
     """source compiled serial or parallel. Numba's cache on disk keys a function by its name,
-    line and bytecode, not by `parallel`: two variants of one function loaded each other's code
-    (the parallel builder ran on one thread: 36 s a part on 16 cores), so each gets its own name."""
+    line and bytecode, not by `parallel`: two variants of one function would load each other's
+    code (the parallel builder running on one thread), so each gets its own name."""
     name = f"{source.__name__}_{'parallel' if parallel else 'serial'}"
     variant = types.FunctionType(source.__code__, source.__globals__, name, source.__defaults__, source.__closure__)
     variant.__qualname__ = name
@@ -249,24 +248,6 @@ def _compiled(source, parallel: bool):
 
 _build_part = _compiled(_build_part_source, parallel=False)
 _build_part_parallel = _compiled(_build_part_source, parallel=True)
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def misoriented_rows(rowptr, col, n_local):
-    """How many rows break the order a part's ids follow: locals numbered first, then proxies,
-    each set in rank order, so every edge u -> v has u < v except a proxy's edge to a local
-    vertex. Kernels that find a wedge's closing edge from one side (forward, wetric) trust it.
-    Rows are taken as sorted (Device.put checks that), so a row's first column it governs says
-    it all: a local row's first, a proxy row's first proxy."""
-    bad, m = 0, col.size
-    for u in prange(rowptr.size - 1):
-        lo = min(max(rowptr[u], 0), m)  # clipped to col: the CSR's structure is checked later
-        hi = min(max(rowptr[u + 1], lo), m)
-        if u >= n_local:  # skip the row's locals, which may lie below u
-            lo += np.searchsorted(col[lo:hi], n_local)
-        if lo < hi and col[lo] <= u:
-            bad += 1
-    return bad
 
 
 def _mark_source(ptr, adj, local, pieces, flags, bit):
@@ -399,15 +380,15 @@ def transpose(graph):
     """(in_ptr, in_col): the graph's reversed edges as a CSR, on every core."""
     threads = max(numba.get_num_threads(), 1)
     return _transpose(np.asarray(graph.rowptr), np.asarray(graph.col), threads, _TARGET_BLOCK_SHIFT,
-                      _RANGES_PER_THREAD * threads)
+                      RANGES_PER_THREAD * threads)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _in_parts(rowptr, col, part, pieces):
+def parts_reached(rowptr, col, part, pieces):
     """Each vertex's set of the parts its out-neighbours are in, bit p for part p (< 64): part p's
     in-neighbours are the vertices with bit p. One pass over the edges, in `pieces` runs of rows
-    of about equal edges, each row's set made by one thread: where the transpose took three
-    passes and a sort (7.4 s of RMAT-26's host partitioning on 16 cores)."""
+    of about equal edges, each row's set made by one thread (a transpose takes three passes and a
+    sort)."""
     n = rowptr.size - 1
     bounds = _even_rows(rowptr, pieces)
     out = np.zeros(n, np.uint64)
@@ -426,7 +407,7 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, rever
     each by a team of `team` threads (None: the threads shared out among the parts side by side
     where the graph has at least _LARGE_PART edges a part, e.g. 8 parts on 16 threads in teams of
     2; else 1, a part a thread). A part's in-neighbours come from each vertex's set of the parts
-    its out-neighbours are in (_in_parts) for up to _MASK_PARTS parts, else from the transpose:
+    its out-neighbours are in (in_parts) for up to _MASK_PARTS parts, else from the transpose:
     reversed_edges() if given (a caller partitioning the graph several times keeps it), else
     made here."""
     rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
@@ -434,7 +415,7 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, rever
     threads = max(numba.get_num_threads(), 1)
     with progress.bar(num_parts + 1, f"partition into {num_parts} parts", "steps") as bar:
         if num_parts <= _MASK_PARTS:
-            in_parts = _in_parts(rowptr, col, assignment.astype(np.uint8), threads * _RANGES_PER_THREAD)
+            in_parts = parts_reached(rowptr, col, assignment.astype(np.uint8), threads * RANGES_PER_THREAD)
             in_ptr, in_col = np.zeros(1, np.int64), np.zeros(0, col.dtype)
         else:
             in_parts = np.zeros(0, np.uint64)

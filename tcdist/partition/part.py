@@ -4,10 +4,10 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 
-from tcdist.graph.graph import CSR, degree_summary
+from tcdist.graph.degrees import degree_summary
+from tcdist.graph.graph import CSR
 from tcdist.xp import array_module
 
-PRUNE_MODES = ("lstc", "none", "minimal")
 STAT_KEYS = ("n_local", "v_ind", "v_res", "e_ind", "e_res", "bytes", "work")
 
 
@@ -60,6 +60,13 @@ class Part(CSR):
     @classmethod
     def make(cls, *, index, rowptr, col, global_id, n_local, v_ind, e_ind):
         return cls(index, rowptr, col, global_id, n_local, part_stats(rowptr, col, n_local, v_ind, e_ind))
+
+    def degrees(self) -> dict:
+        """What --kernel auto reads of the local rows (degree_summary), taken once: when the part
+        was built, or for a part read from a store when first asked."""
+        if "degrees" not in self.stats:
+            self.stats["degrees"] = degree_summary(self.rowptr, self.n_local)
+        return self.stats["degrees"]
 
     def sizes(self) -> tuple[int, int, int, int]:
         """(rows, columns, local rows, bytes per column): what its bytes on a device depend on."""

@@ -1,7 +1,7 @@
 """Vertex partitioning schemes: each maps every vertex to a part in [0, P).
 
-A scheme is one function ``(graph, num_parts, seed) -> int array of length n``; register
-it in SCHEMES.
+A scheme is one function ``(graph, num_parts, seed) -> int array of length n``; name it in
+config.SCHEMES and register it in _BY_NAME.
 """
 
 import os
@@ -10,7 +10,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from tcdist.errors import TcdistError
+from tcdist.config import SCHEMES
+from tcdist.errors import OptionError, TcdistError
 from tcdist.xp import segment_ids, to_numpy
 
 
@@ -29,7 +30,7 @@ def metis_scheme(graph, num_parts, seed):
     try:
         import pymetis
     except ImportError:
-        raise TcdistError("--scheme metis needs pymetis: pip install 'tcdist[metis]'") from None
+        raise OptionError("{scheme} metis needs pymetis: pip install 'tcdist[metis]'") from None
     if num_parts == 1 or graph.n == 0:
         return np.zeros(graph.n, np.int64)
     rowptr, col = to_numpy(graph.rowptr), to_numpy(graph.col).astype(np.int64)
@@ -56,16 +57,12 @@ def _stdout_to_stderr():
         os.close(saved)
 
 
-SCHEMES = {"random": random_scheme, "contiguous": contiguous_scheme, "metis": metis_scheme}
+_BY_NAME = dict(zip(SCHEMES, (random_scheme, contiguous_scheme, metis_scheme)))
 
 
 def assign(graph, scheme, num_parts, seed=0):
     """The part of every vertex under a named scheme, on the graph's array module."""
-    if scheme not in SCHEMES:
-        raise TcdistError(f"unknown partitioning scheme '{scheme}' (choose from {', '.join(SCHEMES)})")
-    if not isinstance(num_parts, int) or num_parts < 1:
-        raise TcdistError(f"the number of parts must be a positive integer, got {num_parts!r}")
-    parts = np.asarray(SCHEMES[scheme](graph, num_parts, seed), np.int64)
+    parts = np.asarray(_BY_NAME[scheme](graph, num_parts, seed), np.int64)
     if parts.shape != (graph.n,) or (parts.size and (parts.min() < 0 or parts.max() >= num_parts)):
         raise TcdistError(f"scheme '{scheme}' did not give every vertex a part in [0, {num_parts})")
     return graph.xp.asarray(parts)

@@ -13,110 +13,19 @@ per-vertex credits fold back onto the part's vertices (fold).
 The ranges split what a slice may hold evenly between sources and targets (for a given room,
 that makes the fewest bytes to copy). A slice whose target range holds no column of its
 sources has no wedge and is left out: for the whole graph, whose ids are ranks, that is every
-target range below the source range. This is an addition to LSTC (and to DESIGN.md), whose parts
+target range below the source range. This is an addition to LSTC, whose parts
 must each fit the device: on skewed graphs every part holds the dense core, so no P fits a small
 budget, while slices fit any budget that holds the pointers of a part's rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
 
-from tcdist.errors import TcdistError
-from tcdist.graph.graph import degree_summary
-from tcdist.memory import size_text
 from tcdist.partition.part import Part, recorded
-from tcdist.xp import to_numpy
-
-_SHRINK = 0.8  # a plan with a slice over the room tries again with ranges this much smaller
-MAX_SLICES = 10_000  # more, and per-slice costs (a launch, a check, a copy's latency) would swamp the count
-
-Need = Callable[[int, int, int, int], int]  # (v_res, e_res, n_local, col_bytes) -> device bytes
-
-
-def plan(part: Part, room: int, need: Need, budget: int | None = None) -> list[tuple[int, int, int, int]] | None:
-    """The slices of a part that does not fit in room bytes, as (source rows a..b, target rows
-    c..d), in source order; None if the part fits whole. need(v_res, e_res, n_local,
-    col_bytes) gives a piece's bytes on the device (budget.part_need with the kernel's own);
-    budget, the device's memory that room is a share of, is what a refusal names."""
-    rowptr = to_numpy(part.rowptr)
-    n, n_local, col_bytes = rowptr.size - 1, part.n_local, part.col.itemsize
-    if need(n, int(rowptr[-1]), n_local, col_bytes) <= room or n_local == 0:
-        return None
-    floor, longest = refuse_unsliceable(part, room, need, budget)
-    per_row, per_edge = floor - need(n, 0, 0, col_bytes), need(n, 1, 0, col_bytes) - need(n, 0, 0, col_bytes)
-    sources = per_row * np.arange(n_local + 1, dtype=np.int64) + per_edge * rowptr[: n_local + 1]
-    targets = per_edge * rowptr
-    share = (room - floor) / 2
-    while True:
-        s_bounds, t_bounds = _ranges(sources, share), _ranges(targets, share)
-        too_many = (s_bounds.size - 1) * (t_bounds.size - 1) > 4 * MAX_SLICES
-        slices = None if too_many else _with_wedges(part, rowptr, s_bounds, t_bounds)
-        if slices == []:  # no local row has an edge: one slice of one empty row counts the part's none
-            return [(0, 1, 0, 0)]
-        if slices is None or len(slices) > MAX_SLICES:
-            raise TcdistError(f"part {part.index} would need more than {MAX_SLICES:,} slices to fit "
-                              f"{size_text(budget or room)} on the device (a slice of one row needs "
-                              f"{size_text(need(n + 1, 2 * longest, 1, col_bytes))} with the kernel's own memory); "
-                              "give the device more memory, or let --kernel auto choose")
-        if max(need(b - a + n, _edges(rowptr, a, b) + _edges(rowptr, c, d), b - a, col_bytes)
-               for a, b, c, d in slices) <= room:
-            return slices
-        share *= _SHRINK
-
-
-def refuse_unsliceable(part: Part, room: int, need: Need, budget: int | None = None,
-                       advice: str = "give the device more memory or count more parts") -> tuple[int, int]:
-    """Stop if no slice of the part fits room bytes: the pointers of all its rows beside its
-    longest row (as a source and as a target); else (the bytes of those pointers beside one
-    row, the longest row's length)."""
-    rowptr = to_numpy(part.rowptr)
-    n, col_bytes = rowptr.size - 1, part.col.itemsize
-    floor = need(n + 1, 0, 1, col_bytes)  # the target rows' pointers, beside one source row
-    per_edge = need(n, 1, 0, col_bytes) - need(n, 0, 0, col_bytes)
-    longest = int(np.diff(rowptr).max(initial=0))
-    least = floor + 2 * per_edge * longest  # the longest row, as a source and as a target
-    if least > room:
-        raise TcdistError(f"part {part.index} cannot be sliced to fit {size_text(budget or room)} on the device: its "
-                          f"longest row ({longest:,} out-neighbours) beside the pointers of its {n:,} rows needs "
-                          f"{size_text(least)}{f', over the {size_text(room)} one slice may take' if budget else ''}; "
-                          f"{advice}")
-    return floor, longest
-
-
-def _ranges(cost, share: float) -> np.ndarray:
-    """Bounds of consecutive rows whose cost (cumulative, per row bound) is about share each:
-    the fewest ranges of about equal cost."""
-    total = int(cost[-1] - cost[0])
-    pieces = max(1, -(-total // max(int(share), 1)))
-    marks = cost[0] + np.arange(pieces + 1) * (total / pieces)
-    bounds = np.searchsorted(cost, marks, side="left")
-    bounds[0], bounds[-1] = 0, cost.size - 1
-    return np.unique(bounds)
-
-
-def _edges(rowptr, a: int, b: int) -> int:
-    return int(rowptr[b] - rowptr[a])
-
-
-def _with_wedges(part: Part, rowptr: np.ndarray, s_bounds, t_bounds) -> list[tuple[int, int, int, int]]:
-    """(a, b, c, d) for every source range a..b and target range c..d that may share a wedge:
-    the target range meets the span of the sources' columns (a row's first column is its least
-    and its last its largest)."""
-    col = part.col
-    slices = []
-    for a, b in zip(s_bounds[:-1], s_bounds[1:]):
-        starts, ends = rowptr[a:b], rowptr[a + 1 : b + 1]
-        rows = ends > starts
-        if not rows.any():
-            continue
-        least, most = int(col[starts[rows]].min()), int(col[ends[rows] - 1].max())
-        slices += [(int(a), int(b), int(c), int(d)) for c, d in zip(t_bounds[:-1], t_bounds[1:])
-                   if c <= most and d > least]
-    return slices
 
 
 class SliceOf(NamedTuple):
@@ -134,10 +43,8 @@ class SliceOf(NamedTuple):
 def cut(part: Part, bounds: list[tuple[int, int, int, int]]) -> Iterator[Slice]:
     """The slices of a part by plan's bounds, in order; each reads to --kernel auto as the part
     does (its degree summary): a slice's source rows alone, ids being degree ranks, have about
-    equal degrees, and read as even where the part is skewed (before, RMAT's slices went to
-    lstc-group where the part went to bitmap)."""
-    if "degrees" not in part.stats:
-        part.stats["degrees"] = degree_summary(part.rowptr, part.n_local)
+    equal degrees, and would read as even where the part is skewed."""
+    part.degrees()  # taken from the whole part, before it is cut
     ordered = part.n_local == part.rowptr.size - 1
     for k, (a, b, c, d) in enumerate(bounds):
         yield Slice(part, a, b, c, d, SliceOf(k, len(bounds), a, ordered))

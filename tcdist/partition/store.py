@@ -24,9 +24,19 @@ import numpy as np
 
 from tcdist import __version__, progress
 from tcdist.errors import InputError, TcdistError
+from tcdist.graph.check import misoriented_rows
 from tcdist.graph.graph import col_dtype
-from tcdist.io.hdf5 import (check_format, damage_is_input_error, digest, open_h5, plain, read_array, read_arrays,
-                            read_attrs, write_dataset)
+from tcdist.io.hdf5 import (
+    check_format,
+    damage_is_input_error,
+    digest,
+    open_h5,
+    plain,
+    read_array,
+    read_arrays,
+    read_attrs,
+    write_dataset,
+)
 from tcdist.io.seal import sealed_file
 from tcdist.io.write import atomic_path
 from tcdist.partition.part import STAT_KEYS, Part, Partitioning, partitioning_id
@@ -177,8 +187,6 @@ class Store:
         rowptr, col, global_id = arrays["rowptr"], arrays["col"], arrays["global_id"]
         if global_id.size != rowptr.size - 1 or (stats["v_res"], stats["e_res"]) != (rowptr.size - 1, col.size):
             raise InputError(self.path, f"part {i}: inconsistent arrays")
-        from tcdist.partition.host import misoriented_rows
-
         if misoriented_rows(rowptr, col, stats["n_local"]):
             raise InputError(self.path, f"part {i}: an edge breaks the order of its ids (locals, then proxies, "
                                         "each in rank order)")

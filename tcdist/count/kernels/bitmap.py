@@ -5,13 +5,12 @@ prepare step allocates the blocks' bitmaps, one bit per vertex of the part each,
 is searched in N+(u)): a bound on their memory for parts and slices counted under a budget. Small
 blocks idle less on the short rows of skewed graphs, at the price of more bitmaps. The default, a
 grid of 32 blocks of 128 threads per multiprocessor (16 resident at a time, the others taking SMs
-as they free), was the fastest on RMAT-20..23 on nvidia-h200 (results/kernels-h200-sweep.md: 5 %
-ahead of 16 blocks on RMAT-20, even on RMAT-22/23)."""
+as they free), was the fastest measured on RMAT (results/kernels-h200-sweep.md)."""
 
 import numpy as np
 
-from tcdist.count.cuda_sources import COL_TYPES, declare
 from tcdist.count.registry import Kernel, Option
+from tcdist.cuda.build import COL_TYPES, declare
 
 
 def instantiations() -> list[str]:
@@ -76,17 +75,17 @@ def extra_bytes(v_res, e_res, n_local, col_bytes, *, blocks_per_sm, threads, bit
 def count(rowptr, col, n_local, *, prepared, blocks_per_sm, threads, bits):
     import cupy
 
-    from tcdist.count import gpu
+    from tcdist.cuda import launch
 
-    rowptr, col = gpu.device_csr(rowptr, col)
-    total = cupy.zeros(1, dtype=cupy.uint64)
+    rowptr, col = launch.device_csr(rowptr, col)
     bitmaps, (hubs, ranges) = prepared
-    if n_local > 0:
-        blocks, words = bitmaps.shape
-        kernel = gpu.function(KERNEL, "bitmap_count", col, "true" if hubs else "false")
-        kernel((blocks,), (threads,), (rowptr, col, cupy.int64(n_local), bitmaps, cupy.int64(words),
-                                       *map(cupy.int64, ranges), total))
-    return int(total.get()[0])
+    if n_local <= 0:
+        return 0
+    blocks, words = bitmaps.shape
+    kernel = launch.function(KERNEL, "bitmap_count", col, "true" if hubs else "false")
+    return launch.counted(lambda total: kernel((blocks,), (threads,), (rowptr, col, cupy.int64(n_local), bitmaps,
+                                                                       cupy.int64(words), *map(cupy.int64, ranges),
+                                                                       total)))
 
 
 KERNEL = Kernel("bitmap", "gpu", "a bitmap of N+(u) per block, N+(v) tested against it", count,

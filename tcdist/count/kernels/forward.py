@@ -1,8 +1,8 @@
 """GPU: the forward algorithm, one thread per local vertex (cuda/forward.cu): each v of N+(u)
 merged with the rest of u's row. No prepare step; for small out-degrees (grids, sparse ER)."""
 
-from tcdist.count.cuda_sources import COL_TYPES, declare
 from tcdist.count.registry import Kernel
+from tcdist.cuda.build import COL_TYPES, declare
 
 
 def instantiations() -> list[str]:
@@ -12,14 +12,14 @@ def instantiations() -> list[str]:
 def count(rowptr, col, n_local):
     import cupy
 
-    from tcdist.count import gpu
+    from tcdist.cuda import launch
 
-    rowptr, col = gpu.device_csr(rowptr, col)
-    total = cupy.zeros(1, dtype=cupy.uint64)
-    if n_local > 0 and col.size:
-        grid = min(-(-int(n_local) // 256), gpu.MAX_GRID)
-        gpu.function(KERNEL, "forward", col)((grid,), (256,), (rowptr, col, cupy.int64(n_local), total))
-    return int(total.get()[0])
+    rowptr, col = launch.device_csr(rowptr, col)
+    if n_local <= 0 or not col.size:
+        return 0
+    grid = min(-(-int(n_local) // 256), launch.MAX_GRID)
+    kernel = launch.function(KERNEL, "forward", col)
+    return launch.counted(lambda total: kernel((grid,), (256,), (rowptr, col, cupy.int64(n_local), total)))
 
 
 KERNEL = Kernel("forward", "gpu", "the forward algorithm, a thread per vertex merging rows", count,

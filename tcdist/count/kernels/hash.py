@@ -2,15 +2,16 @@
 of N+(u) for every local vertex in global memory (at most half full, filled lock-free); the count
 looks every w of every N+(v) up in u's table, one warp per local edge."""
 
-from tcdist.count.cuda_sources import COL_TYPES, declare
 from tcdist.count.registry import Kernel
+from tcdist.cuda.build import COL_TYPES, declare
 
 _PARAMS = "const i64*, const {col}*, i64, const i64*, "
 
 
 def instantiations() -> list[str]:
     types = list(COL_TYPES.values())
-    return declare("hash_build", types, _PARAMS + "{col}*") + declare("hash_count", types, _PARAMS + "const {col}*, u64*")
+    return (declare("hash_build", types, _PARAMS + "{col}*")
+            + declare("hash_count", types, _PARAMS + "const {col}*, u64*"))
 
 
 def prepare(rowptr, col, n_local):
@@ -18,9 +19,9 @@ def prepare(rowptr, col, n_local):
     twice its out-degree (none for out-degree 0), -1 marking empty slots."""
     import cupy
 
-    from tcdist.count import gpu
+    from tcdist.cuda import launch
 
-    rowptr, col = gpu.device_csr(rowptr, col)
+    rowptr, col = launch.device_csr(rowptr, col)
     out = cupy.diff(rowptr[: int(n_local) + 1])
     size = cupy.where(out > 0, cupy.left_shift(1, cupy.ceil(cupy.log2(cupy.maximum(2 * out, 1))).astype(cupy.int64)), 0)
     table_start = cupy.zeros(int(n_local) + 1, dtype=cupy.int64)
@@ -28,8 +29,9 @@ def prepare(rowptr, col, n_local):
     tables = cupy.full(int(table_start[-1]), -1, dtype=col.dtype)
     edges = int(rowptr[int(n_local)]) if n_local > 0 else 0
     if edges:
-        grid = min(-(-edges // 256), gpu.MAX_GRID)
-        gpu.function(KERNEL, "hash_build", col)((grid,), (256,), (rowptr, col, cupy.int64(n_local), table_start, tables))
+        grid = min(-(-edges // 256), launch.MAX_GRID)
+        build = launch.function(KERNEL, "hash_build", col)
+        build((grid,), (256,), (rowptr, col, cupy.int64(n_local), table_start, tables))
     return table_start, tables
 
 
@@ -42,17 +44,17 @@ def extra_bytes(v_res, e_res, n_local, col_bytes):
 def count(rowptr, col, n_local, *, prepared):
     import cupy
 
-    from tcdist.count import gpu
+    from tcdist.cuda import launch
 
-    rowptr, col = gpu.device_csr(rowptr, col)
+    rowptr, col = launch.device_csr(rowptr, col)
     table_start, tables = prepared
-    total = cupy.zeros(1, dtype=cupy.uint64)
     edges = int(rowptr[int(n_local)]) if n_local > 0 else 0
-    if edges:
-        grid = min(-(-edges // 8), gpu.MAX_GRID)
-        gpu.function(KERNEL, "hash_count", col)((grid,), (256,), (rowptr, col, cupy.int64(n_local), table_start,
-                                                                  tables, total))
-    return int(total.get()[0])
+    if not edges:
+        return 0
+    grid = min(-(-edges // 8), launch.MAX_GRID)
+    kernel = launch.function(KERNEL, "hash_count", col)
+    return launch.counted(lambda total: kernel((grid,), (256,), (rowptr, col, cupy.int64(n_local), table_start,
+                                                                 tables, total)))
 
 
 KERNEL = Kernel("hash", "gpu", "Skiff-style, a hash table of N+(u) per local vertex", count, prepare=prepare,

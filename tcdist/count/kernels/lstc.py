@@ -2,8 +2,8 @@
 vertex, N+(u) in shared-memory tiles of `tile`, every N+(v) walked by the block and each element
 binary-searched in the tile. Fastest at 256 threads per block on RMAT (results/gpu-h100.md)."""
 
-from tcdist.count.cuda_sources import COL_TYPES, declare
 from tcdist.count.registry import Kernel, Option
+from tcdist.cuda.build import COL_TYPES, declare
 
 TILES = (64, 128, 256, 512, 1024)
 
@@ -16,14 +16,14 @@ def instantiations() -> list[str]:
 def count(rowptr, col, n_local, *, tile):
     import cupy
 
-    from tcdist.count import gpu
+    from tcdist.cuda import launch
 
-    rowptr, col = gpu.device_csr(rowptr, col)
-    total = cupy.zeros(1, dtype=cupy.uint64)
-    if n_local > 0:
-        grid = min(int(n_local), gpu.MAX_GRID)
-        gpu.function(KERNEL, "lstc_block", col, tile)((grid,), (tile,), (rowptr, col, cupy.int64(n_local), total))
-    return int(total.get()[0])
+    rowptr, col = launch.device_csr(rowptr, col)
+    if n_local <= 0:
+        return 0
+    grid = min(int(n_local), launch.MAX_GRID)
+    kernel = launch.function(KERNEL, "lstc_block", col, tile)
+    return launch.counted(lambda total: kernel((grid,), (tile,), (rowptr, col, cupy.int64(n_local), total)))
 
 
 KERNEL = Kernel("lstc", "gpu", "LSTC Algorithm 3, one block per local vertex", count,

@@ -4,8 +4,8 @@ warp_rows: rows of 2..32 out-neighbours go one warp per vertex, longer rows one 
 hashed: elements are looked up in a shared-memory hash set of the tile instead of a binary
 search. Defaults from the sweeps on RMAT-21..23 (results/tuning-*.json)."""
 
-from tcdist.count.cuda_sources import COL_TYPES, declare
 from tcdist.count.registry import Kernel, Option
+from tcdist.cuda.build import COL_TYPES, declare
 
 TILES = (64, 128, 256, 512, 1024)
 GROUPS = (4, 8, 16, 32)
@@ -24,29 +24,30 @@ def instantiations() -> list[str]:
 def count(rowptr, col, n_local, *, tile, group, warp_rows, hashed):
     import cupy
 
-    from tcdist.count import gpu
+    from tcdist.cuda import launch
 
-    rowptr, col = gpu.device_csr(rowptr, col)
-    total = cupy.zeros(1, dtype=cupy.uint64)
+    rowptr, col = launch.device_csr(rowptr, col)
     if n_local <= 0:
         return 0
     flag = "true" if hashed else "false"
-    block = gpu.function(KERNEL, "lstc_group", col, tile, group, flag)
+    block = launch.function(KERNEL, "lstc_group", col, tile, group, flag)
     if not warp_rows:
-        grid = min(int(n_local), gpu.MAX_GRID)
-        block((grid,), (tile,), (rowptr, col, cupy.uint64(0), cupy.int64(n_local), total))
-        return int(total.get()[0])
+        grid = min(int(n_local), launch.MAX_GRID)
+        return launch.counted(lambda total: block((grid,), (tile,), (rowptr, col, cupy.uint64(0), cupy.int64(n_local),
+                                                                     total)))
     out_degree = cupy.diff(rowptr[: int(n_local) + 1])
     light = cupy.flatnonzero((out_degree >= 2) & (out_degree <= 32))
     heavy = cupy.flatnonzero(out_degree > 32)
-    if light.size:
-        grid = min((light.size + 7) // 8, gpu.MAX_GRID)
-        gpu.function(KERNEL, "lstc_group_warp", col, group, flag)((grid,), (256,),
-                                                                  (rowptr, col, light, cupy.int64(light.size), total))
-    if heavy.size:
-        grid = min(heavy.size, gpu.MAX_GRID)
-        block((grid,), (tile,), (rowptr, col, heavy, cupy.int64(heavy.size), total))
-    return int(total.get()[0])
+    warp = launch.function(KERNEL, "lstc_group_warp", col, group, flag)
+
+    def launches(total):
+        if light.size:
+            warp((min((light.size + 7) // 8, launch.MAX_GRID),), (256,),
+                 (rowptr, col, light, cupy.int64(light.size), total))
+        if heavy.size:
+            block((min(heavy.size, launch.MAX_GRID),), (tile,), (rowptr, col, heavy, cupy.int64(heavy.size), total))
+
+    return launch.counted(launches)
 
 
 KERNEL = Kernel("lstc-group", "gpu", "groups of threads take several v of N+(u) at once", count,

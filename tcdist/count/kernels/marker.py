@@ -4,7 +4,9 @@ from tcdist.count.registry import Kernel
 
 
 def count(rowptr, col, n_local):
-    from tcdist.count.cpu import count_marker  # Numba is imported when a kernel runs, not when it is listed
+    from tcdist.count.cpu import (
+        count_marker,  # Numba is imported when a kernel runs, not when it is listed
+    )
 
     return count_marker(rowptr, col, n_local)
 

@@ -2,8 +2,8 @@
 edge, the shorter list's elements searched in the longer, the top of each search cached in
 shared memory (TRICORE section IV)."""
 
-from tcdist.count.cuda_sources import COL_TYPES, declare
 from tcdist.count.registry import Kernel
+from tcdist.cuda.build import COL_TYPES, declare
 
 
 def instantiations() -> list[str]:
@@ -13,15 +13,15 @@ def instantiations() -> list[str]:
 def count(rowptr, col, n_local):
     import cupy
 
-    from tcdist.count import gpu
+    from tcdist.cuda import launch
 
-    rowptr, col = gpu.device_csr(rowptr, col)
-    total = cupy.zeros(1, dtype=cupy.uint64)
+    rowptr, col = launch.device_csr(rowptr, col)
     edges = int(rowptr[int(n_local)]) if n_local > 0 else 0
-    if edges:
-        grid = min(-(-edges // 8), gpu.MAX_GRID)  # 8 warps per block, one edge each
-        gpu.function(KERNEL, "tricore", col)((grid,), (256,), (rowptr, col, cupy.int64(n_local), total))
-    return int(total.get()[0])
+    if not edges:
+        return 0
+    grid = min(-(-edges // 8), launch.MAX_GRID)  # 8 warps per block, one edge each
+    kernel = launch.function(KERNEL, "tricore", col)
+    return launch.counted(lambda total: kernel((grid,), (256,), (rowptr, col, cupy.int64(n_local), total)))
 
 
 KERNEL = Kernel("tricore", "gpu", "TRICORE-style, one warp per edge, cached binary search", count,

@@ -1,11 +1,11 @@
 """GPU: wedge groups (cuda/wedge_group.cu): G lanes per local vertex u walk its wedges
 u -> v -> w flattened, reading N+(v) together, each w looked up in N+(u) in shared memory. No
 prepare step; for even out-degrees too large for forward's thread per vertex (ER). Each lane
-loads `depth` wedges before it looks any up: 4 took ER-8M-100M from 6.95 to 5.47 ms at 8 lanes
-(nvidia-h200, results/kernels-h200-wedge.md)."""
+loads `depth` wedges before it looks any up, so that their reads overlap
+(results/kernels-h200-wedge.md)."""
 
-from tcdist.count.cuda_sources import COL_TYPES, declare
 from tcdist.count.registry import Kernel, Option
+from tcdist.cuda.build import COL_TYPES, declare
 
 GROUPS = (8, 16, 32)
 DEPTHS = (1, 2, 4, 8)
@@ -19,15 +19,14 @@ def instantiations() -> list[str]:
 def count(rowptr, col, n_local, *, group, depth):
     import cupy
 
-    from tcdist.count import gpu
+    from tcdist.cuda import launch
 
-    rowptr, col = gpu.device_csr(rowptr, col)
-    total = cupy.zeros(1, dtype=cupy.uint64)
-    if n_local > 0 and col.size:
-        grid = min(-(-int(n_local) // (256 // group)), gpu.MAX_GRID)
-        launch = gpu.function(KERNEL, "wedge_group", col, group, depth)
-        launch((grid,), (256,), (rowptr, col, cupy.int64(n_local), total))
-    return int(total.get()[0])
+    rowptr, col = launch.device_csr(rowptr, col)
+    if n_local <= 0 or not col.size:
+        return 0
+    grid = min(-(-int(n_local) // (256 // group)), launch.MAX_GRID)
+    kernel = launch.function(KERNEL, "wedge_group", col, group, depth)
+    return launch.counted(lambda total: kernel((grid,), (256,), (rowptr, col, cupy.int64(n_local), total)))
 
 
 KERNEL = Kernel("wedge-group", "gpu", "a group of lanes per vertex walking its wedges, N+(u) in shared memory",

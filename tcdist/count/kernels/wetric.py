@@ -3,8 +3,8 @@ the 64-bit prefix sum of C(d+(u), 2) over the local vertices (the prepare step),
 closing `spread` consecutive wedges (WETRIC sections 3-4; its shared-memory cooperation and
 bitmaps are not here yet)."""
 
-from tcdist.count.cuda_sources import COL_TYPES, declare
 from tcdist.count.registry import Kernel, Option
+from tcdist.cuda.build import COL_TYPES, declare
 
 SPREADS = (1, 2, 4, 8, 16, 32)
 
@@ -17,9 +17,9 @@ def prepare(rowptr, col, n_local, *, spread):
     """wedge_start[u]: the wedges of the local vertices before u (n_local + 1 entries, int64)."""
     import cupy
 
-    from tcdist.count import gpu
+    from tcdist.cuda import launch
 
-    rowptr, _ = gpu.device_csr(rowptr, col)
+    rowptr, _ = launch.device_csr(rowptr, col)
     out = cupy.diff(rowptr[: int(n_local) + 1])
     wedge_start = cupy.zeros(int(n_local) + 1, dtype=cupy.int64)
     cupy.cumsum(out * (out - 1) // 2, out=wedge_start[1:])
@@ -29,16 +29,16 @@ def prepare(rowptr, col, n_local, *, spread):
 def count(rowptr, col, n_local, *, prepared, spread):
     import cupy
 
-    from tcdist.count import gpu
+    from tcdist.cuda import launch
 
-    rowptr, col = gpu.device_csr(rowptr, col)
-    total = cupy.zeros(1, dtype=cupy.uint64)
+    rowptr, col = launch.device_csr(rowptr, col)
     wedges = int(prepared[-1]) if n_local > 0 else 0
-    if wedges:
-        grid = min(-(-wedges // (spread * 256)), gpu.MAX_GRID)
-        gpu.function(KERNEL, "wetric", col)((grid,), (256,), (rowptr, col, prepared, cupy.int64(n_local),
-                                                              cupy.int64(spread), total))
-    return int(total.get()[0])
+    if not wedges:
+        return 0
+    grid = min(-(-wedges // (spread * 256)), launch.MAX_GRID)
+    kernel = launch.function(KERNEL, "wetric", col)
+    return launch.counted(lambda total: kernel((grid,), (256,), (rowptr, col, prepared, cupy.int64(n_local),
+                                                                 cupy.int64(spread), total)))
 
 
 KERNEL = Kernel("wetric", "gpu", "WETRIC-style, wedge-parallel from a static wedge map", count,

@@ -1,0 +1,80 @@
+"""How much memory this process may still take, so a step that cannot fit is refused with an
+estimate and a way out, instead of ending in a silent OOM kill.
+
+The limit is the smallest of: the memory the kernel reports available, the cgroup's limit
+less its usage (what Slurm and containers enforce), and RLIMIT_AS less the address space
+already mapped.
+"""
+
+import os
+import resource
+
+from tcdist.budget.sizes import size_text
+from tcdist.errors import TcdistError
+
+
+def _read_int(path):
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _meminfo(key):
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _cgroup_room():
+    """Room left under this process's cgroup memory limit (v2 or v1), or None without one."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            entries = [line.strip().split(":", 2) for line in f if line.strip()]
+    except OSError:
+        return None
+    for _, controllers, path in entries:
+        if controllers == "":  # v2
+            base = f"/sys/fs/cgroup{path}"
+            limit, used = _read_int(f"{base}/memory.max"), _read_int(f"{base}/memory.current")
+        elif "memory" in controllers.split(","):  # v1
+            base = f"/sys/fs/cgroup/memory{path}"
+            limit, used = _read_int(f"{base}/memory.limit_in_bytes"), _read_int(f"{base}/memory.usage_in_bytes")
+        else:
+            continue
+        if limit is not None and used is not None and limit < 1 << 60:
+            return limit - used
+    return None
+
+
+def _address_space_room():
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    with open("/proc/self/statm") as f:
+        mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    return soft - mapped
+
+
+def available() -> tuple[int, str]:
+    """(bytes this process may still allocate, what limits it)."""
+    limits = [(v, what) for v, what in ((_meminfo("MemAvailable"), "available memory"),
+                                        (_cgroup_room(), "the cgroup's memory limit"),
+                                        (_address_space_room(), "the address-space limit (ulimit -v)"))
+              if v is not None]
+    return min(limits) if limits else (1 << 62, "no known limit")
+
+
+def require(nbytes: int, what: str, way_out: str) -> None:
+    """Refuse a step whose estimate exceeds what this process may still take."""
+    room, limit = available()
+    if nbytes > room:
+        raise TcdistError(f"{what} needs about {size_text(nbytes)} of memory but {limit} leaves "
+                          f"{size_text(room)}; {way_out}")

@@ -1,0 +1,27 @@
+"""The one memory model: the bytes each step of a count takes, from sizes alone, so that a plan
+(how many parts, which slices, where to build a graph) is made before anything is allocated.
+
+A part on the counting device holds its CSR (rowptr int64, col int32 or int64), the structural
+check's temporaries (a comparison per row, a flag per column) and the kernel's per-row output;
+a kernel's own memory (bitmaps, tables) comes on top, given by the kernel (Kernel.extra_bytes).
+"""
+
+CHECK_BYTES_PER_ROW = 9   # the structural check: a comparison per row (and slack)
+CHECK_BYTES_PER_EDGE = 2  # and a flag per column (row starts), the order compared a sixteenth at a time
+KERNEL_BYTES_PER_LOCAL = 48  # the kernel's row lengths, masks, the scans behind its row lists, the lists
+BUILD_BYTES_PER_EDGE = 64  # building a graph, per raw edge: the pairs, packed keys and their sort, ids and the CSR
+GENERATED_BYTES_PER_EDGE = 48  # generating one: src and dst (int64) and the draws they are made from
+TWO_AT_ONCE = 2  # parts on a GPU together: the next one's copy overlaps the count of this one
+ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take
+
+
+def csr_bytes(v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:
+    """Bytes of a part's arrays (rowptr and col) alone."""
+    return 8 * (v_res + 1) + col_bytes * e_res
+
+
+def need(v_res: int, e_res: int, n_local: int, col_bytes: int, kernel_bytes: int = 0) -> int:
+    """Bytes a part of v_res rows, e_res columns and n_local local rows needs on the device, with
+    kernel_bytes of the kernel's own (sizes may be arrays: every vertex's own part at once)."""
+    return (csr_bytes(v_res, e_res, n_local, col_bytes) + CHECK_BYTES_PER_ROW * (v_res + 1)
+            + CHECK_BYTES_PER_EDGE * e_res + KERNEL_BYTES_PER_LOCAL * n_local + kernel_bytes)

@@ -1,0 +1,36 @@
+"""Which GPU and how many CPU threads a rank takes: decided by its rank on its node."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+def gpu_index(local_rank: int, visible_gpus: int) -> int:
+    """The GPU a rank binds: its node-local rank modulo the GPUs it can see. CUDA_VISIBLE_DEVICES
+    (and Slurm's --gpus-per-task, which sets it per task) has already narrowed what it sees."""
+    return local_rank % visible_gpus
+
+
+def cpu_threads(local_size: int) -> int:
+    """CPU threads for one rank: the cores the launcher bound it to, else this node's cores shared
+    among its ranks."""
+    bound = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if bound < (os.cpu_count() or 1):
+        return bound
+    return max(1, bound // max(local_size, 1))
+
+
+@contextmanager
+def numba_threads(threads: int) -> Iterator[None]:
+    """Numba's parallel loops of the calling thread use this many threads inside the block (the
+    count is each thread's own; the one before is put back)."""
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)

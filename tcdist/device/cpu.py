@@ -1,0 +1,85 @@
+"""The CPU device: Numba kernels on this rank's threads, run on a worker thread so that a
+signal ends a long count within a fraction of a second instead of at its end."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from contextlib import nullcontext
+
+from tcdist.budget.host import available
+from tcdist.device.core import Device
+from tcdist.device.warmup import self_test
+from tcdist.partition import slices
+from tcdist.partition.part import Part
+
+
+class CpuDevice(Device):
+    kind = "cpu"
+    name = "cpu"
+
+    def __init__(self, *, local_rank: int = 0, **given):
+        super().__init__(**given)
+
+    def describe(self) -> str:
+        return f"cpu ({self.threads} threads)"
+
+    def budget(self) -> int:
+        """The memory limit, else nine tenths of what this process may still take."""
+        return self.memory_limit if self.memory_limit is not None else int(0.9 * available()[0])
+
+    def sliced(self, part: Part) -> bool:
+        """Under a memory limit the CPU plans slices as a GPU with that limit would (so the plans
+        are tested without a GPU)."""
+        return self.memory_limit is not None
+
+    def start_warm_up(self, per_vertex: bool = False) -> None:
+        """Now, not on a thread: Numba's compiling must not meet a partitioning's parallel loops."""
+        self.warming.run(lambda: self_test(self, per_vertex))
+
+    def placed(self, part: Part) -> Part:
+        return part
+
+    def moved(self, part) -> tuple[Part, float, float]:
+        return (part.made() if isinstance(part, slices.Slice) else part), 0.0, 0.0
+
+    def within_memory(self, part: Part):
+        return nullcontext()
+
+    def run(self, part: Part, work: Callable):
+        return self._interruptible(work)
+
+    def count_per_vertex(self, part: Part):
+        """The triangles each vertex of the part is in, from its local rows (uint64 per row)."""
+        from tcdist.count.cpu import per_vertex
+
+        return self._interruptible(lambda: per_vertex(part.rowptr, part.col, part.n_local))
+
+    def per_vertex_all(self, part: Part) -> list:
+        return [self.count_per_vertex(part)]
+
+    def per_vertex_kernel(self, part: Part) -> str:
+        return "per-vertex (marker)"
+
+    def _interruptible(self, work: Callable):
+        """work() on a daemon thread with this device's Numba threads, waited for in steps short
+        enough for signal handlers to run."""
+        outcome = {}
+
+        def run():
+            import numba
+
+            try:
+                numba.set_num_threads(self.threads)  # Numba's thread count is the calling thread's own
+                outcome["value"] = work()
+            except BaseException as e:  # handed to the waiting thread
+                outcome["error"] = e
+
+        worker = threading.Thread(target=run, name="tcdist-kernel", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.05)
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+

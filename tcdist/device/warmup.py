@@ -1,0 +1,89 @@
+"""The warm-up of a device: every kernel it may run compiled (or loaded) and checked on K_40
+before anything is timed, since a first CuPy launch in a process costs far more than a count.
+On a GPU it runs on a thread of its own while the first part is read; every use of the device
+waits for it."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from tcdist.errors import TcdistError
+from tcdist.partition import slices
+from tcdist.partition.part import Part
+
+CLIQUE = 40  # rows up to 39 long: both the short-row and the long-row paths of a kernel run
+
+
+def self_test(device, per_vertex: bool = False) -> None:
+    """Run every kernel the device may use on K_40 with each column type, whole and in two slices
+    put on the device as a sliced part is (copy, layout, CSR check), and check that each gives
+    C(40, 3); with per_vertex, also that every per-vertex kernel credits every vertex C(39, 2)."""
+    n = CLIQUE
+    rowptr = np.concatenate([[0], np.cumsum(np.arange(n - 1, -1, -1))]).astype(np.int64)
+    col = np.concatenate([np.arange(u + 1, n) for u in range(n)])
+    halves = [(0, n // 2, 0, n), (n // 2, n, 0, n)]  # sources by halves, every row a target
+    for dtype in (np.int32, np.int64):
+        on_host = Part(0, rowptr, col.astype(dtype), None, n, {})
+        clique = device.placed(on_host)
+        sliced = [device.checked(piece)[0] for piece in slices.cut(on_host, halves)]
+        for label, (kernel, options) in device.candidates().items():
+            found = [kernel.run(p.rowptr, p.col, p.n_local, options) for p in (clique, *sliced)]
+            if found[0] != n * (n - 1) * (n - 2) // 6 or sum(found[1:]) != found[0]:
+                raise TcdistError(f"the {label} kernel miscounts K_{n} on {device.describe()}: this device or "
+                                  "build is broken")
+        credits = device.per_vertex_all(clique) if per_vertex else []
+        if not all((c == (n - 1) * (n - 2) // 2).all() for c in credits):
+            raise TcdistError(f"a per-vertex kernel miscounts K_{n} on {device.describe()}: this device or build "
+                              "is broken")
+
+
+class WarmUp:
+    """A warm-up run at once or on a thread of its own, and how long the run waited for it."""
+
+    def __init__(self):
+        self.seconds = 0.0  # how long the warm-up took
+        self.waited = 0.0   # of it, what the run waited for: the rest was hidden
+        self._future = None
+
+    def run(self, work) -> None:
+        """work() now, all of it waited for."""
+        t0 = time.perf_counter()
+        work()
+        self.seconds = self.waited = time.perf_counter() - t0
+
+    def start(self, work) -> None:
+        """work() on a thread of its own."""
+
+        def timed():
+            t0 = time.perf_counter()
+            work()
+            self.seconds = time.perf_counter() - t0
+
+        pool = ThreadPoolExecutor(1, thread_name_prefix="tcdist-warm-up")
+        self._future = pool.submit(timed)
+        pool.shutdown(wait=False)
+
+    def wait(self) -> None:
+        """Wait for it (raising what it raised), counting the wait as not hidden."""
+        if self._future is not None:
+            t0 = time.perf_counter()
+            self.ready()
+            self.waited += time.perf_counter() - t0
+
+    def ready(self) -> None:
+        """Wait for it, if one is under way (raising what it raised), counting nothing."""
+        if self._future is not None:
+            self._future.result()  # from any thread, as often as asked
+
+    def raise_failed(self) -> None:
+        """Raise what it raised, if it has ended; one still under way is not waited for."""
+        if self._future is not None and self._future.done():
+            self._future.result()
+
+    def close(self) -> None:
+        """Wait for one under way, dropping what it raised (the run's own error is the one to report)."""
+        if self._future is not None:
+            self._future.exception()

@@ -1,0 +1,58 @@
+"""Checks of an oriented CSR before a kernel trusts it: its structure (csr_problem, NumPy or
+CuPy, whole-array passes) and, for a part read from a store, the order of its ids
+(misoriented_rows, compiled)."""
+
+import numpy as np
+from numba import njit, prange
+
+from tcdist.xp import array_module
+
+
+def csr_problem(rowptr, col, n_local: int, *, ascending: bool = False) -> str | None:
+    """What is wrong with an oriented CSR that a kernel would trust, or None: rowptr int64 from 0
+    to len(col) and never falling, ids in range, every row strictly increasing, 0 <= n_local <= n
+    (and with ascending, every edge u -> v with u < v). Whole-array passes, NumPy or CuPy."""
+    xp = array_module(rowptr)
+    n = int(rowptr.size) - 1
+    if rowptr.dtype != np.int64 or rowptr.ndim != 1 or n < 0:
+        return "rowptr is not a one-dimensional int64 array"
+    if col.dtype.kind != "i" or col.ndim != 1:
+        return "col is not a one-dimensional integer array"
+    if int(rowptr[0]) != 0 or int(rowptr[-1]) != col.size or (n and bool((rowptr[1:] < rowptr[:-1]).any())):
+        return "rowptr does not rise from 0 to the number of edges"
+    if not 0 <= n_local <= n:
+        return f"{n_local} local vertices in a part of {n}"
+    if col.size == 0:
+        return None
+    if int(col.min()) < 0 or int(col.max()) >= n:
+        return f"a column index lies outside 0..{n - 1}"
+    row_start = xp.zeros(col.size + 1, dtype=bool)
+    row_start[rowptr[:-1]] = True
+    step = max(1 << 16, -(-col.size // 16))  # in slices: the comparisons hold a sixteenth of a flag per column
+    for a in range(1, col.size, step):
+        b = min(a + step, col.size)
+        if bool((~row_start[a:b] & (col[a:b] <= col[a - 1 : b - 1])).any()):
+            return "a row is not sorted (or repeats a column)"
+    if ascending:  # rows are sorted (above): a row ascends from u if its first column does
+        rows = xp.flatnonzero(rowptr[1:] > rowptr[:-1])
+        if bool((col[rowptr[rows]] <= rows).any()):
+            return "an edge u -> v has u >= v (not oriented by rank)"
+    return None
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def misoriented_rows(rowptr, col, n_local):
+    """How many rows break the order a part's ids follow: locals numbered first, then proxies,
+    each set in rank order, so every edge u -> v has u < v except a proxy's edge to a local
+    vertex. Kernels that find a wedge's closing edge from one side (forward, wetric) trust it.
+    Rows are taken as sorted (Device.put checks that), so a row's first column it governs says
+    it all: a local row's first, a proxy row's first proxy."""
+    bad, m = 0, col.size
+    for u in prange(rowptr.size - 1):
+        lo = min(max(rowptr[u], 0), m)  # clipped to col: the CSR's structure is checked later
+        hi = min(max(rowptr[u + 1], lo), m)
+        if u >= n_local:  # skip the row's locals, which may lie below u
+            lo += np.searchsorted(col[lo:hi], n_local)
+        if lo < hi and col[lo] <= u:
+            bad += 1
+    return bad

@@ -1,0 +1,48 @@
+"""The per-vertex file: vertex,triangles,clustering, one row per vertex, as CSV, Parquet or HDF5."""
+
+from __future__ import annotations
+
+from tcdist.errors import OptionError
+from tcdist.io.write import atomic_path
+from tcdist.results import PerVertex
+
+PER_VERTEX_KINDS = {".csv": "csv", ".parquet": "parquet", ".h5": "hdf5", ".hdf5": "hdf5"}
+
+
+def per_vertex_kind(path) -> str:
+    """csv, parquet or hdf5, by the file's name; a one-line error for any other."""
+    name = str(path).lower()
+    for suffix, kind in PER_VERTEX_KINDS.items():
+        if name.endswith(suffix):
+            return kind
+    raise OptionError(f"{path}: {{per_vertex}} writes .csv, .parquet or .h5 files; name it so")
+
+
+def write_per_vertex(pv: PerVertex, path) -> None:
+    """vertex,triangles,clustering: one row per vertex, written atomically."""
+    kind = per_vertex_kind(path)
+    with atomic_path(path) as tmp:
+        if kind == "hdf5":
+            import h5py
+
+            with h5py.File(tmp, "w") as f:
+                vertex = pv.vertex if pv.vertex.dtype != object else pv.vertex.astype(str).astype(object)
+                f.create_dataset("vertex", data=vertex, dtype=h5py.string_dtype() if vertex.dtype == object else None)
+                f.create_dataset("triangles", data=pv.triangles)
+                f.create_dataset("clustering", data=pv.clustering)
+            return
+        import pyarrow as pa
+
+        vertex = pv.vertex.astype(str) if pv.vertex.dtype == object else pv.vertex
+        table = pa.table({"vertex": vertex, "triangles": pv.triangles, "clustering": pv.clustering})
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, tmp)
+        else:
+            import pyarrow.csv as pcsv
+
+            with open(tmp, "wb") as f:  # the header unquoted; labels quoted where they need it
+                f.write(b"vertex,triangles,clustering\n")
+                quoting = "needed" if pv.vertex.dtype == object else "none"
+                pcsv.write_csv(table, f, pcsv.WriteOptions(include_header=False, quoting_style=quoting))

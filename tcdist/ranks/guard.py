@@ -1,0 +1,119 @@
+"""Failures under ranks: every rank ends the same way, with the one message rank 0 prints, and
+never waits forever in a collective for a rank that has failed.
+
+A step all ranks take together (open a store, rank 0's partitioning) reports its error in an
+allgather. Work ranks do on their own (counting their parts) cannot stop at a collective, so a
+failing rank sends every other rank a notice; they look for it between parts, stop within one
+part and join the same allgather. Every rank then exits with the same status (2 for bad input)
+by itself: MPI_Abort would end the job at once, but leaves the launcher's exit status to chance.
+"""
+
+from __future__ import annotations
+
+import socket
+import traceback
+from collections.abc import Callable
+
+from tcdist.errors import TcdistError
+from tcdist.ranks.comm import is_serial
+
+_FAILED = 73  # tag of a failure notice
+
+
+class RemoteError(TcdistError):
+    """Another rank's error, raised on this rank so every rank ends the same way; rank 0 prints it."""
+
+
+class PeerFailed(Exception):
+    """Another rank failed: this one stops its own work and reports nothing of its own."""
+
+
+def _message(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, TcdistError) else f"{type(exc).__name__}: {exc}"
+
+
+def _attempt(step: Callable, debug: bool):
+    """(result, None) or (None, the exception)."""
+    try:
+        return step(), None
+    except (Exception, KeyboardInterrupt) as e:  # reported on every rank, then raised
+        if debug and not isinstance(e, PeerFailed):
+            traceback.print_exc()
+        return None, e
+
+
+def _settle(comm, error: BaseException | None) -> list:
+    """Every rank learns every rank's failure; raises on every rank if there was one: the failing
+    rank its own exception, the others a RemoteError naming the first failing rank."""
+    own = None if error is None or isinstance(error, PeerFailed) else \
+        (isinstance(error, TcdistError), _message(error), socket.gethostname())
+    failures = comm.allgather(own)
+    if own is not None:
+        raise error
+    for rank, failed in enumerate(failures):
+        if failed is not None:
+            user_error, message, host = failed
+            raise RemoteError(message if rank == 0 else f"rank {rank} ({host}): {message}") if user_error else \
+                RemoteError(f"rank {rank} ({host}) failed: {message}")
+    return failures
+
+
+def collective(comm, step: Callable, *, root_only: bool = False, shared: Callable | None = None,
+               debug: bool = False):
+    """Run step() on every rank (or on rank 0 alone) and return its result on every rank (with
+    root_only, rank 0's result there and shared(result), by default all of it, on the others).
+    If it fails anywhere, every rank raises (see _settle)."""
+    if is_serial(comm):
+        return step()
+    result, error = _attempt(step, debug) if not root_only or comm.rank == 0 else (None, None)
+    _settle(comm, error)
+    if not root_only:
+        return result
+    told = comm.bcast((shared or (lambda made: made))(result) if comm.rank == 0 else None)
+    return result if comm.rank == 0 else told
+
+
+def independently(comm, work: Callable[[Callable[[], None]], object], *, then: Callable[[], None] | None = None,
+                  debug: bool = False):
+    """Run work(check) on every rank, each on its own, and return its result there. check() is
+    called between units of work: it raises PeerFailed once another rank has failed. then(), if
+    given, runs after work on every rank, once a failure's notices are out (it may wait for the
+    other ranks: rank 0's scheduler does). Every rank raises if any failed, as in collective."""
+    if is_serial(comm):
+        try:
+            return work(lambda: None)
+        finally:
+            if then is not None:
+                then()
+    from mpi4py import MPI
+
+    notices = comm.Dup()
+    sent = []
+
+    def check():
+        if notices.iprobe(source=MPI.ANY_SOURCE, tag=_FAILED):
+            raise PeerFailed
+
+    def step():
+        try:
+            return work(check)
+        except PeerFailed:
+            raise
+        except BaseException:
+            sent.extend(notices.isend(None, dest=r, tag=_FAILED) for r in range(comm.size) if r != comm.rank)
+            raise
+        finally:
+            if then is not None:
+                then()
+
+    result, error = _attempt(step, debug)
+    try:
+        failures = comm.allgather(error is not None and not isinstance(error, PeerFailed))
+        for rank, failed in enumerate(failures):  # take every notice sent, so none is left behind
+            if failed and rank != comm.rank:
+                notices.recv(source=rank, tag=_FAILED)
+        MPI.Request.waitall(sent)
+    finally:
+        notices.Free()
+    _settle(comm, error)
+    return result

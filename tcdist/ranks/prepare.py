@@ -1,0 +1,206 @@
+"""Rank 0's side of a run: read and build the graph (or open a store), decide what fits (the
+whole graph, parts, or slices), partition, and write a store where one is asked for or ranks
+read their parts from it. What every rank is told is a Prepared; what rank 0 keeps in memory
+(the graph, the parts of a one-rank run) is a Held."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from tcdist.budget import model
+from tcdist.budget.search import auto_parts
+from tcdist.budget.slices import refuse_unsliceable
+from tcdist.config import CountConfig
+from tcdist.device.core import Device
+from tcdist.errors import InputError, OptionError, TcdistError
+from tcdist.io.write import OutputExists, output_target
+from tcdist.partition import Part, check_parts, partition_graph
+from tcdist.partition.journal import Journal
+from tcdist.partition.store import Store, write_store
+from tcdist.results import Timings
+from tcdist.source import load_graph, open_store_source
+
+
+@dataclass
+class Prepared:
+    """What rank 0 broadcasts: the graph's description, the parts and where to read them."""
+
+    header: dict
+    work: dict                       # part -> estimated work, for scheduling
+    store: str | None = None         # the store every rank reads (None: parts held in memory by rank 0)
+    temporary: bool = False          # the store is this run's own, removed at the end
+    journal: str | None = None       # the partitioning id its finished parts are journalled under
+    done: dict = field(default_factory=dict)  # part -> PartResult taken from the journal
+    partitioned: bool = True
+
+
+@dataclass
+class Held:
+    """What rank 0 keeps for itself: the graph it loaded, and with one rank the parts in memory."""
+
+    graph: object = None
+    parts: object = None
+
+
+def _header_of_graph(graph, parts, scheme, prune) -> dict:
+    return {"n": graph.n, "m": graph.m, "name": graph.name, "self_loops": graph.self_loops,
+            "duplicates": graph.duplicates, "reciprocal": graph.reciprocal, "warnings": list(graph.warnings),
+            "parts": parts, "scheme": scheme,
+            "prune": prune}
+
+
+def _header_of_store(store: Store) -> dict:
+    h = store.header
+    return {"n": h["graph_n"], "m": h["graph_m"], "name": h["graph_name"], "self_loops": h["self_loops"],
+            "duplicates": h["duplicates"], "reciprocal": h["reciprocal"], "warnings": [], "parts": store.num_parts,
+            "scheme": h["scheme"],
+            "prune": h["prune"]}
+
+
+def _from_store(store: Store, config: CountConfig) -> Prepared:
+    h = store.header
+    asked = {"parts": None if config.parts == "auto" else config.parts, "scheme": config.scheme, "prune": config.prune}
+    clash = [f"{k} {v}" for k, v in asked.items() if v is not None and v != h[k]]
+    if clash:
+        raise InputError(store.path, f"this store holds parts {h['parts']}, scheme {h['scheme']}, prune "
+                                     f"{h['prune']}; {', '.join(clash)} cannot apply")
+    return Prepared(_header_of_store(store), {i: store.stats(i)["work"] for i in range(store.num_parts)},
+                    store=os.path.abspath(store.path), journal=store.partitioning_id)
+
+
+def _temporary_store() -> str:
+    return os.path.abspath(f".tcdist-parts-{uuid.uuid4().hex[:12]}.h5")
+
+
+def prepare(source, config: CountConfig, device: Device, ranks: int, timings: Timings) -> tuple[Prepared, Held]:
+    """Rank 0's part of the run: what every rank is told, and what rank 0 keeps for itself."""
+    held = Held()
+    return _prepare(source, config, device, ranks, timings, held), held
+
+
+def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: Timings, held: Held) -> Prepared:
+    if config.store is not None:
+        output_target(config.store, inputs=[source])  # before any work: a bad name fails at once
+    source_store = open_store_source(source)
+    if source_store is not None:
+        with source_store:
+            return _from_store(source_store, config)
+    device.warming.wait()  # a graph may be built on the GPU: not beside the warm-up
+    graph = held.graph = load_graph(source, seed=config.seed, timings=timings, device=device)
+    if config.whole and ranks == 1:
+        return _whole(graph, held)
+    budgeted = device.memory_limit is not None
+    if budgeted:  # under a budget, parts are built on the host, one at a time
+        t0 = time.perf_counter()
+        graph = held.graph = graph.on_host()
+        timings.transfer += time.perf_counter() - t0
+    scheme, prune = config.scheme_or_default, config.prune_or_default
+    writes = config.store is not None or ranks > 1
+    if config.parts != "auto":
+        parts = config.parts or min(ranks, max(graph.n, 1))
+        check_parts(parts, graph)
+        return _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted)
+    t0, budget, sliced = time.perf_counter(), device.budget(), []
+    try:
+        at_once = model.TWO_AT_ONCE if device.is_gpu else 1
+        parts = auto_parts(graph, scheme, prune, config.seed, budget, at_once, device.need)
+    except TcdistError as e:  # no P fits: slices do (Device.pieces), of as many parts as there are ranks
+        parts = min(ranks, max(graph.n, 1))
+        if parts == 1:  # said now, with why no P fits
+            advice = f"nor do any parts: {e}"
+            refuse_unsliceable(device, Part(0, graph.rowptr, graph.col, None, graph.n, {}), advice if
+                                      advice.endswith("give the device more memory") else
+                                      f"{advice}; give the device more memory")
+        sliced.append(f"{e}; counting {parts} part{'s' * (parts > 1)} in slices that fit instead")
+    timings.partition += time.perf_counter() - t0
+    if parts == 1 and not writes:  # the whole graph fits, or is sliced
+        prepared = _whole(graph, held, budget)
+    else:
+        prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted)
+        prepared.header["budget"] = budget
+    prepared.header["warnings"] += sliced
+    return prepared
+
+
+def _whole(graph, held: Held, budget: int | None = None) -> Prepared:
+    """The whole graph as the one part, held in memory."""
+    held.parts = [Part(0, graph.rowptr, graph.col, None, graph.n, {} if graph.degrees is None else
+                          {"degrees": graph.degrees})]
+    header = _header_of_graph(graph, 1, None, None)
+    if budget is not None:
+        header["budget"] = budget
+    return Prepared(header, {0: 0}, partitioned=False)
+
+
+def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str, writes: bool, timings: Timings,
+                 held: Held, budgeted: bool) -> Prepared:
+    """The P-way partitioning of the graph: held in memory, or written to a store as it is built;
+    budgeted (under a memory limit, the graph on the host): one rank takes the parts as they are
+    built, never holding them all."""
+    if config.store is not None:
+        graph.refuse_labels("a partition store")  # a temporary store is read for counts only
+    if config.store is not None and os.path.exists(config.store):
+        return _reuse(config, graph, parts, scheme, prune)
+    t0 = time.perf_counter()
+    one_by_one = writes or budgeted and parts > 1  # built on the host as they are written or counted
+    partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=config.seed, lazy=one_by_one)
+    timings.partition += time.perf_counter() - t0
+    header = _header_of_graph(graph, parts, scheme, prune)
+    if not writes and one_by_one:  # one rank counts them in part order as they are built
+        held.parts = _InOrder(partitioning.parts)
+        return Prepared(header, dict.fromkeys(range(parts), 0))
+    if not writes:
+        held.parts = partitioning.parts
+        return Prepared(header, {p.index: p.stats["work"] for p in partitioning.parts})
+    store = os.path.abspath(config.store) if config.store is not None else _temporary_store()
+    try:  # parts are built as the store is written
+        stats = write_store(partitioning, store, replace=False, timings=timings)
+    except OutputExists:  # another run wrote the store meanwhile: use it if it is this partitioning
+        return _reuse(config, graph, parts, scheme, prune)
+    return Prepared(header, {i: s["work"] for i, s in enumerate(stats)}, store=store, temporary=config.store is None,
+                    journal=None if config.store is None else partitioning.id)
+
+
+class _InOrder:
+    """Parts built lazily, taken by index in the order they are built."""
+
+    def __init__(self, parts):
+        self.parts = iter(parts)
+
+    def __getitem__(self, index: int) -> Part:
+        part = next(self.parts)
+        if part.index != index:
+            raise TcdistError(f"internal error: part {index} asked for, part {part.index} built")
+        return part
+
+
+def _reuse(config: CountConfig, graph, parts, scheme, prune) -> Prepared:
+    """The existing --store, if it holds this partitioning of this graph; refused (never replaced) if not."""
+    with Store(config.store) as existing:
+        why = existing.matches(graph.fingerprint(), parts, scheme, prune, config.seed)
+        if why:
+            raise InputError(config.store, f"{why}; remove it or choose another store")
+        prepared = _from_store(existing, config)
+    prepared.header["warnings"] = list(graph.warnings)
+    return prepared
+
+
+def start_journal(prepared: Prepared, config: CountConfig) -> None:
+    """Rank 0: empty the journal, or with --resume take the parts it already holds."""
+    if prepared.journal is None:
+        if config.resume:
+            raise OptionError("{resume} needs a partition store to journal in: give {store} FILE or count a store")
+        return
+    journal = Journal(prepared.store, prepared.journal, prepared.header["parts"])
+    try:
+        prepared.done, warnings = journal.start(config.resume)
+    except TcdistError as e:
+        if config.resume:
+            raise
+        prepared.journal, warnings = None, [f"{e}; this run cannot be resumed if it fails"]
+    prepared.header["warnings"] += warnings
+
+

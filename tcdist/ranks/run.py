@@ -1,0 +1,156 @@
+"""One count, on any number of ranks (one process is the one-rank case).
+
+every rank: resolve its device (node-local rank -> GPU), start its warm-up
+rank 0:     read -> build -> what fits -> partition -> store, if one is asked for (ranks/prepare.py)
+every rank: its parts (static or dynamic) -> put, prepare, count (ranks/pipeline.py)
+all:        an MPI reduce of the uint64 counts, every rank's results gathered into one TriangleCount.
+
+With one rank and no store asked for, nothing is written: the parts (or the whole graph) are
+counted from rank 0's memory.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections import Counter
+
+import numpy as np
+
+from tcdist.clustering import per_vertex_result
+from tcdist.config import CountConfig
+from tcdist.device import Device, resolve
+from tcdist.device.binding import numba_threads
+from tcdist.errors import TcdistError
+from tcdist.partition.journal import Journal
+from tcdist.partition.store import Store
+from tcdist.ranks.comm import is_serial, node_local, sum_to_root, sum_uint64
+from tcdist.ranks.guard import collective, independently
+from tcdist.ranks.pipeline import count_parts
+from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal
+from tcdist.ranks.schedule import DynamicQueue, by_work, static_plan
+from tcdist.results import PartResult, RankResult, Timings, TriangleCount
+from tcdist.xp import to_numpy
+
+
+def count(comm, source, config: CountConfig, *, debug: bool = False) -> TriangleCount:
+    """Count the triangles of source on every rank of comm; every rank returns the same result
+    (with per_vertex, rank 0's also holds the per-vertex arrays)."""
+    local_rank, local_size = node_local(comm)
+    start = time.perf_counter()
+    mine = []  # this rank's device, to close if another rank's resolve failed
+
+    def resolved():
+        mine.append(resolve(config.backend, kernel=config.kernel, threads=config.threads, local_rank=local_rank,
+                            local_size=local_size, memory_limit=config.gpu_memory_limit))
+        return mine[0]
+
+    try:
+        device = collective(comm, resolved, debug=debug)
+    except BaseException:
+        for made in mine:
+            made.close()
+        raise
+    try:
+        with numba_threads(device.threads):
+            timings = Timings(compile=time.perf_counter() - start)
+            collective(comm, lambda: device.start_warm_up(config.per_vertex), debug=debug)  # on a GPU it goes on
+            return _count_on(comm, device, source, config, timings, start, debug)
+    finally:
+        device.close()
+
+
+def _count_on(comm, device: Device, source, config: CountConfig, timings: Timings, start: float,
+              debug: bool) -> TriangleCount:
+    def root():
+        made, held = prepare(source, config, device, comm.size, timings)
+        start_journal(made, config)
+        return made, held
+
+    prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()), debug=debug)
+    try:
+        # a GPU whose warm-up failed says so now, not when its rank first counts
+        collective(comm, device.warming.raise_failed, debug=debug)
+        credits = collective(comm, lambda: np.zeros(prepared.header["n"], np.uint64), debug=debug) \
+            if config.per_vertex else None
+        results = _count_mine(comm, config, prepared, device, held.parts, credits, debug)
+        credits = None if credits is None else sum_to_root(comm, credits)
+        timings = timings + sum((r.timings for r in results), Timings())
+        timings.compile += device.warming.waited
+        timings.compile_overlapped = max(device.warming.seconds - device.warming.waited, 0.0)
+        timings.finish(start)
+        mine = RankResult(comm.rank, socket.gethostname(), device.kind, device.gpu, device.bus_id, device.threads,
+                          results, timings, device.gpu_peak_bytes)
+        everyone = comm.allgather(mine)
+        counted = sum_uint64(comm, mine.triangles)
+    finally:
+        if prepared.temporary and comm.rank == 0 and os.path.exists(prepared.store):
+            os.remove(prepared.store)
+    result = _result(prepared, device, config, counted, everyone, comm.size)
+    if credits is not None:
+        ids, degree = _vertices(held.graph, prepared)
+        result.per_vertex, result.transitivity, result.average_clustering = per_vertex_result(
+            ids, degree, credits, result.triangles)
+        result.kernel, result.kernel_options = ", ".join(sorted(result.kernels)), {}  # each part's, as counted
+    return result
+
+
+def _vertices(graph, prepared: Prepared):
+    """Rank 0: every vertex's source id and degree, from the graph it loaded or from the store."""
+    if graph is not None:
+        return graph.vertex_ids(), to_numpy(graph.degree())
+    with Store(prepared.store) as store:
+        return store.vertices()
+
+
+def _my_parts(comm, config: CountConfig, prepared: Prepared):
+    """This rank's parts: a list (static) or a queue shared with the other ranks (dynamic)."""
+    remaining = {i: w for i, w in prepared.work.items() if i not in prepared.done}
+    if config.schedule == "dynamic" and not is_serial(comm):
+        return DynamicQueue(comm, by_work(remaining)), None
+    mine = static_plan(remaining, comm.size)[comm.rank]
+    return mine, len(mine)
+
+
+def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, in_memory, credits,
+                debug: bool) -> list[PartResult]:
+    """Count this rank's parts, from rank 0's memory (one rank) or from the store every rank opens."""
+    store = None if in_memory is not None else collective(comm, lambda: Store(prepared.store), debug=debug)
+    journal = Journal(prepared.store, prepared.journal, prepared.header["parts"]) if prepared.journal else None
+    try:
+        mine, expected = _my_parts(comm, config, prepared)
+        dynamic = isinstance(mine, DynamicQueue)
+
+        def work(check):
+            return count_parts(device, mine, in_memory.__getitem__ if store is None else store.part,
+                               num_parts=prepared.header["parts"], rank=comm.rank,
+                               record=journal.record if journal else None, expected=expected, check=check,
+                               per_vertex=credits, read_ahead=not dynamic)  # a queue's next part is not taken early
+
+        return independently(comm, work, then=mine.close if dynamic else None, debug=debug)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _result(prepared: Prepared, device: Device, config: CountConfig, counted: int, everyone: list[RankResult],
+            ranks: int) -> TriangleCount:
+    h = prepared.header
+    parts = sorted([p for r in everyone for p in r.parts] + list(prepared.done.values()), key=lambda p: p.part)
+    triangles = counted + sum(p.triangles for p in prepared.done.values())
+    if triangles != sum(p.triangles for p in parts) or len(parts) != h["parts"]:
+        raise TcdistError(f"internal error: {len(parts)} part results for {h['parts']} parts")
+    return TriangleCount(
+        triangles=triangles, n=h["n"], m=h["m"], self_loops=h["self_loops"], duplicates=h["duplicates"],
+        reciprocal=h["reciprocal"], backend=device.kind, kernel=device.kernel, kernel_options=dict(device.options),
+        kernels=dict(Counter(p.kernel for p in parts if p.kernel)), threads=device.threads,
+        parts=h["parts"], ranks=ranks,
+        name=h["name"], timings=Timings.slowest([r.timings for r in everyone]).to_dict(), scheme=h["scheme"],
+        prune=h["prune"], schedule=config.schedule if prepared.partitioned else None,
+        store=None if prepared.temporary else prepared.store,
+        part_stats=[p.to_dict() for p in parts] if prepared.partitioned else [],
+        rank_stats=[r.to_dict() for r in everyone], resumed_parts=len(prepared.done), warnings=h["warnings"],
+        memory_budget=h.get("budget"), slices=sum(p.slices for p in parts),
+        gpu_peak_bytes=max((r.gpu_peak_bytes for r in everyone if r.gpu_peak_bytes is not None), default=None),
+    )

@@ -1,0 +1,240 @@
+"""GPU kernels and the GPU pipeline, against the CPU kernel and the published counts.
+
+Run on a GPU host: ``pytest -m gpu``.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+from conftest import DATASETS, dataset_params
+
+import tcdist
+from tcdist.budget.model import need as part_need
+from tcdist.count.cpu import count_marker as cpu_count
+from tcdist.count.registry import of_backend
+from tcdist.partition import PRUNE_MODES, SCHEMES, partition_graph
+
+pytestmark = pytest.mark.gpu
+
+
+def bound(kernel, **options):
+    """count(rowptr, col, n_local) of a registry kernel with these options (the others default)."""
+    chosen = kernel.configure({k: str(v) for k, v in options.items()})
+    return lambda rowptr, col, n_local: kernel.run(rowptr, col, n_local, chosen)
+
+
+def every_tile():
+    """(label, count) of every GPU kernel at every tile width it has (its defaults otherwise)."""
+    for kernel in of_backend("gpu").values():
+        tiles = next((o.choices for o in kernel.options if o.name == "tile"), None)
+        for tile in tiles or (None,):
+            yield f"{kernel.name}:tile={tile}", bound(kernel, **({} if tile is None else {"tile": tile}))
+
+
+def every_kernel():
+    return {name: bound(kernel) for name, kernel in of_backend("gpu").items()}
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    import cupy
+
+    from tcdist.cuda import launch as module
+
+    assert cupy.cuda.runtime.getDeviceCount() > 0, "no CUDA device"
+    for kernel in of_backend("gpu").values():
+        module.compile_module(kernel)
+    return module
+
+
+def on_device(graph):
+    import cupy
+
+    return cupy.asarray(graph.rowptr), cupy.asarray(graph.col)
+
+
+@pytest.mark.parametrize("entry", dataset_params())
+def test_published_counts_with_every_kernel_and_tile(gpu, entry):
+    graph = tcdist.load_graph(DATASETS / entry["file"])
+    rowptr, col = on_device(graph)
+    for label, kernel in every_tile():
+        assert kernel(rowptr, col, graph.n) == entry["published_triangles"], label
+
+
+@pytest.mark.parametrize("spec", ["er:2000:30000", "er:50000:400000", "rmat:12", "grid:300:300", "complete:300",
+                                  "tripartite:40:50:60"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_and_structured_graphs_match_the_cpu_kernel(gpu, spec, seed):
+    graph = tcdist.load_graph(spec, seed=seed)
+    expected = cpu_count(graph.rowptr, graph.col, graph.n)
+    rowptr, col = on_device(graph)
+    for label, kernel in every_tile():
+        assert kernel(rowptr, col, graph.n) == expected, (spec, label)
+
+
+def test_every_option_of_every_kernel(gpu):
+    """Every combination of every GPU kernel's options (lstc-group: tile x group x warp rows x hashing)."""
+    for spec in ("rmat:12", "complete:700", "er:3000:40000"):
+        graph = tcdist.load_graph(spec)
+        rowptr, col = on_device(graph)
+        expected = cpu_count(graph.rowptr, graph.col, graph.n)
+        for kernel in of_backend("gpu").values():
+            for values in itertools.product(*(o.choices for o in kernel.options)):
+                options = dict(zip((o.name for o in kernel.options), values))
+                assert bound(kernel, **options)(rowptr, col, graph.n) == expected, (spec, kernel.name, options)
+
+
+def test_long_rows_span_many_tiles(gpu):
+    """K_1500: out-degrees up to 1499, so N+(u) needs up to 24 tiles of 64."""
+    graph = tcdist.load_graph("complete:1500")
+    rowptr, col = on_device(graph)
+    for label, kernel in every_tile():
+        assert kernel(rowptr, col, graph.n) == 1500 * 1499 * 1498 // 6, label
+
+
+@pytest.mark.parametrize("bits", [8, 12])
+def test_bitmaps_of_the_hubs_search_the_other_ids(gpu, bits):
+    """Bitmaps of 2^bits ids, the highest, not a bit per vertex: K_1500 has 1,500 ids and rmat:16
+    65,536, so most w lie below the bitmap and are searched in N+(u). Exact against C(n, 3) and
+    the CPU, on the whole graph and on 3 parts, where the top of the local ids (below the
+    proxies) takes half the bits, and on their slices, whose sources meet a target range each."""
+    from tcdist.budget import slices as plans
+    from tcdist.partition import slices
+
+    bitmap = of_backend("gpu")["bitmap"]
+    for spec in ("complete:1500", "rmat:16"):
+        graph = tcdist.load_graph(spec)
+        expected = cpu_count(graph.rowptr, graph.col, graph.n)
+        assert spec != "complete:1500" or expected == 1500 * 1499 * 1498 // 6
+        for threads in (32, 256):
+            count = bound(bitmap, bits=bits, threads=threads)
+            assert count(*on_device(graph), graph.n) == expected, (spec, threads)
+            parts = partition_graph(graph, 3, seed=1).parts
+            assert sum(count(*on_device(p), p.n_local) for p in parts) == expected, (spec, threads, "parts")
+            pieces = [piece.made() for p in parts for piece in slices.cut(p, plans.plan(p, part_need(*p.sizes()) // 3,
+                                                                                         part_need))]
+            assert len(pieces) > 6
+            assert sum(count(*on_device(p), p.n_local) for p in pieces) == expected, (spec, threads, "slices")
+
+
+def test_the_rules_statistics_on_the_gpu_are_the_hosts(gpu):
+    """--kernel auto's statistics in one launch on the device (cuda/degree_stats.cu) equal the
+    host's whole-array steps: parts with proxies (whose rows do not count), the whole graph, no
+    local vertex, and rows of odd and even lengths."""
+    import cupy
+
+    from tcdist.graph.degrees import degree_summary
+
+    graph = tcdist.load_graph("rmat:14")
+    rows = [(p.rowptr, p.n_local) for p in partition_graph(graph, 5, seed=3).parts]
+    for rowptr, n_local in [*rows, (graph.rowptr, graph.n), (graph.rowptr, 0)]:
+        assert degree_summary(cupy.asarray(rowptr), n_local) == degree_summary(rowptr, n_local), n_local
+    assert degree_summary(graph.rowptr, graph.n)["max_out"] > 64
+    assert degree_summary(graph.rowptr, 0) == {"wedges": 0, "max_out": 0, "edges": 0, "rows": 0}
+
+
+def test_int64_columns(gpu):
+    graph = tcdist.load_graph("rmat:11")
+    rowptr, col = on_device(graph)
+    expected = cpu_count(graph.rowptr, graph.col, graph.n)
+    for kernel in of_backend("gpu").values():
+        assert bound(kernel)(rowptr, col.astype(np.int64), graph.n) == expected, kernel.name
+    for hashed in (False, True):
+        assert bound(of_backend("gpu")["lstc-group"], hashed=hashed)(rowptr, col.astype(np.int64), graph.n) == expected
+    hubs = bound(of_backend("gpu")["bitmap"], bits=8)  # 256 of rmat:11's ids: the others searched, in 64 bits
+    assert hubs(rowptr, col.astype(np.int64), graph.n) == expected
+    found = 0
+    for part in partition_graph(graph, 3, seed=1).parts:
+        part_rowptr, part_col = on_device(part)
+        found += hubs(part_rowptr, part_col.astype(np.int64), part.n_local)
+    assert found == expected
+
+
+@pytest.mark.parametrize("entry", dataset_params())
+@pytest.mark.parametrize("scheme", list(SCHEMES))
+def test_partitions_built_on_the_gpu_add_up(gpu, entry, scheme):
+    import cupy
+
+    graph = tcdist.load_graph(DATASETS / entry["file"])
+    graph.rowptr, graph.col = on_device(graph)
+    for parts in (1, 2, 3, 4, 7, 16):
+        for prune in PRUNE_MODES:
+            p = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=parts)
+            assert all(isinstance(q.col, cupy.ndarray) for q in p.parts)
+            for name, kernel in every_kernel().items():
+                got = sum(kernel(q.rowptr, q.col, q.n_local) for q in p.parts)
+                assert got == entry["published_triangles"], (parts, prune, name)
+
+
+def test_gpu_partitions_equal_cpu_partitions(gpu):
+    host = tcdist.load_graph("rmat:13")
+    device = tcdist.load_graph("rmat:13")
+    device.rowptr, device.col = on_device(device)
+    for prune in PRUNE_MODES:
+        a = partition_graph(host, 5, prune=prune, seed=3)
+        b = partition_graph(device, 5, prune=prune, seed=3)
+        for x, y in zip(a.parts, b.parts):
+            assert x.stats == y.stats
+            for field in ("rowptr", "col", "global_id"):
+                assert np.array_equal(getattr(x, field), getattr(y, field).get()), (prune, x.index, field)
+
+
+def test_the_gpu_generates_the_same_graphs_as_the_cpu(gpu):
+    import cupy
+
+    from tcdist.io import generate
+
+    for spec in ("rmat:15", "er:5000:40000"):
+        a, b = generate(spec, seed=3), generate(spec, seed=3, xp=cupy)
+        assert np.array_equal(a.src, b.src.get()) and np.array_equal(a.dst, b.dst.get()), spec
+    for spec in ("rmat:15", "rmat:19"):  # rmat:19 is two of the host's pieces (before, two other graphs)
+        host, device = tcdist.load_graph(spec), tcdist.load_graph(spec, device="gpu")
+        assert host.fingerprint() == device.fingerprint(), spec
+
+
+@pytest.mark.parametrize("scale", range(16, 24))
+def test_rmat_16_to_23_generated_and_built_on_the_gpu(gpu, scale):
+    import cupy
+
+    graph = tcdist.load_graph(f"rmat:{scale}", device="gpu")
+    assert isinstance(graph.col, cupy.ndarray)
+    expected = cpu_count(graph.rowptr.get(), graph.col.get(), graph.n)
+    if scale == 23:
+        assert expected > 2**32
+    for name, kernel in every_kernel().items():
+        assert kernel(graph.rowptr, graph.col, graph.n) == expected, name
+
+
+def test_cli_gpu_backend(cli):
+    record = cli("count", "--backend", "gpu", "--json").json()
+    assert (record["triangles"], record["backend"], record["kernel"]) == (1612010, "gpu", "auto")
+    assert record["kernels"] == {"bitmap": 1}  # 21.8 wedges per edge: skewed degrees (count/auto.py)
+    assert record["timings"]["transfer"] > 0
+    record = cli("count", "--json", "--kernel", "lstc:tile=128", "-P", "4").json()
+    assert (record["triangles"], record["backend"], record["parts"]) == (1612010, "gpu", 4)
+    assert (record["kernel"], record["kernel_options"]) == ("lstc", {"tile": 128})
+
+
+def test_store_counted_on_the_gpu(tmp_path, cli):
+    store = tmp_path / "p.h5"
+    assert cli("partition", "rmat:14", "-o", store, "-P", "3", "--scheme", "metis").code == 0
+    on_gpu = cli("count", store, "--backend", "gpu", "--json").json()
+    on_cpu = cli("count", store, "--backend", "cpu", "--json").json()
+    assert on_gpu["triangles"] == on_cpu["triangles"] and on_gpu["timings"]["transfer"] > 0
+
+
+def test_a_graph_too_large_for_the_gpu_is_counted_in_slices_or_refused_with_advice(cli, monkeypatch):
+    """Too little free memory: the graph is built on the host and counted in slices that fit (before
+    slices, the upload stopped); below one slice's least, the count stops in one line with advice."""
+    from tcdist.device import gpu
+
+    graph = DATASETS / "soc-Epinions1.txt.gz"
+    monkeypatch.setattr(gpu, "free_bytes", lambda: 4_000_000)  # the count needs about 7.4 MB
+    record = cli("count", graph, "--backend", "gpu", "--json").json()
+    assert record["triangles"] == 1_624_481 and record["slices"] > 1
+    monkeypatch.setattr(gpu, "free_bytes", lambda: 100_000)
+    result = cli("count", graph, "--backend", "gpu")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert result.err.startswith("tcdist: error: part 0 cannot be sliced to fit 87.9 KiB on the device")
+    assert "give the device more memory or count more parts" in result.err

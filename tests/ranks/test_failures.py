@@ -1,0 +1,181 @@
+"""Ending badly, cleanly: signals, a full disk, too little memory, a closed stdout, noisy libraries."""
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import run_module
+
+
+def one_line(text):
+    lines = text.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in text, text
+    return lines[0]
+
+
+def tcdist_process(*args, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "tcdist", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_during_a_store_write_leaves_no_file(tmp_path, signum):
+    """SIGTERM and SIGHUP left full-size hidden temporaries; Ctrl-C was swallowed (exit 0)."""
+    out = tmp_path / "p.h5"
+    job = tcdist_process("partition", "complete:2000", "-P", "8", "-o", out)
+    deadline = time.monotonic() + 120
+    while not any(p.name.startswith(".p.h5.tmp") for p in tmp_path.iterdir()):
+        assert job.poll() is None and time.monotonic() < deadline, "the store write never began"
+        time.sleep(0.001)
+    job.send_signal(signum)
+    _, err = job.communicate(timeout=60)
+    assert job.returncode == 128 + signum, err
+    assert f"stopped by {signal.Signals(signum).name}" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_that_surfaces_as_another_error_still_ends_as_stopped(cli, monkeypatch):
+    """Raised inside threading's lock code (a store write's checksum pool), Stopped came out as a
+    RuntimeError and a traceback (seen in CI for SIGINT during a store write)."""
+    import tcdist.api
+    from tcdist import signals
+
+    def interrupted(*args, **kwargs):
+        monkeypatch.setattr(signals, "_received", signal.SIGTERM)
+        raise RuntimeError("release unlocked lock")
+
+    monkeypatch.setattr(tcdist.api, "count_triangles", interrupted)
+    result = cli("count", "rmat:5")
+    assert result.code == 128 + signal.SIGTERM and one_line(result.err) == (
+        "tcdist: stopped by SIGTERM (temporary files removed)")
+
+
+def test_ctrl_c_stops_a_long_cpu_kernel_at_once():
+    job = tcdist_process("count", "complete:4000", "--backend", "cpu", "--threads", "1", "--kernel", "merge")
+    time.sleep(5)  # the graph is built in about 2 s; counting it takes over 15 s on one thread
+    assert job.poll() is None
+    sent = time.monotonic()
+    job.send_signal(signal.SIGINT)
+    _, err = job.communicate(timeout=60)
+    assert job.returncode == 130 and time.monotonic() - sent < 2, err
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", small], capture_output=True).returncode:
+        if os.environ.get("CI"):
+            pytest.fail("cannot mount a small tmpfs to fill (CI runs as root)")
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        for output in ("g.h5", "g.txt"):
+            result = run_module("convert", "rmat:14", small / output)
+            assert result.returncode == 2 and "No space left on device" in one_line(result.stderr)
+            assert list(small.iterdir()) == []
+    finally:
+        subprocess.run(["umount", small], check=True)
+
+
+def test_too_little_memory_is_refused_with_an_estimate():
+    """rmat:24 under a 4 GiB limit (the kind Slurm sets) was a silent OOM kill."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    result = run_module("count", "rmat:24", "--backend", "cpu", preexec_fn=limit)
+    assert result.returncode == 2
+    assert "generating 'rmat:24' needs about 12.0 GiB of memory but the address-space limit" in one_line(result.stderr)
+    result = run_module("count", "er:1000:3000000000", "--backend", "cpu")
+    assert result.returncode == 2 and "needs about 134.1 GiB of memory" in one_line(result.stderr)
+
+
+def test_a_text_file_too_large_for_memory_is_refused_while_reading(tmp_path, cli, monkeypatch):
+    """Reading held every chunk's pairs and then a concatenated copy, unchecked: a file larger
+    than memory ended in an OOM kill. Now what it needs is estimated from the first chunk."""
+    from tcdist.budget import host as memory
+
+    path = tmp_path / "g.txt"
+    path.write_text("".join(f"{i} {i + 1}\n" for i in range(20000)))
+    monkeypatch.setattr(memory, "available", lambda: (100_000, "the cgroup's memory limit"))
+    result = cli("count", path, "--backend", "cpu")
+    assert result.code == 2 and one_line(result.err) == (
+        f"tcdist: error: reading {path} (about 20,000 edges) needs about 312.5 KiB of memory but the cgroup's "
+        "memory limit leaves 97.7 KiB; convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5), or give "
+        "the job more memory")
+
+
+def test_a_closed_stdout_is_not_a_traceback():
+    first = subprocess.Popen([sys.executable, "-m", "tcdist", "info", "rmat:10"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    first.stdout.close()  # like `| head -0`
+    _, err = first.communicate(timeout=120)
+    assert first.returncode == 141 and b"Traceback" not in err
+
+
+def test_metis_diagnostics_do_not_reach_the_json_record(monkeypatch, capfd):
+    import pymetis
+
+    from tcdist.cli import main
+
+    real = pymetis.part_graph
+
+    def chatty(*args, **kwargs):
+        os.write(1, b"*** METIS says something on stdout\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pymetis, "part_graph", chatty)
+    assert main(["count", "rmat:10", "-P", "2", "--scheme", "metis", "--json", "--backend", "cpu"]) == 0
+    out, err = capfd.readouterr()
+    assert json.loads(out)["parts"] == 2 and "METIS says something" in err
+
+
+def test_an_empty_er_spec_is_one_line():
+    result = run_module("count", "er:0:5")
+    assert result.returncode == 2 and one_line(result.stderr) == "tcdist: error: er: N must be at least 1, got 0"
+
+
+def test_a_signal_inside_a_callback_is_not_a_traceback():
+    """A signal that lands in a weakref callback was printed as 'Exception ignored ... Traceback'."""
+    code = ("import sys, weakref\n"
+            "from tcdist import signals\n"
+            "signals.install()\n"
+            "class Thing: pass\n"
+            "def callback(_):\n"
+            "    signals._handler(2, None)\n"
+            "thing = Thing()\n"
+            "keep = weakref.ref(thing, callback)\n"
+            "del thing\n"
+            "try:\n"
+            "    signals.check()\n"
+            "except signals.Stopped as e:\n"
+            "    sys.exit(128 + e.signum)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 130 and result.stderr == ""
+
+
+def test_a_device_resolved_here_is_closed_when_another_rank_s_resolve_failed(monkeypatch):
+    """Rank 0 resolves its device (on a GPU: its allocator installed) while rank 1 fails to; every
+    rank raises, and rank 0 closed its device (before, it was never closed: a count called from
+    Python left its allocator on the process). A two-rank world is stood in for by a communicator
+    whose allgather reports rank 1's failure."""
+    from tcdist.config import CountConfig
+    from tcdist.device.cpu import CpuDevice
+    from tcdist.ranks import run
+    from tcdist.ranks.guard import RemoteError
+
+    class OtherRankFailed:
+        rank, size = 0, 2
+
+        def allgather(self, own):
+            return [own, (True, "--kernel nope is unknown", "node2")]
+
+    closed = []
+    monkeypatch.setattr(run, "node_local", lambda comm: (0, 1))
+    monkeypatch.setattr(CpuDevice, "close", lambda self: closed.append(self.kind))
+    with pytest.raises(RemoteError, match="rank 1 \\(node2\\): --kernel nope is unknown"):
+        run.count(OtherRankFailed(), "complete:5", CountConfig(backend="cpu"))
+    assert closed == ["cpu"]

@@ -1,0 +1,131 @@
+"""Ranks on GPUs: each rank binds the GPU of its node-local rank, and the counts add up.
+
+Run on a GPU host with ``pytest -m "gpu or mpi"`` (TCDIST_MPIEXEC names the host's mpirun).
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import DATASETS
+from mpi_launch import mpiexec, mpiexec_json
+
+import tcdist
+
+pytestmark = [pytest.mark.gpu, pytest.mark.mpi]
+
+
+@pytest.fixture(scope="module")
+def gpus():
+    import cupy
+
+    count = cupy.cuda.runtime.getDeviceCount()
+    assert count > 0, "no CUDA device"
+    return [cupy.cuda.Device(i).pci_bus_id for i in range(count)]
+
+
+@pytest.fixture(scope="module")
+def expected():
+    graph = tcdist.load_graph("rmat:16")
+    return tcdist.count_triangles(graph, backend="cpu").triangles
+
+
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+def test_every_rank_binds_the_gpu_of_its_node_local_rank(gpus, expected, schedule):
+    ranks = len(gpus)
+    record = mpiexec_json(ranks, "count", "rmat:16", "--backend", "gpu", "-P", 2 * ranks, "--schedule", schedule)
+    assert record["triangles"] == expected and record["backend"] == "gpu"
+    assert [s["gpu"] for s in record["rank_stats"]] == list(range(ranks))
+    assert [s["gpu_bus_id"] for s in record["rank_stats"]] == gpus  # each rank on its own device
+    if ranks > 1:  # parts read from the store are copied (one rank alone counts them from GPU memory)
+        assert all(s["timings"]["transfer"] + s["timings"]["transfer_overlapped"] > 0
+                   for s in record["rank_stats"] if s["parts"])
+
+
+@pytest.mark.parametrize("per_gpu", [1.5, 2], ids=["one-more", "two-per-gpu"])
+def test_more_ranks_than_gpus_share_them_round_robin(gpus, expected, per_gpu):
+    ranks = max(int(per_gpu * len(gpus)), len(gpus) + 1)
+    record = mpiexec_json(ranks, "count", "rmat:16", "--backend", "gpu", "-P", 2 * ranks)
+    assert record["triangles"] == expected
+    assert [s["gpu"] for s in record["rank_stats"]] == [r % len(gpus) for r in range(ranks)]
+    assert [s["gpu_bus_id"] for s in record["rank_stats"]] == [gpus[r % len(gpus)] for r in range(ranks)]
+
+
+def test_cuda_visible_devices_is_respected(gpus, expected):
+    """The ranks see only the last GPU this process sees (its id as CUDA_VISIBLE_DEVICES names it,
+    when this process runs under one too)."""
+    last = len(gpus) - 1
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(len(gpus))))).split(",")
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": visible[last]}
+    record = mpiexec_json(2, "count", "rmat:16", "--backend", "gpu", "-P", 4, env=env)
+    assert record["triangles"] == expected
+    assert [s["gpu_bus_id"] for s in record["rank_stats"]] == [gpus[last]] * 2
+
+
+def test_a_store_counted_by_gpu_ranks_equals_cpu_ranks(tmp_path, gpus):
+    store = tmp_path / "parts.h5"
+    on_gpu = mpiexec_json(len(gpus), "count", "rmat:15", "--backend", "gpu", "-P", 6, "--store", store,
+                          "--scheme", "metis")
+    on_cpu = mpiexec_json(2, "count", store, "--backend", "cpu", "--schedule", "dynamic")
+    assert on_gpu["triangles"] == on_cpu["triangles"] and on_cpu["parts"] == 6
+
+
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+def test_per_vertex_on_gpu_ranks_equals_one_cpu_process(tmp_path, cli, gpus, schedule):
+    """Each GPU rank credits the vertices of its parts (cuda/per_vertex.cu); rank 0 reduces."""
+    graph = DATASETS / "email-Enron.txt.gz"
+    alone = tmp_path / "alone.csv"
+    assert cli("count", graph, "--backend", "cpu", "--per-vertex", alone).code == 0
+    ranked = tmp_path / "ranked.csv"
+    result = mpiexec(max(len(gpus), 2), "count", graph, "--backend", "gpu", "-P", 5, "--schedule", schedule,
+                     "--per-vertex", ranked)
+    assert result.returncode == 0, result.stderr
+    assert ranked.read_bytes() == alone.read_bytes()
+
+
+_BROKEN_WARM_UP = """
+import sys, time
+from mpi4py import MPI
+from tcdist.device import gpu
+from tcdist.ranks import prepare, run
+from tcdist.errors import TcdistError
+
+if MPI.COMM_WORLD.rank == 1:
+    def broken(self, per_vertex=False):
+        raise TcdistError("the warm-up found this GPU broken")
+    gpu.GpuDevice.start_warm_up = lambda self, per_vertex=False: self.warming.start(lambda: broken(self))
+else:  # the root partitions for a while: rank 1's warm-up has long failed when it is done
+    made = prepare.prepare
+    run.prepare = lambda *args: (time.sleep(1.0), made(*args))[1]
+count_parts = run.count_parts
+
+def counting(*args, **kwargs):
+    print("counting", file=sys.stderr, flush=True)
+    return count_parts(*args, **kwargs)
+
+run.count_parts = counting
+from tcdist.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_rank_whose_gpu_fails_its_warm_up_stops_the_job_before_any_rank_counts(tmp_path, gpus):
+    """Rank 1's warm-up fails on its own thread while the root partitions. Before, it surfaced
+    when rank 1 first counted, after the root's partitioning (minutes on a large graph), and every
+    rank had started counting; now every rank learns of it once the root is done, and the job
+    ends with rank 1's one line."""
+    from mpi_launch import launcher
+
+    script = tmp_path / "broken_warm_up.py"
+    script.write_text(_BROKEN_WARM_UP)
+    job = tmp_path / "job"
+    job.mkdir()
+    done = subprocess.run([*launcher(), "-n", "2", sys.executable, str(script), "count", "rmat:14", "-P", "4",
+                           "--backend", "gpu"], capture_output=True, text=True, timeout=300, cwd=job)
+    assert done.returncode == 2, done.stderr
+    assert list(job.iterdir()) == []  # the root's temporary store of the parts is gone too
+    assert "counting" not in done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("tcdist")]  # not the launcher's banner
+    assert len(said) == 1 and re.fullmatch(r"tcdist: error: rank 1 \(.+\): the warm-up found this GPU broken", said[0])
