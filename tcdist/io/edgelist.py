@@ -8,7 +8,7 @@ from tcdist.graph.edges import EdgeList
 from tcdist.io.text import data_lines, read_pairs, show, sniff_delimiter
 
 _HEAD_BYTES = 1 << 16  # a header is looked for in the file's first 64 KiB
-_ID = re.compile(rb"[+-]?[0-9]+")
+_NUMBER = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _leading_lines(chunk):
@@ -24,19 +24,21 @@ def _leading_lines(chunk):
         yield end, i, tokens, raw
 
 
-def _looks_like_an_edge(tokens):
-    """Two leading tokens that look like ids; a bad one ('+3') is still the parser's error."""
-    return len(tokens) >= 2 and all(_ID.fullmatch(t) for t in tokens[:2])
+def _may_be_data(tokens):
+    """An edge or a damaged one ('1.0 2.0', '1 x', '+3 4'; the parser names what is wrong): two or
+    more fields, one of them a number. A lone field cannot be an edge (a vertex count, say)."""
+    return len(tokens) >= 2 and any(_NUMBER.fullmatch(t) for t in tokens)
 
 
 def _header(path, warnings):
-    """Lines before the first edge that are not edges (a header without '#', as some SNAP files
-    have) are skipped with one warning naming them; after the first edge, a bad line is an error."""
+    """Lines before the first edge whose fields are all words (a header without '#', as some SNAP
+    files have) are skipped with one warning naming them; a line with a number among several fields
+    is data, so a bad one is an error, as it is after the first edge."""
     def header(chunk):
         data = [(end, i, tokens, raw) for end, i, tokens, raw in _leading_lines(chunk) if tokens]
         if not data:
             return 0, 0, " "
-        first = next((k for k, line in enumerate(data) if _looks_like_an_edge(line[2])), 0)
+        first = next((k for k, line in enumerate(data) if _may_be_data(line[2])), 0)
         end, i, tokens, raw = data[first]
         if first:
             skipped = data[:first]

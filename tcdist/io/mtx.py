@@ -49,10 +49,12 @@ def read_mtx(path, stream=None):
         if not chunk:
             raise InputError(path, "empty file: no Matrix Market banner", 1)
         head = bytes(chunk[:_HEAD_BYTES])
+        lines = head.split(b"\n")
+        if len(chunk) > _HEAD_BYTES or not lines[-1]:
+            lines.pop()  # cut by the head's size, or the empty rest after the final newline
         offset = 0
-        for number in range(1, head.count(b"\n") + 1):
-            end = head.index(b"\n", offset) + 1
-            line, offset = head[offset:end], end
+        for number, line in enumerate(lines, 1):
+            offset += len(line) + 1
             if number == 1:
                 _banner(path, line)
             elif line.strip() and not line.lstrip().startswith(b"%"):

@@ -27,6 +27,10 @@ from tcdist.errors import InputError
 CHUNK_BYTES = 32 << 20
 MAX_LINE_BYTES = 64 << 20  # no edge-list line is this long: past it the input is not an edge list
 GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
+# UTF-32 LE's mark starts with UTF-16 LE's, so the longer marks are tried first
+FOREIGN_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32", "big-endian"), (b"\xff\xfe\x00\x00", "UTF-32", "little-endian"),
+                (b"\xfe\xff", "UTF-16", "big-endian"), (b"\xff\xfe", "UTF-16", "little-endian"))
 INT64_MAX = 2**63 - 1
 _COMMENT = (b"#", b"%")
 _DECIMAL = re.compile(rb"-?[0-9]+")
@@ -40,13 +44,30 @@ def open_binary(path):
     the stream can peek, for sniffing formats without consuming input."""
     raw = sys.stdin.buffer if path == "-" else open(path, "rb")
     try:
+        stream = raw
         if raw.peek(2)[:2] == GZIP_MAGIC:
-            yield io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20), raw
-        else:
-            yield raw, raw
+            stream = io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20)
+        skip_byte_order_mark(stream, path)
+        yield stream, raw
     finally:
         if raw is not sys.stdin.buffer:
             raw.close()
+
+
+def skip_byte_order_mark(stream, path):
+    """Consume a UTF-8 byte-order mark (else it sticks to the first field); refuse UTF-16 and
+    UTF-32 text by theirs. A peek: the stream is not read past the mark."""
+    try:
+        head = stream.peek(4)[:4]
+    except (EOFError, OSError, zlib.error):
+        raise InputError(path, "truncated or corrupt gzip data") from None
+    if head.startswith(UTF8_BOM):
+        stream.read(len(UTF8_BOM))
+        return
+    for mark, encoding, order in FOREIGN_BOMS:
+        if head.startswith(mark):
+            raise InputError(path, f"the file is {encoding} ({order}) text; convert it to UTF-8 or ASCII "
+                                   f"(iconv -f {encoding} -t UTF-8)")
 
 
 def is_stream(path) -> bool:
@@ -113,12 +134,13 @@ def iter_chunks(stream, path, size=None):
 
 
 def refuse_binary(head, path):
-    """Refuse data that is not a text graph: UTF-16 text, or a NUL byte near the start. Other bytes
-    that are not UTF-8 (a Latin-1 comment, say) are the parser's business: in a comment they are
-    skipped, in an id they are an error naming the line."""
+    """Refuse data that is not a text graph: UTF-16 text without a byte-order mark (open_binary
+    refuses it by its mark), or a NUL byte near the start. Other bytes that are not UTF-8 (a
+    Latin-1 comment, say) are the parser's business: in a comment they are skipped, in an id they
+    are an error naming the line."""
     sample = bytes(head[:8192])
     lanes = [sample[k::2].count(0) / max(len(sample) // 2, 1) for k in (0, 1)]  # NUL share of even, odd bytes
-    if sample[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(sample) >= 8 and max(lanes) > 0.75 and min(lanes) < 0.25):
+    if len(sample) >= 8 and max(lanes) > 0.75 and min(lanes) < 0.25:
         raise InputError(path, "UTF-16 text; tcdist reads ASCII or UTF-8 (convert it: iconv -f UTF-16 -t UTF-8)")
     nul = sample.find(b"\x00")
     if nul >= 0:

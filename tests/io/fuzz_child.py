@@ -7,6 +7,7 @@ in this process and prints one JSON line: the case, the exit status, the count a
 The parent judges them; a crash of this process shows as missing lines.
 """
 
+import gzip
 import io
 import json
 import random
@@ -17,11 +18,17 @@ from pathlib import Path
 from tcdist.cli import main
 
 ALPHABET = b"0123456789 \t,\n\r#%-+x.\x00\xff"
+BOMS = {"utf-8": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff", "utf-32-le": b"\xff\xfe\x00\x00",
+        "utf-32-be": b"\x00\x00\xfe\xff"}
 
 
 def damage(kind, data, rng):
     data = bytearray(data)
-    action = rng.choice(["flip", "flip", "truncate", "splice"] if kind == "text" else ["flip", "flip", "truncate"])
+    action = rng.choice(["flip", "flip", "truncate", "splice", "bom"] if kind == "text" else ["flip", "flip", "truncate"])
+    if action == "bom":  # a mark before a line, the comment or an edge, of the text as it is or gzipped
+        name = rng.choice(sorted(BOMS))
+        starts = [0] + [k + 1 for k, byte in enumerate(data) if byte == 10]
+        return BOMS[name] + bytes(data[rng.choice(starts):]), f"bom {name}" + (" gzip" if rng.random() < 0.5 else "")
     if action == "truncate":
         return bytes(data[: rng.randrange(len(data))]), action
     if action == "splice":
@@ -39,7 +46,7 @@ def main_loop(kind, original, seed, cases, workdir):
     for case in range(cases):
         damaged, action = damage(kind, data, rng)
         path = Path(workdir) / f"case{suffix}"
-        path.write_bytes(damaged)
+        path.write_bytes(gzip.compress(damaged) if action.endswith("gzip") else damaged)
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
             code = main(["count", str(path), "--backend", "cpu", "--json", "--threads", "1"])

@@ -214,7 +214,8 @@ INPUT_ERRORS = {
     "control byte shown escaped": (b"1 2\n2 3\x01\n", "bad.txt:2: '3\\x01' is not an integer vertex id"),
     "NUL past the binary check shown escaped": (b"1 2\n" * 3000 + b"2 \x003\n",
                                                 "bad.txt:3001: '\\x003' is not an integer vertex id"),
-    "UTF-16": ("1 2\n2 3\n".encode("utf-16"), "bad.txt: UTF-16 text; tcdist reads ASCII or UTF-8"),
+    "UTF-16": ("1 2\n2 3\n".encode("utf-16"), "bad.txt: the file is UTF-16 (little-endian) text; convert it to UTF-8"),
+    "UTF-16 without a byte-order mark": ("1 2\n2 3\n".encode("utf-16-le"), "bad.txt: UTF-16 text; tcdist reads ASCII or UTF-8"),
 }
 
 
@@ -288,3 +289,50 @@ def test_an_hdf5_file_through_a_pipe_is_refused(tmp_path, cli):
     result = run_module("count", "-", input=path.read_bytes().decode("latin-1"), encoding="latin-1")
     assert result.returncode == 2 and "an HDF5 file cannot be read from a pipe" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("encoding,name", [("utf-16-le", "UTF-16 (little-endian)"), ("utf-16-be", "UTF-16 (big-endian)"),
+                                           ("utf-32-le", "UTF-32 (little-endian)"), ("utf-32-be", "UTF-32 (big-endian)")])
+@pytest.mark.parametrize("file", ["bad.txt", "bad.txt.gz", "bad.mtx", "bad"])
+def test_utf16_and_utf32_are_refused_by_their_byte_order_mark(tmp_path, cli, encoding, name, file):
+    """UTF-32 LE was called UTF-16, UTF-32 BE binary data."""
+    data = "\ufeff1 2\n2 3\n3 1\n".encode(encoding)
+    path = tmp_path / file
+    path.write_bytes(gzip.compress(data) if file.endswith(".gz") else data)
+    result = cli("count", path)
+    assert result.code == 2
+    assert one_line(result) == (f"tcdist: error: {path}: the file is {name} text; convert it to UTF-8 or ASCII "
+                                f"(iconv -f {name[:6]} -t UTF-8)")
+
+
+def test_utf16_through_a_pipe_is_refused_by_its_byte_order_mark():
+    result = run_module("count", "-", input="\ufeff1 2\n2 3\n3 1\n".encode("utf-16-be").decode("latin-1"),
+                        encoding="latin-1")
+    assert result.returncode == 2 and result.stderr.strip() == (
+        "tcdist: error: -: the file is UTF-16 (big-endian) text; convert it to UTF-8 or ASCII (iconv -f UTF-16 -t UTF-8)")
+
+
+@pytest.mark.parametrize("line", ["1.0 2.0", "1 x", "x 1", "1 2.5", "1e3 7", "source target 5"])
+@pytest.mark.parametrize("before", ["", "# a comment\n", "source target\n"], ids=["first", "after a comment", "after a header"])
+def test_a_line_with_a_number_is_not_a_header(tmp_path, cli, line, before):
+    """'1.0 2.0' as the first line was skipped as a header, and the same line later was an error."""
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text(f"1 2\n{line}\n2 3\n3 1\n")
+    expected = one_line(cli("count", elsewhere)).split(f"{elsewhere}:2: ")[1]
+    path = tmp_path / "first.txt"
+    path.write_text(f"{before}{line}\n1 2\n2 3\n3 1\n")
+    result = cli("count", path)
+    number = before.count("\n") + 1
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {path}:{number}: {expected}"
+
+
+def test_matrix_market_size_line_without_a_newline_and_no_entries(tmp_path, cli):
+    """It was 'no Matrix Market size line'."""
+    path = tmp_path / "short.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3")
+    result = cli("count", path)
+    assert result.code == 2
+    assert one_line(result) == f"tcdist: error: {path}: the size line declares 3 entries but the file holds 0"
+    path.write_text("%%MatrixMarket matrix coordinate pattern symmetric\n3 3")
+    assert one_line(cli("count", path)) == (f"tcdist: error: {path}:2: bad Matrix Market size line '3 3': "
+                                            "expected 'ROWS COLUMNS ENTRIES'")

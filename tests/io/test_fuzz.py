@@ -2,6 +2,7 @@
 with one line on stderr; never a wrong count, a traceback, a signal or a hang."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -16,8 +17,12 @@ TEXT = b"# a small graph\n1 2\n2 3\n3 1\n3 4\n4 5\n5 3\n4 1\n6 7\n"
 
 def reference_count(data: bytes):
     """The count of the graph tcdist's grammar reads from data, or None where it must refuse it
-    (an independent reading: universal line ends, '#'/'%' comments, blank/tab/comma separators,
-    two decimal non-negative ids per data line, lines before the first edge skipped as a header)."""
+    (an independent reading: a UTF-8 byte-order mark skipped, UTF-16/32 ones refused; universal line
+    ends, '#'/'%' comments, blank/tab/comma separators, two decimal non-negative ids per data line;
+    lines before the first with a number among two or more fields skipped as a header)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        return None
+    data = data.removeprefix(b"\xef\xbb\xbf")
     head = data[:8192]
     if b"\x00" in head:
         return None
@@ -28,8 +33,9 @@ def reference_count(data: bytes):
         tokens = [t for t in re.split(rb"[ \t\v\f,]+", line) if t]
         if tokens:
             rows.append(tokens)
-    edge_like = [len(t) >= 2 and all(re.fullmatch(rb"[+-]?[0-9]+", x) for x in t[:2]) for t in rows]
-    rows = rows[edge_like.index(True):] if True in edge_like else rows  # a header before the first edge
+    number = rb"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
+    data_like = [len(t) >= 2 and any(re.fullmatch(number, x) for x in t) for t in rows]
+    rows = rows[data_like.index(True):] if True in data_like else rows  # a header before the first edge
     adj = {}
     for tokens in rows:
         if len(tokens) < 2 or not all(re.fullmatch(rb"-?[0-9]+", t) for t in tokens[:2]):
@@ -45,7 +51,9 @@ def reference_count(data: bytes):
 
 def run_cases(kind, original, seed, cases, tmp_path):
     command = [sys.executable, str(HERE / "fuzz_child.py"), kind, str(original), str(seed), str(cases), str(tmp_path)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    # a script's sys.path starts at tests/: the checkout goes first, else an installed tcdist is fuzzed
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
     results = [json.loads(line) for line in done.stdout.splitlines()]
     assert done.returncode == 0 and len(results) == cases, (
         f"the fuzzing process ended with {done.returncode} after {len(results)} of {cases} cases:\n{done.stderr[-3000:]}")
@@ -54,6 +62,12 @@ def run_cases(kind, original, seed, cases, tmp_path):
 
 def judge(result, expected):
     where = f"case {result['case']} ({result['action']})"
+    if result["action"].startswith("bom"):  # a UTF-8 mark is skipped, the others refused by name
+        encoding = result["action"].split()[1]
+        if encoding == "utf-8":
+            assert result["code"] == 0, f"{where}: exit {result['code']}: {result['stderr']}"
+        else:
+            assert f"the file is {encoding[:6].upper()} (" in result["stderr"], f"{where}: {result['stderr']}"
     if result["code"] == 0:
         assert result["triangles"] == expected, f"{where}: counted {result['triangles']}, expected {expected}"
     else:
@@ -80,5 +94,8 @@ def test_damaged_text(tmp_path):
     assert reference_count(TEXT) == 3  # 1-2-3, 3-4-5 and 1-3-4
     work = tmp_path / "work"
     work.mkdir()
-    for result in run_cases("text", original, 5, 400, work):
+    results = run_cases("text", original, 5, 400, work)
+    for result in results:
         judge(result, reference_count(bytes.fromhex(result["input"])))
+    marks = {r["action"].split()[1] for r in results if r["action"].startswith("bom")}
+    assert marks == {"utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"}, marks

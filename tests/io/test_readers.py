@@ -166,3 +166,67 @@ def test_clean_edge_list_output_round_trips(tmp_path, cli):
     out = tmp_path / "clean.txt.gz"
     assert cli("convert", "rmat:10", out).code == 0
     assert tcdist.load_graph(out).fingerprint() == tcdist.load_graph("rmat:10").fingerprint()
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+MTX_TRIANGLE = b"%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n2 1\n3 2\n3 1\n"
+
+
+@pytest.mark.parametrize("name", ["g.txt", "g.txt.gz", "g.mtx", "g.mtx.gz", "g"])
+def test_a_utf8_byte_order_mark_is_skipped(tmp_path, cli, name):
+    """It stuck to the first field: '\\ufeff1 2' was taken as a header (0 triangles, exit 0), and an
+    .mtx was refused for its banner."""
+    mtx = ".mtx" in name or name == "g"  # 'g': the format sniffed from the content behind the mark
+    path = write(tmp_path / name, UTF8_BOM + (MTX_TRIANGLE if mtx else b"1 2\n2 3\n3 1\n"), compress=name.endswith(".gz"))
+    assert pairs(path) == ([(1, 0), (2, 0), (2, 1)] if mtx else [(1, 2), (2, 3), (3, 1)])
+    record = cli("count", path, "--json").json()
+    assert (record["triangles"], record["m"]) == (1, 3)
+
+
+@pytest.mark.parametrize("how", ["-", "/dev/stdin", "fifo"])
+@pytest.mark.parametrize("content", [b"1 2\n2 3\n3 1\n", MTX_TRIANGLE], ids=["edgelist", "mtx"])
+def test_a_utf8_byte_order_mark_is_skipped_in_input_read_once(tmp_path, how, content):
+    import json
+    import os
+    import threading
+
+    from conftest import run_module
+
+    data = UTF8_BOM + content
+    if how == "fifo":  # as <(...) gives
+        fifo = tmp_path / "graph"
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=fifo.write_bytes, args=(data,))
+        writer.start()
+        result = run_module("count", fifo, "--json")
+        writer.join()
+    else:
+        result = run_module("count", how, "--json", input=data.decode("latin-1"), encoding="latin-1")
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    # read as an edge list (the banner a comment), the size line '3 3 3' would be a self loop
+    assert (record["triangles"], record["m"], record["self_loops"]) == (1, 3, 0)
+
+
+@pytest.mark.parametrize("content", ["source target\n1 2\n2 3\n3 1\n3 4\n", "from,to\n1,2\n2,3\n3,1\n3,4\n",
+                                     "FromNodeId\tToNodeId\tweight\n1\t2\t0.5\n2\t3\t1\n3\t1\t2\n3\t4\t1\n"])
+def test_a_header_of_words_is_skipped(tmp_path, content):
+    path = write(tmp_path / "g.txt", content)
+    edges = read(path)
+    assert sorted(zip(edges.src.tolist(), edges.dst.tolist())) == sorted(TRIANGLE_PLUS)
+    assert len(edges.warnings) == 1 and f"{path}:1: skipped a header line" in edges.warnings[0]
+
+
+@pytest.mark.parametrize("size_line", ["3 3 0", "3 3 0\n", "3 3 0 \n% a comment", "3 3 0\n\n"])
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_matrix_market_without_entries(tmp_path, cli, size_line, compress):
+    """A size line that ended the file without a newline was 'no Matrix Market size line'."""
+    path = write(tmp_path / "empty.mtx", f"%%MatrixMarket matrix coordinate pattern symmetric\n% c\n{size_line}", compress)
+    assert read(path).src.size == 0
+    record = cli("count", path, "--json").json()
+    assert (record["triangles"], record["m"]) == (0, 0)
+
+
+def test_matrix_market_whose_last_entry_has_no_newline(tmp_path):
+    path = write(tmp_path / "g.mtx", "%%MatrixMarket matrix coordinate pattern general\n4 4 4\n1 2\n2 3\n3 1\n3 4")
+    assert pairs(path) == sorted((u - 1, v - 1) for u, v in TRIANGLE_PLUS)
