@@ -59,12 +59,16 @@ def _networkx_edges(graph) -> EdgeList:
     nodes = list(graph)
     pairs = chain.from_iterable(graph.edges())
     count = 2 * graph.number_of_edges()
-    numbers = np.array(nodes) if nodes else np.zeros(0, np.int64)
-    if numbers.ndim == 1 and numbers.dtype.kind in "iu" and (numbers.size == 0 or numbers.min() >= 0):
+    try:
+        numbers = np.array(nodes) if nodes else np.zeros(0, np.int64)
+    except (ValueError, TypeError, OverflowError):  # nodes numpy cannot stack (tuples of several lengths): labels
+        numbers = np.zeros(0, object)
+    if numbers.ndim == 1 and numbers.dtype.kind in "iu" and (not nodes or _fits_int64(numbers.min(), numbers.max())):
         flat, labels = np.fromiter(pairs, np.int64, count), None
     else:
         index = dict(zip(nodes, range(len(nodes))))
-        flat, labels = np.fromiter(map(index.__getitem__, pairs), np.int64, count), np.fromiter(nodes, object)
+        flat = np.fromiter(map(index.__getitem__, pairs), np.int64, count)
+        labels = np.fromiter(nodes, object, len(nodes))  # not np.array: tuples of one length would become rows
     return EdgeList(flat[0::2].copy(), flat[1::2].copy(), "networkx graph", labels=labels)
 
 
@@ -73,16 +77,45 @@ def _from_arrays(src, dst, name) -> EdgeList:
     return EdgeList(src, dst, name, labels=labels)
 
 
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _fits_int64(low, high) -> bool:
+    """Whether ids from low to high are non-negative int64 values (uint64 ones past 2**63 - 1 are not)."""
+    return int(low) >= 0 and int(high) <= _INT64_MAX
+
+
+def _id_array(xp, ids):
+    """An array of ids; a list of ints numpy would make float64 (2**64 - 1 beside 1 or -1) keeps them exact."""
+    array = xp.asarray(ids)
+    if xp is np and array.dtype.kind == "f" and isinstance(ids, (list, tuple)) and not all(
+            isinstance(i, float) for i in ids):
+        return np.fromiter(ids, object, len(ids))
+    return array
+
+
 def edge_arrays(src, dst, name):
     """(src, dst, labels): two array-likes of vertex ids as int64 NumPy/CuPy arrays. Ids that are
-    not non-negative integers are replaced by their index among the sorted distinct labels."""
+    not non-negative int64 integers are replaced by their index among the sorted distinct labels."""
     xp = array_module(src, dst)
-    src, dst = xp.asarray(src), xp.asarray(dst)
+    src, dst = _id_array(xp, src), _id_array(xp, dst)
     if src.ndim != 1 or src.shape != dst.shape:
         raise TcdistError(f"{name}: source and target arrays must be 1-D and of equal length")
-    integers = np.issubdtype(src.dtype, np.integer) and np.issubdtype(dst.dtype, np.integer)
-    if integers and not (src.size and int(min(src.min(), dst.min())) < 0):
-        return src.astype(xp.int64), dst.astype(xp.int64), None
+    kinds = {src.dtype.kind, dst.dtype.kind}
+    if kinds <= set("iu"):
+        if not src.size:
+            return src.astype(xp.int64), dst.astype(xp.int64), None
+        low, high = min(int(src.min()), int(dst.min())), max(int(src.max()), int(dst.max()))
+        if _fits_int64(low, high):
+            return src.astype(xp.int64), dst.astype(xp.int64), None
+        common = xp.int64 if high <= _INT64_MAX else xp.uint64 if low >= 0 else None
+        if common is None and xp is not np:
+            raise TcdistError(f"{name}: vertex ids from {low} to {high} fit no 64-bit integer type; give them as "
+                              "NumPy arrays (they become labels) or renumber them")
+        common = common or object  # negative ids beside ids past 2**63 - 1: Python ints compare them exactly
+        src, dst = src.astype(common), dst.astype(common)
+    elif xp is np and kinds & set("iu") and "f" in kinds:
+        src, dst = src.astype(object), dst.astype(object)  # integer ids beside floats: float64 would round past 2**53
     try:
         labels, index = xp.unique(xp.concatenate([src, dst]), return_inverse=True)
     except TypeError:

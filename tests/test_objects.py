@@ -1,0 +1,111 @@
+"""In-memory ids count exactly whatever integer type holds them, and come back as they were given."""
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import tcdist
+
+TOP = 2**64 - 1
+HALF = 2**63
+
+
+def _graph(ids):
+    """A random graph (and a K4 at its first ids) whose vertex v is ids[v]."""
+    g = nx.gnm_random_graph(60, 400, seed=3)
+    g.add_edges_from((u, v) for u in range(4) for v in range(u + 1, 4))
+    return nx.relabel_nodes(g, dict(enumerate(ids)))
+
+
+def _check(source, g):
+    """Triangles and per-vertex ids and counts as networkx finds them in g."""
+    result = tcdist.count_triangles(source, backend="cpu", per_vertex=True)
+    expected = nx.triangles(g)
+    assert result.triangles == sum(expected.values()) // 3
+    assert dict(zip(result.per_vertex.vertex.tolist(), result.per_vertex.triangles.tolist())) == expected
+
+
+def _arrays(g, dtype):
+    src, dst = zip(*g.edges)
+    return np.array(src, dtype), np.array(dst, dtype)
+
+
+NEAR_TOP = [TOP - 7 * v for v in range(60)]
+AROUND_HALF = [HALF - 30 + v for v in range(60)]
+FROM_HALF = [HALF + v for v in range(60)]
+
+
+@pytest.mark.parametrize("ids", [NEAR_TOP, AROUND_HALF, FROM_HALF], ids=["near 2^64-1", "around 2^63", "from 2^63"])
+def test_uint64_arrays(ids):
+    g = _graph(ids)
+    _check(_arrays(g, np.uint64), g)
+
+
+def test_a_uint64_triangle_at_the_top():
+    src, dst = np.array([TOP, TOP - 1, TOP - 2], np.uint64), np.array([TOP - 1, TOP - 2, TOP], np.uint64)
+    result = tcdist.count_triangles((src, dst), backend="cpu", per_vertex=True)
+    assert result.triangles == 1 and sorted(result.per_vertex.vertex.tolist()) == [TOP - 2, TOP - 1, TOP]
+
+
+@pytest.mark.parametrize("ids", [NEAR_TOP, AROUND_HALF], ids=["near 2^64-1", "around 2^63"])
+def test_pandas_uint64(ids):
+    g = _graph(ids)
+    src, dst = _arrays(g, np.uint64)
+    _check(pd.DataFrame({"source": src, "target": dst}), g)
+    _check((pd.Series(src), pd.Series(dst)), g)
+
+
+@pytest.mark.parametrize("ids", [NEAR_TOP, AROUND_HALF], ids=["near 2^64-1", "around 2^63"])
+def test_pyarrow_uint64(ids):
+    g = _graph(ids)
+    src, dst = _arrays(g, np.uint64)
+    _check(pa.table({"src": pa.array(src, pa.uint64()), "dst": pa.array(dst, pa.uint64())}), g)
+
+
+@pytest.mark.parametrize("ids", [
+    NEAR_TOP,
+    AROUND_HALF,
+    [TOP - v if v % 2 else v for v in range(60)],  # numpy makes float64 of these
+    [HALF + v if v % 2 else -v for v in range(60)],  # and of these: no 64-bit integer holds them
+    [2**64 + v if v % 2 else v for v in range(60)],  # Python ints past any integer type: labels
+], ids=["near 2^64-1", "around 2^63", "big beside small", "big beside negative", "past 2^64"])
+def test_python_lists_of_big_ints(ids):
+    g = _graph(ids)
+    src, dst = zip(*g.edges)
+    _check((list(src), list(dst)), g)
+
+
+def test_uint64_beside_int64_arrays():
+    """A uint64 and an int64 array: numpy's common type is float64, which merges HALF + 5 and HALF + 6."""
+    big, small = [HALF + 5, HALF + 6, TOP], [-3, 7, 9]
+    edges = [(u, v) for u in big for v in small] + [(7, -3), (9, -3), (7, 9)]  # sources fit uint64, targets int64
+    src, dst = np.array([u for u, _ in edges], np.uint64), np.array([v for _, v in edges], np.int64)
+    _check((src, dst), nx.Graph(edges))
+
+
+def test_integer_ids_beside_float_ids_stay_apart():
+    """2**60 + 1 and 2**60 + 2 are one float64: beside a float array they were merged."""
+    src, dst = np.array([2**60 + 1, 2**60 + 2], np.int64), np.array([0.5, 0.5])
+    result = tcdist.count_triangles((src, dst), backend="cpu", per_vertex=True)
+    assert result.m == 2 and sorted(result.per_vertex.vertex.tolist()) == [0.5, 2**60 + 1, 2**60 + 2]
+
+
+@pytest.mark.parametrize("ids", [NEAR_TOP, AROUND_HALF, FROM_HALF, [TOP - v if v % 2 else v for v in range(60)]],
+                         ids=["near 2^64-1", "around 2^63", "from 2^63", "big beside small"])
+def test_networkx_big_int_nodes(ids):
+    g = _graph(ids)
+    _check(g, g)
+
+
+def test_networkx_tuple_nodes_of_several_lengths():
+    g = _graph([(v,) * (1 + v % 3) for v in range(60)])
+    _check(g, g)
+    k4 = nx.complete_graph([(1, 2), (1, 2, 3), (4,), ()])
+    assert tcdist.count_triangles(k4, backend="cpu").triangles == 4
+
+
+def test_ids_no_type_can_compare_are_refused():
+    with pytest.raises(tcdist.TcdistError, match="vertex labels must be comparable"):
+        tcdist.count_triangles(([2**64, 1, "x"], [1, "x", 2**64]), backend="cpu")
