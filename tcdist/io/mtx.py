@@ -16,12 +16,14 @@ def _banner(path, line):
     if not words or words[0].lower() != "%%matrixmarket":
         raise InputError(path, "bad Matrix Market banner: the first line must start with %%MatrixMarket", 1)
     if len(words) != 5:
-        raise InputError(path, "bad Matrix Market banner: expected '%%MatrixMarket matrix coordinate FIELD SYMMETRY'", 1)
+        raise InputError(path, "bad Matrix Market banner: expected '%%MatrixMarket matrix coordinate FIELD "
+                               "SYMMETRY'", 1)
     obj, fmt, field, symmetry = (w.lower() for w in words[1:])
     if obj != "matrix":
         raise InputError(path, f"bad Matrix Market banner: object '{obj}' is not 'matrix'", 1)
     if fmt == "array":
-        raise InputError(path, "Matrix Market 'array' (dense) format is not a graph; tcdist reads 'coordinate' files", 1)
+        raise InputError(path, "Matrix Market 'array' (dense) format is not a graph; tcdist reads 'coordinate' "
+                               "files", 1)
     if fmt != "coordinate":
         raise InputError(path, f"bad Matrix Market banner: unknown format '{fmt}'", 1)
     if field not in _FIELDS:

@@ -22,7 +22,8 @@ def edges_of(source) -> EdgeList:
     if hasattr(source, "tocoo"):
         coo = source.tocoo()
         if coo.shape[0] != coo.shape[1]:
-            raise TcdistError(f"a {coo.shape[0]} x {coo.shape[1]} matrix is not an adjacency matrix (it must be square)")
+            raise TcdistError(f"a {coo.shape[0]} x {coo.shape[1]} matrix is not an adjacency matrix "
+                              "(it must be square)")
         return _from_arrays(coo.row, coo.col, "sparse matrix")
     if hasattr(source, "adj") and hasattr(source, "nodes"):
         return _networkx_edges(source)

@@ -117,7 +117,8 @@ def iter_chunks(stream, path, size=None):
             refuse_binary(buf[:end], path)
         held = 0 if at_eof or buf[end - 1] != 13 else 1  # a CR that may be the first half of a CRLF
         if buf.find(b"\r", 0, end) >= 0:
-            buf = bytearray(bytes(buf[: end - held]).replace(b"\r\n", b"\n").replace(b"\r", b"\n") + buf[end - held : end])
+            unified = bytes(buf[: end - held]).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            buf = bytearray(unified + buf[end - held : end])
             end = len(buf)
         if at_eof:  # the last chunk takes the last line, newline or not
             yield memoryview(buf)[:end], line

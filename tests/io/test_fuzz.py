@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
+REPO = HERE.parents[1]
 TEXT = b"# a small graph\n1 2\n2 3\n3 1\n3 4\n4 5\n5 3\n4 1\n6 7\n"
 
 
@@ -52,7 +53,7 @@ def reference_count(data: bytes):
 def run_cases(kind, original, seed, cases, tmp_path):
     command = [sys.executable, str(HERE / "fuzz_child.py"), kind, str(original), str(seed), str(cases), str(tmp_path)]
     # a script's sys.path starts at tests/: the checkout goes first, else an installed tcdist is fuzzed
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
     results = [json.loads(line) for line in done.stdout.splitlines()]
     assert done.returncode == 0 and len(results) == cases, (
