@@ -7,6 +7,7 @@ import signal
 import sys
 import time
 import traceback
+from contextlib import nullcontext
 
 from tcdist import __version__, progress, report, signals
 from tcdist.config import (
@@ -19,6 +20,7 @@ from tcdist.config import (
 )
 from tcdist.count.registry import kernels
 from tcdist.errors import OPTIONS, TcdistError, options_named
+from tcdist.ranks.stop import JobStop
 
 DESCRIPTION = """\
 Exact triangle counting for graphs of up to billions of edges (LSTC: partitions that
@@ -341,11 +343,12 @@ def _on_rank_zero(command):
     return run
 
 
-def _exit_status(e: BaseException, args, rank: int) -> int:
+def _exit_status(e: BaseException, args, rank: int, stop: JobStop | None) -> int:
     """The exit status of a run that ended in e, after its one line on stderr."""
     signum = e.signum if isinstance(e, signals.Stopped) else signals.received()
     if signum is not None:  # also another exception a signal caused (one raised inside a lock)
-        print(f"tcdist: stopped by {signal.Signals(signum).name} (temporary files removed)", file=sys.stderr)
+        if stop is None or stop.says:  # under ranks: rank 0, and the rank the signal came to
+            print(f"tcdist: stopped by {signal.Signals(signum).name} (temporary files removed)", file=sys.stderr)
         return 128 + signum
     if isinstance(e, BrokenPipeError):  # stdout closed early (| head): not an error of tcdist's
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -373,15 +376,24 @@ def main(argv=None):
     comm = SerialComm()
     rank = launch_rank()
     signals.install()
+    stop = None
     with options_named(FLAGS):  # the library's errors name the options as this command line's flags
         try:
             comm = world()
             rank = comm.rank
-            progress.enable(rank == 0 and not (args.json or args.quiet))
-            code = args.func(args, comm)
-            signals.check()
+            stop = JobStop(comm) if comm.size > 1 else None  # a signal to one rank stops every rank
+            with signals.on_signal(stop.stop) if stop else nullcontext():
+                progress.enable(rank == 0 and not (args.json or args.quiet))
+                code = args.func(args, comm)
+                signals.check()
             return code
         except BaseException as e:  # how it ended, by kind; anything else goes on as a traceback
-            return _exit_status(e, args, rank)
+            code = _exit_status(e, args, rank, stop)
+            if stop is not None and signals.received() is not None:
+                stop.stop(signals.received())  # the other ranks are told, if the watching thread has not yet
+                stop.finish()  # ends the process once every rank has removed its temporaries
+            return code
         finally:
+            if stop is not None:
+                stop.close()
             comm.Free()

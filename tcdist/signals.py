@@ -1,17 +1,30 @@
-"""Ending on a signal: SIGINT, SIGTERM and SIGHUP (Ctrl-C, a Slurm time limit, a closed
-terminal) unwind tcdist like an error, so every temporary file is removed, and the process
-exits with 128 + the signal's number.
+"""Ending on a signal: SIGINT, SIGTERM and SIGHUP (Ctrl-C, a Slurm time limit or scancel, a
+closed terminal) unwind tcdist like an error, so every temporary file is removed, and the
+process exits with 128 + the signal's number.
 
 The handler both raises and remembers: a library can swallow an exception raised inside its
 own callbacks (h5py did, and a run then ended with status 0 after a partial write), so
 ``check()`` is asked again before a file is put in place and when the command ends.
+
+Python runs a handler only between bytecodes of the main thread, never while that thread waits
+inside C (an MPI collective, a compiled loop). So the signal is also written to a pipe
+(signal.set_wakeup_fd) that a thread of its own reads at once: ``on_signal`` callbacks run
+there (ranks/stop.py tells the other ranks and, if the main thread stays stuck, ends the
+process), and ``temporary`` names the files such an end removes.
 """
 
+import os
 import signal
 import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _received = None
+_temporaries: set[str] = set()
+_callbacks: list[Callable[[int], None]] = []
+_wakeup = None  # the pipe's end the C handler writes each signal's number to
 
 
 class Stopped(BaseException):
@@ -44,6 +57,35 @@ def install():
             default(info)
 
     sys.unraisablehook = unraisable
+    global _wakeup
+    if _wakeup is None:  # one pipe and one watching thread for the process, however often installed
+        read, _wakeup = os.pipe()
+        os.set_blocking(_wakeup, False)
+        threading.Thread(target=_watch, args=(read,), name="tcdist-signals", daemon=True).start()
+    signal.set_wakeup_fd(_wakeup, warn_on_full_buffer=False)
+
+
+def _watch(read: int) -> None:
+    """Tell every on_signal callback of each handled signal as soon as it arrives."""
+    while True:
+        for signum in os.read(read, 64):
+            if signum in HANDLED:
+                for callback in list(_callbacks):
+                    callback(signum)
+
+
+@contextmanager
+def on_signal(callback: Callable[[int], None]) -> Iterator[None]:
+    """Inside the block, callback(signum) runs on the watching thread when a handled signal arrives."""
+    _callbacks.append(callback)
+    try:
+        yield
+    finally:
+        _callbacks.remove(callback)
+
+
+def name(signum: int) -> str:
+    return signal.Signals(signum).name
 
 
 def check():
@@ -57,3 +99,22 @@ def received():
     pending is the signal's doing (raised inside threading's locks, say, it surfaces as a
     RuntimeError), so the run ends as stopped by it."""
     return _received
+
+
+@contextmanager
+def temporary(path: str) -> Iterator[str]:
+    """path is a temporary file of this run inside the block: removed if the run must end at once."""
+    _temporaries.add(path)
+    try:
+        yield path
+    finally:
+        _temporaries.discard(path)
+
+
+def remove_temporaries() -> None:
+    """Remove every temporary file of this run (a process ending without unwinding)."""
+    for path in list(_temporaries):
+        try:
+            os.remove(path)
+        except OSError:
+            pass

@@ -42,6 +42,22 @@ def brute_force_triangles(pairs):
     return sum(1 for u in adj for v in adj[u] if u < v for w in adj[u] & adj[v] if v < w)
 
 
+def count_read_once(how, data: bytes, tmp_path):
+    """``tcdist count --json`` of bytes that can be read only once: through a FIFO (as <(...)
+    gives), or standard input ('-', '/dev/stdin')."""
+    import threading
+
+    if how != "fifo":
+        return run_module("count", how, "--json", input=data.decode("latin-1"), encoding="latin-1")
+    fifo = tmp_path / "graph"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_bytes, args=(data,))
+    writer.start()
+    result = run_module("count", fifo, "--json")
+    writer.join()
+    return result
+
+
 def cpu_device(kernel):
     """A CPU device that counts with this registry kernel (one thread)."""
     from tcdist.device.cpu import CpuDevice

@@ -10,6 +10,7 @@ process got there first, instead of renaming over it.
 
 import os
 import re
+import socket
 import stat
 from contextlib import contextmanager
 
@@ -56,9 +57,10 @@ def atomic_path(path, *, replace=True):
     Errors of the file system (full disk, no permission) become one-line TcdistErrors.
     """
     target = output_target(path)
-    tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp{os.getpid()}")
+    tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp-{this_process()}")
     try:
-        yield tmp
+        with signals.temporary(tmp):
+            yield tmp
         signals.check()  # never put in place what a signal interrupted, even if the signal was swallowed
         if replace:
             os.replace(tmp, target)
@@ -69,6 +71,46 @@ def atomic_path(path, *, replace=True):
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def this_process() -> str:
+    """HOST-PID: what a temporary file's name says of the process that writes it."""
+    return f"{re.sub(r'[^A-Za-z0-9.-]', '_', socket.gethostname())}-{os.getpid()}"
+
+
+def remove_stale(directory: str, pattern: str) -> list[str]:
+    """Remove the temporary files in directory whose names match pattern (a regular expression
+    with a group HOST-PID) and whose process, on this host, is gone; their paths."""
+    host = this_process().rsplit("-", 1)[0]
+    removed = []
+    for name in os.listdir(directory or "."):
+        found = re.fullmatch(pattern, name)
+        writer = found and found.group(1).rsplit("-", 1)
+        if not writer or writer[0] != host or not writer[1].isdigit() or _alive(int(writer[1])):
+            continue
+        try:
+            os.remove(os.path.join(directory, name))
+        except OSError:
+            continue
+        removed.append(os.path.join(directory, name))
+    return removed
+
+
+def stale_beside(path) -> list[str]:
+    """Remove what writes of path by processes now gone (on this host) left beside it."""
+    target = os.path.realpath(path)
+    base = re.escape(f".{os.path.basename(target)}.tmp-")
+    return remove_stale(os.path.dirname(target), base + r"(.+-\d+)")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
 
 
 def _os_problem(error: OSError) -> str:

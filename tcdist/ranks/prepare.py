@@ -16,7 +16,7 @@ from tcdist.budget.slices import refuse_unsliceable
 from tcdist.config import CountConfig
 from tcdist.device.core import Device
 from tcdist.errors import InputError, OptionError, TcdistError
-from tcdist.io.write import OutputExists, output_target
+from tcdist.io.write import OutputExists, output_target, remove_stale, stale_beside, this_process
 from tcdist.partition import Part, check_parts, partition_graph
 from tcdist.partition.journal import Journal
 from tcdist.partition.store import Store, write_store
@@ -71,14 +71,29 @@ def _from_store(store: Store, config: CountConfig) -> Prepared:
                     store=os.path.abspath(store.path), journal=store.partitioning_id)
 
 
+TEMPORARY_STORE = r"\.?\.tcdist-parts-(.+-\d+)-[0-9a-f]{12}\.h5(?:\.tmp-.+-\d+)?"  # and its write's own temporary
+
+
 def _temporary_store() -> str:
-    return os.path.abspath(f".tcdist-parts-{uuid.uuid4().hex[:12]}.h5")
+    """A store of this run's own in the working directory, named by its host and process."""
+    return os.path.abspath(f".tcdist-parts-{this_process()}-{uuid.uuid4().hex[:12]}.h5")
+
+
+def _stale(config: CountConfig) -> list[str]:
+    """Remove the temporary stores, and the partial writes of the store, that runs whose process
+    is gone (on this host) left behind; say so."""
+    removed = remove_stale(os.getcwd(), TEMPORARY_STORE)
+    if config.store is not None and os.path.isdir(os.path.dirname(os.path.abspath(config.store))):
+        removed += stale_beside(config.store)
+    return [f"removed {path}, a temporary file of a run whose process is gone" for path in removed]
 
 
 def prepare(source, config: CountConfig, device: Device, ranks: int, timings: Timings) -> tuple[Prepared, Held]:
     """Rank 0's part of the run: what every rank is told, and what rank 0 keeps for itself."""
-    held = Held()
-    return _prepare(source, config, device, ranks, timings, held), held
+    held, stale = Held(), _stale(config)
+    prepared = _prepare(source, config, device, ranks, timings, held)
+    prepared.header["warnings"] = stale + prepared.header["warnings"]
+    return prepared, held
 
 
 def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: Timings, held: Held) -> Prepared:

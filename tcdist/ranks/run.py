@@ -15,9 +15,11 @@ import os
 import socket
 import time
 from collections import Counter
+from contextlib import nullcontext
 
 import numpy as np
 
+from tcdist import signals
 from tcdist.clustering import per_vertex_result
 from tcdist.config import CountConfig
 from tcdist.device import Device, resolve
@@ -69,12 +71,14 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         return made, held
 
     prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()), debug=debug)
+    ours = prepared.store if prepared.temporary and comm.rank == 0 else None
     try:
         # a GPU whose warm-up failed says so now, not when its rank first counts
         collective(comm, device.warming.raise_failed, debug=debug)
         credits = collective(comm, lambda: np.zeros(prepared.header["n"], np.uint64), debug=debug) \
             if config.per_vertex else None
-        results = _count_mine(comm, config, prepared, device, held.parts, credits, debug)
+        with signals.temporary(ours) if ours else nullcontext():
+            results = _count_mine(comm, config, prepared, device, held.parts, credits, debug)
         credits = None if credits is None else sum_to_root(comm, credits)
         timings = timings + sum((r.timings for r in results), Timings())
         timings.compile += device.warming.waited
@@ -85,8 +89,8 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         everyone = comm.allgather(mine)
         counted = sum_uint64(comm, mine.triangles)
     finally:
-        if prepared.temporary and comm.rank == 0 and os.path.exists(prepared.store):
-            os.remove(prepared.store)
+        if ours is not None and os.path.exists(ours):
+            os.remove(ours)
     result = _result(prepared, device, config, counted, everyone, comm.size)
     if credits is not None:
         ids, degree = _vertices(held.graph, prepared)

@@ -2,12 +2,11 @@
 
 import gzip
 import json
-import os
 
 import h5py
 import numpy as np
 import pytest
-from conftest import edited_h5, run_module
+from conftest import count_read_once, edited_h5, run_module
 
 EDGE_LIST_ERRORS = {
     "non-numeric": ("1 2\n2 three\n", 2, "'three' is not an integer vertex id"),
@@ -263,22 +262,13 @@ def test_text_without_line_ends_is_refused_before_it_is_read_whole(tmp_path, mon
 @pytest.mark.parametrize("how", ["-", "/dev/stdin", "fifo"])
 def test_input_that_can_be_read_only_once(tmp_path, name, how):
     """Pipes, FIFOs and <(...) ended in a traceback: the reader seeked."""
-    import threading
 
     from conftest import DATASETS, manifest
 
     expected = next(e["published_triangles"] for e in manifest() if e["file"] == name)
     raw = (DATASETS / name).read_bytes()
     data = raw if name.endswith(".txt.gz") else gzip.decompress(raw)  # gzip and plain text both travel
-    if how == "fifo":
-        fifo = tmp_path / "graph"
-        os.mkfifo(fifo)
-        writer = threading.Thread(target=fifo.write_bytes, args=(data,))
-        writer.start()
-        result = run_module("count", fifo, "--json")
-        writer.join()
-    else:
-        result = run_module("count", how, "--json", input=data.decode("latin-1"), encoding="latin-1")
+    result = count_read_once(how, data, tmp_path)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["triangles"] == expected
 

@@ -187,21 +187,10 @@ def test_a_utf8_byte_order_mark_is_skipped(tmp_path, cli, name):
 @pytest.mark.parametrize("content", [b"1 2\n2 3\n3 1\n", MTX_TRIANGLE], ids=["edgelist", "mtx"])
 def test_a_utf8_byte_order_mark_is_skipped_in_input_read_once(tmp_path, how, content):
     import json
-    import os
-    import threading
 
-    from conftest import run_module
+    from conftest import count_read_once
 
-    data = UTF8_BOM + content
-    if how == "fifo":  # as <(...) gives
-        fifo = tmp_path / "graph"
-        os.mkfifo(fifo)
-        writer = threading.Thread(target=fifo.write_bytes, args=(data,))
-        writer.start()
-        result = run_module("count", fifo, "--json")
-        writer.join()
-    else:
-        result = run_module("count", how, "--json", input=data.decode("latin-1"), encoding="latin-1")
+    result = count_read_once(how, UTF8_BOM + content, tmp_path)
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
     # read as an edge list (the banner a comment), the size line '3 3 3' would be a self loop

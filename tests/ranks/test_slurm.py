@@ -57,3 +57,38 @@ def test_srun_without_pmi_is_refused_not_counted_twice(sbatch):
     assert result.returncode == 2
     assert "srun started 2 tasks but MPI sees each as a world of 1" in result.stderr
     assert "triangles" not in result.stdout
+
+
+def test_scancel_ends_every_rank_and_removes_the_temporaries(tmp_path, sbatch):
+    """scancel (and a time limit) sends SIGTERM to the job's ranks: they end within seconds, the
+    job's temporary store is removed, and the log says why."""
+    import time
+
+    env = {**os.environ, "TCDIST_RESULTS": str(tmp_path / "results"), "TCDIST_PYTHON": sys.executable}
+    command = [sbatch, "--parsable", "--gpus-per-task=0", f"--chdir={tmp_path}", f"--output={tmp_path}/slurm-%j.out",
+               str(REPO / "slurm" / "cluster.sh"), "rmat:18", "--backend", "cpu", "--parts", "8", "--threads", "1"]
+    submitted = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+    assert submitted.returncode == 0, submitted.stderr
+    job = submitted.stdout.strip().split(";")[0]
+
+    def temporaries():
+        return [p.name for p in tmp_path.iterdir() if ".tcdist-parts-" in p.name]
+
+    def running():
+        state = subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True, timeout=30)
+        return state.stdout.strip()
+
+    deadline = time.monotonic() + 300
+    while not temporaries():
+        assert running() in ("PENDING", "RUNNING", "CONFIGURING"), "the job ended before it wrote its store"
+        assert time.monotonic() < deadline, "the job wrote no temporary store in 300 s"
+        time.sleep(0.05)
+    subprocess.run(["scancel", job], check=True, timeout=30)
+    sent = time.monotonic()
+    while running():
+        assert time.monotonic() - sent < 10, "the job outlived scancel by 10 s"
+        time.sleep(0.1)
+    log = "".join(p.read_text() for p in tmp_path.glob("slurm-*.out"))
+    assert "tcdist: stopped by SIGTERM (temporary files removed)" in log, log
+    assert "Traceback" not in log, log
+    assert temporaries() == []

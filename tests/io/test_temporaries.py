@@ -1,0 +1,35 @@
+"""Temporary files name the host and process that write them; a later run removes those whose
+process is gone on this host, and no other's."""
+
+import os
+import subprocess
+import sys
+
+from tcdist.io.write import atomic_path, remove_stale, stale_beside, this_process
+
+
+def _gone_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_write_s_temporary_names_its_host_and_process(tmp_path):
+    with atomic_path(tmp_path / "out.json") as tmp:
+        assert os.path.basename(tmp) == f".out.json.tmp-{this_process()}"
+        with open(tmp, "w") as f:
+            f.write("{}")
+    assert (tmp_path / "out.json").read_text() == "{}" and not os.path.exists(tmp)
+
+
+def test_only_temporaries_of_gone_processes_of_this_host_are_removed(tmp_path):
+    host = this_process().rsplit("-", 1)[0]
+    gone = tmp_path / f".s.h5.tmp-{host}-{_gone_pid()}"
+    alive = tmp_path / f".s.h5.tmp-{this_process()}"
+    elsewhere = tmp_path / f".s.h5.tmp-another-host-{_gone_pid()}"
+    other_file = tmp_path / f".t.h5.tmp-{host}-{_gone_pid()}"
+    for path in (gone, alive, elsewhere, other_file):
+        path.write_text("partial")
+    assert stale_beside(tmp_path / "s.h5") == [str(gone)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (alive, elsewhere, other_file))
+    assert remove_stale(str(tmp_path), r"\.t\.h5\.tmp-(.+-\d+)") == [str(other_file)]
