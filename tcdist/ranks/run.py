@@ -65,7 +65,11 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
               debug: bool) -> TriangleCount:
     def root():
         made, held = prepare(source, config, device, comm.size, timings)
-        start_journal(made, config)
+        try:
+            start_journal(made, config)
+        except BaseException:
+            held.release()
+            raise
         return made, held
 
     prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()), debug=debug)
@@ -85,6 +89,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         everyone = comm.allgather(mine)
         counted = sum_uint64(comm, mine.triangles)
     finally:
+        held.release()  # rank 0's store locks: held while any rank may journal
         if prepared.temporary and comm.rank == 0 and os.path.exists(prepared.store):
             os.remove(prepared.store)
     result = _result(prepared, device, config, counted, everyone, comm.size)
