@@ -9,7 +9,7 @@ import time
 from tcdist.budget.sizes import parse_size
 from tcdist.config import DEFAULT_PRUNE, DEFAULT_SCHEME, CountConfig, check_partitioning
 from tcdist.errors import OptionError
-from tcdist.io.write import output_kind, output_target
+from tcdist.io.write import check_outputs, output_kind, output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.store import write_store
 from tcdist.ranks import run
@@ -42,7 +42,7 @@ def partition(source: Source = None, *, parts: int, scheme: str = DEFAULT_SCHEME
     if parts == "auto":
         raise OptionError("{parts} auto sizes parts to a device: give a number of parts to write a store")
     if output is not None:
-        output_target(output, inputs=[source])
+        check_outputs({"output": output}, inputs=[source])
     timings, started = Timings() if timings is None else timings, time.perf_counter()
     graph = load_graph(source, seed=seed, timings=timings)
     check_parts(parts, graph)

@@ -3,6 +3,7 @@
 import argparse
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -60,6 +61,30 @@ class _Parser(argparse.ArgumentParser):
             # and one may never start it (--help).
             time.sleep(_USAGE_ERROR_WAIT_S)
         raise SystemExit(2)
+
+    def parse_known_args(self, args=None, namespace=None):
+        return super().parse_known_args(None if args is None else self._negative_values_joined(list(args)), namespace)
+
+    def _negative_values_joined(self, args):
+        """'--opt -1GiB' as '--opt=-1GiB': argparse would take -1GiB for an option, not for the value it is."""
+        options = {s: a for a in self._actions for s in a.option_strings}
+        joined = []
+        for i, arg in enumerate(args):
+            if arg == "--":  # the rest are positionals
+                return joined + args[i:]
+            action = self._long_option(options, joined[-1]) if joined else None
+            if action is not None and action.nargs is None and re.match(r"-\.?\d", arg) and arg not in options:
+                joined[-1] = f"{joined[-1]}={arg}"
+            else:
+                joined.append(arg)
+        return joined
+
+    def _long_option(self, options, arg):
+        """The action a long option names as argparse reads it: exactly, or by a unique prefix."""
+        if not arg.startswith("--"):
+            return None
+        named = [arg] if arg in options else [s for s in options if self.allow_abbrev and s.startswith(arg)]
+        return options[named[0]] if len(named) == 1 else None
 
 
 def _positive(text):
@@ -141,14 +166,16 @@ def build_parser():
     _partition_options(count, required=False)
     count.add_argument("--store", metavar="FILE",
                        help="partition store to reuse if it holds this partitioning, else to write; finished parts "
-                            "are journalled in FILE.journal/ [with several ranks: a temporary store in the working "
-                            "directory, removed at the end]")
+                            "are journalled in FILE.journal/, one run at a time (FILE.lock) [with several ranks: a "
+                            "temporary store in the working directory, removed at the end]")
     count.add_argument("--schedule", choices=list(SCHEDULES), default=SCHEDULES[0],
                        help="which rank counts which part: static (heaviest part to the least loaded rank, by each "
                             "part's estimated work) or dynamic (an idle rank takes the next part) [static]")
     count.add_argument("--resume", action="store_true",
                        help="count only the parts that the journal of the store does not hold yet (after a failed run)")
-    count.add_argument("--json-file", metavar="FILE", help="also write the --json record to FILE")
+    count.add_argument("--json-file", metavar="FILE",
+                       help="also write the --json record to FILE (- or /dev/stdout, /dev/stderr, /dev/fd/N: "
+                            "written to that stream)")
     count.add_argument("--gpu-memory-limit", metavar="SIZE", type=_size,
                        help="the most tcdist allocates on the GPU (e.g. 4GiB, 512MiB): CuPy's pool refuses more, "
                             "--parts auto sizes parts to it, and a part (or the whole graph) over it is counted in "
@@ -157,7 +184,8 @@ def build_parser():
     count.add_argument("--per-vertex", metavar="FILE",
                        help="also write every vertex's triangles and local clustering coefficient to FILE "
                             "(vertex,triangles,clustering; .csv, .parquet or .h5), in the input's own ids, and add "
-                            "the transitivity and average clustering to the summary (CPU or GPU, parts and ranks)")
+                            "the transitivity and average clustering to the summary (CPU or GPU, parts and ranks); "
+                            "- (or another stream): CSV on standard output, and the summary on standard error")
     _common(count)
     count.set_defaults(func=cmd_count)
 
@@ -206,8 +234,8 @@ def build_parser():
     return parser
 
 
-def _emit(args, record, lines, warnings=()):
-    if getattr(args, "json_file", None):
+def _emit(args, record, lines, warnings=(), out=None):
+    if getattr(args, "json_file", None) is not None:
         from tcdist.io.write import write_text
 
         write_text(args.json_file, json.dumps(record) + "\n")
@@ -215,32 +243,37 @@ def _emit(args, record, lines, warnings=()):
         for w in warnings:
             print(f"tcdist: warning: {w}", file=sys.stderr)
     if args.json:
-        print(json.dumps(record))
+        print(json.dumps(record), file=out or sys.stdout)
     else:
-        print("\n".join(lines))
+        print("\n".join(lines), file=out or sys.stdout)
 
 
 def cmd_count(args, comm):
     from tcdist.api import count_triangles
     from tcdist.io.per_vertex import per_vertex_kind, write_per_vertex
-    from tcdist.io.write import output_target
+    from tcdist.io.write import check_outputs, stream_fd
+    from tcdist.ranks.guard import collective
 
-    if comm.rank == 0:
-        for path in filter(None, (args.json_file, args.per_vertex)):
-            output_target(path, inputs=[args.graph])
-        if args.per_vertex:
+    def check():  # every output, before any work
+        check_outputs({"store": args.store, "json_file": args.json_file, "per_vertex": args.per_vertex},
+                      inputs=[args.graph], streams=("json_file", "per_vertex"), kept=("store",))
+        if args.per_vertex is not None and stream_fd(args.per_vertex) is None:
             per_vertex_kind(args.per_vertex)
 
+    collective(comm, check, root_only=True, debug=args.debug)
     r = count_triangles(args.graph, backend=args.backend, kernel=args.kernel, threads=args.threads,
                         parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store,
                         schedule=args.schedule, resume=args.resume,
-                        per_vertex=bool(args.per_vertex), gpu_memory_limit=args.gpu_memory_limit, comm=comm,
+                        per_vertex=args.per_vertex is not None, gpu_memory_limit=args.gpu_memory_limit, comm=comm,
                         debug=args.debug)
     if comm.rank != 0:
         return 0
     if r.per_vertex is not None:
         write_per_vertex(r.per_vertex, args.per_vertex)
-    _emit(args, r.to_dict(), report.count_lines(r, args.per_vertex), r.warnings)
+    on_stdout = args.per_vertex is not None and stream_fd(args.per_vertex) == 1
+    shown = "standard output" if on_stdout else args.per_vertex
+    # with the per-vertex CSV on stdout, the summary goes to stderr: stdout stays one CSV
+    _emit(args, r.to_dict(), report.count_lines(r, shown), r.warnings, out=sys.stderr if on_stdout else None)
     return 0
 
 

@@ -174,3 +174,15 @@ def test_a_part_s_record_is_the_same_whether_built_in_the_run_or_read_from_a_sto
     assert [set(p) for p in built["part_stats"]] == [set(p) for p in read["part_stats"]]
     assert [p["e_res"] for p in built["part_stats"]] == [p["e_res"] for p in read["part_stats"]]
     assert "degrees" not in built["part_stats"][0]
+
+
+@pytest.mark.parametrize("args,message", [
+    (("--gpu-memory-limit", "-1GiB"), "argument --gpu-memory-limit: '-1GiB' is not a size of at least one byte"),
+    (("--gpu-memory-limit=-1GiB",), "argument --gpu-memory-limit: '-1GiB' is not a size of at least one byte"),
+    (("--gpu-memory", "-0.5k"), "argument --gpu-memory-limit: '-0.5k' is not a size of at least one byte"),
+    (("--gpu-memory-limit", "--json"), "argument --gpu-memory-limit: expected one argument"),
+])
+def test_a_negative_size_is_refused_as_a_size(cli, args, message):
+    """-1GiB was taken for an option: 'expected one argument'."""
+    result = cli("count", "complete:5", *args)
+    assert result.code == 2 and result.err == f"tcdist count: error: {message} (see tcdist count --help)\n"

@@ -6,7 +6,7 @@ from tcdist.errors import TcdistError
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 10**3, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
           "g": 1 << 30, "gib": 1 << 30, "gb": 10**9, "t": 1 << 40, "tib": 1 << 40, "tb": 10**12}
-_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*")
+_SIZE = re.compile(r"\s*([-+]?\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*")  # a sign is read, so -1GiB is refused as below one byte
 
 def parse_size(text: str) -> int:
     """Bytes of '4GiB', '512M', '1.5GB' (K, M, G, T and KiB... are powers of 1024; KB... of 1000)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tcdist.errors import OptionError
-from tcdist.io.write import atomic_path
+from tcdist.io.write import atomic_path, stream_fd, stream_writer
 from tcdist.results import PerVertex
 
 PER_VERTEX_KINDS = {".csv": "csv", ".parquet": "parquet", ".h5": "hdf5", ".hdf5": "hdf5"}
@@ -19,7 +19,12 @@ def per_vertex_kind(path) -> str:
 
 
 def write_per_vertex(pv: PerVertex, path) -> None:
-    """vertex,triangles,clustering: one row per vertex, written atomically."""
+    """vertex,triangles,clustering: one row per vertex, written atomically; to a stream (stream_fd) as CSV."""
+    fd = stream_fd(path)
+    if fd is not None:
+        with stream_writer(fd, path) as out:
+            _write_csv(pv, out)
+        return
     kind = per_vertex_kind(path)
     with atomic_path(path) as tmp:
         if kind == "hdf5":
@@ -30,19 +35,25 @@ def write_per_vertex(pv: PerVertex, path) -> None:
                 f.create_dataset("vertex", data=vertex, dtype=h5py.string_dtype() if vertex.dtype == object else None)
                 f.create_dataset("triangles", data=pv.triangles)
                 f.create_dataset("clustering", data=pv.clustering)
-            return
-        import pyarrow as pa
-
-        vertex = pv.vertex.astype(str) if pv.vertex.dtype == object else pv.vertex
-        table = pa.table({"vertex": vertex, "triangles": pv.triangles, "clustering": pv.clustering})
-        if kind == "parquet":
+        elif kind == "parquet":
             import pyarrow.parquet as pq
 
-            pq.write_table(table, tmp)
+            pq.write_table(_table(pv), tmp)
         else:
-            import pyarrow.csv as pcsv
+            with open(tmp, "wb") as f:
+                _write_csv(pv, f)
 
-            with open(tmp, "wb") as f:  # the header unquoted; labels quoted where they need it
-                f.write(b"vertex,triangles,clustering\n")
-                quoting = "needed" if pv.vertex.dtype == object else "none"
-                pcsv.write_csv(table, f, pcsv.WriteOptions(include_header=False, quoting_style=quoting))
+
+def _table(pv: PerVertex):
+    import pyarrow as pa
+
+    vertex = pv.vertex.astype(str) if pv.vertex.dtype == object else pv.vertex
+    return pa.table({"vertex": vertex, "triangles": pv.triangles, "clustering": pv.clustering})
+
+
+def _write_csv(pv: PerVertex, out) -> None:
+    import pyarrow.csv as pcsv
+
+    out.write(b"vertex,triangles,clustering\n")  # the header unquoted; labels quoted where they need it
+    quoting = "needed" if pv.vertex.dtype == object else "none"
+    pcsv.write_csv(_table(pv), out, pcsv.WriteOptions(include_header=False, quoting_style=quoting))

@@ -1,17 +1,23 @@
 """Writing files so that nothing is damaged: a file is written under a temporary name beside
 its target and renamed only when complete; the target is checked before any work starts.
 
-What may be replaced: a regular file (or nothing). A directory, a device, a FIFO or a socket
-is refused, and so is one of the run's own input files. A symbolic link is followed on
-purpose: the file it points to is replaced and the link stays. A write that must not replace
-anything (a new partition store) links the finished file into place, which fails if another
-process got there first, instead of renaming over it.
+What may be replaced: a regular writable file (or nothing). A directory (or a name ending in
+/), a read-only file, a device, a FIFO or a socket is refused, and so is one of the run's own
+input files or another output of the same run. A symbolic link is followed on purpose: the
+file it points to is replaced and the link stays. A write that must not replace anything (a
+new partition store) links the finished file into place, which fails if another process got
+there first, instead of renaming over it.
+
+Streams are written, never replaced: '-', /dev/stdout, /dev/stderr, /dev/fd/N (also through
+links) and a terminal, pipe or socket that is the process's standard output or error, for the
+outputs that take one (the JSON record, the per-vertex CSV); other outputs refuse them.
 """
 
 import os
 import re
 import socket
 import stat
+import sys
 from contextlib import contextmanager
 
 import numpy as np
@@ -19,7 +25,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from tcdist import signals
-from tcdist.errors import TcdistError
+from tcdist.errors import OptionError, TcdistError
 
 TEXT_SUFFIXES = (".txt", ".tsv", ".el", ".edges", ".csv")
 
@@ -28,9 +34,20 @@ class OutputExists(TcdistError):
     """The name was free when the write began and taken when it ended (another process wrote it)."""
 
 
-def output_target(path, inputs=()) -> str:
-    """The file that writing ``path`` replaces, refused now (before any work) if it must not be."""
+def output_target(path, inputs=(), *, replace=True) -> str:
+    """The file that writing ``path`` replaces, refused now (before any work) if it must not be.
+
+    replace=False: an existing file is read or refused, never replaced (a --store), so it may be read-only.
+    """
     path = os.fspath(path)
+    if not path:
+        raise TcdistError("an output file name is empty; give a file name")
+    fd = _named_stream(path)
+    if fd is not None:
+        raise TcdistError(f"{path}: is {_stream_name(fd)}, not a file; this output is written only to a file")
+    if path.endswith(("/", "/.", "/..")) or path in (".", ".."):
+        raise TcdistError(f"{path}: is a directory" if os.path.isdir(path) else
+                          f"{path}: names a directory (it ends in /); give a file name")
     target = os.path.realpath(path)
     directory = os.path.dirname(target)
     if not os.path.isdir(directory):
@@ -44,9 +61,115 @@ def output_target(path, inputs=()) -> str:
         for given in inputs:
             if isinstance(given, (str, os.PathLike)) and os.path.exists(given) and os.path.samefile(given, target):
                 raise TcdistError(f"{path}: is the input {os.fspath(given)}; write to another name")
+        if replace and not (mode & 0o222 and os.access(target, os.W_OK)):  # mode bits too: root may write anything
+            raise TcdistError(f"{path}: is read-only; tcdist does not replace it (make it writable or write to "
+                              "another name)")
     if not os.access(directory, os.W_OK):
         raise TcdistError(f"{path}: directory {directory} is not writable")
     return target
+
+
+def check_outputs(outputs: dict, inputs=(), *, streams=(), kept=()) -> None:
+    """Every output of one run checked before any work: each on its own (output_target), and no two
+    the same file, by identity (links, hard links, names not yet written) rather than by name.
+
+    outputs: option name -> path or None (not asked for); streams: the options that may name a
+    stream (stream_fd); kept: the options whose existing file is reused, never replaced.
+    Errors name the options in braces (errors.OPTIONS).
+    """
+    seen = []
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        path = os.fspath(path)
+        if not path:
+            raise OptionError(f"{{{option}}}: the file name is empty; give a file name")
+        fd = stream_fd(path) if option in streams else None
+        if fd is None:
+            output_target(path, inputs, replace=option not in kept)
+        for other, other_path, other_fd in seen:
+            if fd is not None or other_fd is not None:
+                same = fd == other_fd
+            else:
+                same = os.path.realpath(path) == os.path.realpath(other_path) or \
+                    os.path.exists(path) and os.path.exists(other_path) and os.path.samefile(path, other_path)
+            if same:
+                raise OptionError(f"{{{other}}} and {{{option}}} both name {path}; give each output its own file"
+                                  if path == other_path else f"{{{other}}} {other_path} and {{{option}}} {path} are "
+                                  "the same file; give each output its own file")
+        seen.append((option, path, fd))
+
+
+_STREAMS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_FD_NAME = re.compile(r"/dev/fd/(\d+)|/proc/(?:self|thread-self|(\d+))/fd/(\d+)")
+
+
+def _named_stream(path) -> int | None:
+    """The descriptor a name means by itself: '-', /dev/stdout, /dev/fd/N, /proc/self/fd/N, also through links."""
+    if path == "-":
+        return 1
+    name = os.path.abspath(path)
+    for _ in range(40):  # each link of a chain: log.json -> /dev/stderr -> /proc/self/fd/2 -> run.log
+        if name in _STREAMS:
+            return _STREAMS[name]
+        found = _FD_NAME.fullmatch(name)
+        if found and (found.group(2) is None or int(found.group(2)) == os.getpid()):
+            return int(found.group(1) or found.group(3))
+        try:
+            name = os.path.normpath(os.path.join(os.path.dirname(name), os.readlink(name)))
+        except OSError:  # not a link (or none there): a file name
+            return None
+    return None
+
+
+def stream_fd(path) -> int | None:
+    """The file descriptor an output name writes to as a stream, never replaced: a name of one
+    (_named_stream), or a terminal, pipe or socket that is this process's standard output or
+    error; None for a file."""
+    path = os.fspath(path)
+    fd = _named_stream(path)
+    if fd is not None:
+        return fd
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode)):
+        return None
+    for fd in (1, 2):
+        try:
+            own = os.fstat(fd)
+        except OSError:
+            continue
+        if (own.st_dev, own.st_ino) == (st.st_dev, st.st_ino):
+            return fd
+    return None
+
+
+def _stream_name(fd: int) -> str:
+    return ("standard input", "standard output", "standard error")[fd] if fd < 3 else f"file descriptor {fd}"
+
+
+@contextmanager
+def stream_writer(fd: int, path):
+    """A binary file writing to the process's own descriptor fd, after what Python wrote there (not closed)."""
+    try:
+        os.fstat(fd)
+    except OSError:
+        raise TcdistError(f"{path}: {_stream_name(fd)} is not open") from None
+    text = {1: sys.stdout, 2: sys.stderr}.get(fd)
+    try:
+        if text is not None and hasattr(text, "buffer"):
+            text.flush()
+            yield text.buffer
+            text.buffer.flush()
+        else:
+            with os.fdopen(fd, "wb", closefd=False) as out:
+                yield out
+    except BrokenPipeError:  # a reader that left (| head): the CLI's own exit status for it
+        raise
+    except OSError as e:
+        raise TcdistError(f"{path}: cannot write to {_stream_name(fd)} ({_os_problem(e)})") from None
 
 
 @contextmanager
@@ -157,6 +280,11 @@ def write_edge_list(src, dst, path):
 
 
 def write_text(path, text):
-    """A small text file (a JSON record), written atomically."""
+    """A small text file (a JSON record), written atomically; to a stream (stream_fd) as it is."""
+    fd = stream_fd(path)
+    if fd is not None:
+        with stream_writer(fd, path) as out:
+            out.write(text.encode())
+        return
     with atomic_path(path) as tmp, open(tmp, "w") as f:
         f.write(text)

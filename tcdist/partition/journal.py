@@ -6,16 +6,21 @@ from several processes. Each finished part is one small JSON file, written under
 temporary name and renamed, so an entry is either whole or absent. An entry names the
 partitioning it belongs to and carries a digest of its content; an entry that does not
 match is ignored (its part is counted again), never trusted.
+
+One run at a time journals in a store: rank 0 holds a lock on ``STORE.lock`` (flock) from
+before it reads the graph until the run ends, so a second run never empties the journal a
+running one writes in. It refuses at once rather than waiting: a run may last hours.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import socket
 
-from tcdist.errors import TcdistError
+from tcdist.errors import InputError, TcdistError
 from tcdist.io.hdf5 import digest
 from tcdist.results import PartResult
 
@@ -76,8 +81,64 @@ class Journal:
         entry["digest"] = _digest(entry)
         final = os.path.join(self.folder, f"part{result.part:08d}.json")
         tmp = f"{final}.tmp{os.getpid()}"
-        with open(tmp, "w") as f:
-            json.dump(entry, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, final)
+        try:
+            with open(tmp, "w") as f:
+                json.dump(entry, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, final)
+        except OSError as e:
+            raise TcdistError(f"{self.folder}: cannot record part {result.part} in the journal of finished parts "
+                              f"({e.strerror or e})") from None
+
+
+class StoreLock:
+    """A store's lock, held by one run (its rank 0) until release()."""
+
+    def __init__(self, path: str, fd: int):
+        self.path, self.fd = path, fd
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        try:
+            os.remove(self.path)  # while still held: a run that opened it meanwhile sees it gone and tries again
+        except OSError:
+            pass
+        os.close(self.fd)
+        self.fd = None
+
+
+def lock_store(store_path) -> StoreLock | None:
+    """Take the lock of the store at store_path (its journal's too), or refuse: another run holds it.
+
+    None where no lock can be made (a read-only directory, a file system without flock): there
+    this run cannot write a journal either.
+    """
+    path = f"{os.path.realpath(os.fspath(store_path))}.lock"  # one lock, whatever link or name the store is given by
+    for _ in range(100):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except PermissionError:  # another user's: a lock is taken on a file open for reading too
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                return None
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise InputError(store_path, f"another tcdist run is using this store (it holds {path}); wait until "
+                                         "it ends, or use another store") from None
+        except OSError:
+            os.close(fd)
+            return None
+        try:
+            if os.path.samestat(os.fstat(fd), os.stat(path)):
+                return StoreLock(path, fd)
+        except OSError:
+            pass
+        os.close(fd)  # the holder removed it as it released it: lock the file now there
+    return None

@@ -18,7 +18,7 @@ from tcdist.device.core import Device
 from tcdist.errors import InputError, OptionError, TcdistError
 from tcdist.io.write import OutputExists, output_target, remove_stale, stale_beside, this_process
 from tcdist.partition import Part, check_parts, partition_graph
-from tcdist.partition.journal import Journal
+from tcdist.partition.journal import Journal, StoreLock, lock_store
 from tcdist.partition.store import Store, write_store
 from tcdist.results import Timings
 from tcdist.source import load_graph, open_store_source
@@ -39,10 +39,21 @@ class Prepared:
 
 @dataclass
 class Held:
-    """What rank 0 keeps for itself: the graph it loaded, and with one rank the parts in memory."""
+    """What rank 0 keeps for itself: the graph it loaded, with one rank the parts in memory, and
+    the locks of the stores this run journals in (held until release(), at the end of the run)."""
 
     graph: object = None
     parts: object = None
+    locks: list[StoreLock] = field(default_factory=list)
+
+    def lock(self, store_path) -> None:
+        taken = lock_store(store_path)
+        if taken is not None:
+            self.locks.append(taken)
+
+    def release(self) -> None:
+        while self.locks:
+            self.locks.pop().release()
 
 
 def _header_of_graph(graph, parts, scheme, prune) -> dict:
@@ -91,17 +102,23 @@ def _stale(config: CountConfig) -> list[str]:
 def prepare(source, config: CountConfig, device: Device, ranks: int, timings: Timings) -> tuple[Prepared, Held]:
     """Rank 0's part of the run: what every rank is told, and what rank 0 keeps for itself."""
     held, stale = Held(), _stale(config)
-    prepared = _prepare(source, config, device, ranks, timings, held)
+    try:
+        prepared = _prepare(source, config, device, ranks, timings, held)
+    except BaseException:
+        held.release()
+        raise
     prepared.header["warnings"] = stale + prepared.header["warnings"]
     return prepared, held
 
 
 def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: Timings, held: Held) -> Prepared:
     if config.store is not None:
-        output_target(config.store, inputs=[source])  # before any work: a bad name fails at once
+        output_target(config.store, inputs=[source], replace=False)  # before any work: a bad name fails at once
+        held.lock(config.store)  # before any work too: another run using it is said at once
     source_store = open_store_source(source)
     if source_store is not None:
         with source_store:
+            held.lock(source_store.path)  # its journal is beside it
             return _from_store(source_store, config)
     device.warming.wait()  # a graph may be built on the GPU: not beside the warm-up
     graph = held.graph = load_graph(source, seed=config.seed, timings=timings, device=device)

@@ -67,7 +67,11 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
               debug: bool) -> TriangleCount:
     def root():
         made, held = prepare(source, config, device, comm.size, timings)
-        start_journal(made, config)
+        try:
+            start_journal(made, config)
+        except BaseException:
+            held.release()
+            raise
         return made, held
 
     prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()), debug=debug)
@@ -89,6 +93,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         everyone = comm.allgather(mine)
         counted = sum_uint64(comm, mine.triangles)
     finally:
+        held.release()  # rank 0's store locks: held while any rank may journal
         if ours is not None and os.path.exists(ours):
             os.remove(ours)
     result = _result(prepared, device, config, counted, everyone, comm.size)

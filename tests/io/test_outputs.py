@@ -1,10 +1,13 @@
 """Output files are never damaged: inputs, special files, stores of other graphs and races."""
 
+import json
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
-from conftest import DATASETS
+from conftest import DATASETS, run_module
 
 import tcdist
 from tcdist.io.write import OutputExists, atomic_path
@@ -136,3 +139,162 @@ def test_count_with_a_store_written_meanwhile(tmp_path, cli, monkeypatch, theirs
 def test_impossible_numbers_are_one_line(cli, args, problem):
     result = cli(*args)
     assert result.code == 2 and problem in one_line(result)
+
+
+def _no_work(monkeypatch):
+    import tcdist.api
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the graph was read before the outputs were checked")
+
+    monkeypatch.setattr(tcdist.api, "load_graph", no_work)
+    monkeypatch.setattr("tcdist.ranks.prepare.load_graph", no_work)
+
+
+def test_two_outputs_of_one_count_naming_one_file_are_refused_before_any_work(tmp_path, cli, monkeypatch):
+    """--store s.h5 --json-file s.h5 replaced the store with the JSON record (exit 0);
+    --per-vertex pv.csv --json-file pv.csv lost the CSV."""
+    store, pv = tmp_path / "s.h5", tmp_path / "pv.csv"
+    assert cli("count", "complete:6", "-P", "2", "--store", store).code == 0
+    pv.write_text("mine")
+    before = store.read_bytes()
+    _no_work(monkeypatch)
+    result = cli("count", "complete:6", "-P", "2", "--store", store, "--json-file", store)
+    assert result.code == 2
+    assert one_line(result) == f"tcdist: error: --store and --json-file both name {store}; give each output its " \
+                               "own file"
+    result = cli("count", "complete:6", "--per-vertex", pv, "--json-file", pv)
+    assert result.code == 2
+    assert one_line(result) == f"tcdist: error: --json-file and --per-vertex both name {pv}; give each output its " \
+                               "own file"
+    assert store.read_bytes() == before and pv.read_text() == "mine"
+
+
+def test_outputs_are_compared_as_files_not_as_names(tmp_path, cli, monkeypatch):
+    """Through a symbolic link, a hard link, ./.. in the name, a linked directory, and for names not written yet."""
+    (tmp_path / "d1").mkdir()
+    (tmp_path / "d2").symlink_to(tmp_path / "d1")
+    (tmp_path / "link.json").symlink_to(tmp_path / "new.csv")  # new.csv does not exist yet
+    (tmp_path / "pv.csv").write_text("mine")
+    os.link(tmp_path / "pv.csv", tmp_path / "hard.csv")
+    _no_work(monkeypatch)
+    for per_vertex, json_file in (("new.csv", "link.json"), ("pv.csv", "hard.csv"), ("pv.csv", "d1/../pv.csv"),
+                                  ("d1/x.csv", "d2/x.csv")):
+        result = cli("count", "complete:6", "--per-vertex", tmp_path / per_vertex, "--json-file", tmp_path / json_file)
+        assert result.code == 2, (per_vertex, json_file)
+        assert one_line(result) == f"tcdist: error: --json-file {tmp_path / json_file} and --per-vertex " \
+                                   f"{tmp_path / per_vertex} are the same file; give each output its own file"
+    assert (tmp_path / "pv.csv").read_text() == "mine" and not (tmp_path / "new.csv").exists()
+    result = cli("count", "complete:6", "-P", "2", "--store", tmp_path / "d1" / "s.h5",
+                 "--per-vertex", tmp_path / "d2" / "s.h5")
+    assert result.code == 2 and f"--store {tmp_path / 'd1' / 's.h5'} and --per-vertex" in one_line(result)
+
+
+def test_an_input_given_through_a_hard_link_is_not_overwritten(tmp_path, cli):
+    graph, other = tmp_path / "g.txt", tmp_path / "h.txt"
+    assert cli("generate", "complete:5", "-o", graph).code == 0
+    os.link(graph, other)
+    before = graph.read_bytes()
+    result = cli("convert", graph, other)
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {other}: is the input {graph}; write to another name"
+    assert graph.read_bytes() == before
+
+
+def test_json_file_dash_is_standard_output(tmp_path, cli, monkeypatch):
+    """--json-file - wrote a file named '-'."""
+    monkeypatch.chdir(tmp_path)
+    result = cli("count", "complete:5", "--json-file", "-", "-q")
+    assert result.code == 0
+    record, *summary = result.out.splitlines()
+    assert json.loads(record)["triangles"] == 10 and "  triangles  10" in summary
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_json_file_dev_stderr_appends_to_the_log_stderr_goes_to(tmp_path):
+    """With 2>>run.log, --json-file /dev/stderr replaced run.log by the record (the link was followed)."""
+    log = tmp_path / "run.log"
+    log.write_text("earlier\n")
+    inode = log.stat().st_ino
+    with open(log, "a") as err:
+        done = subprocess.run([sys.executable, "-m", "tcdist", "count", "complete:5", "-q", "--json-file", "/dev/stderr"],
+                              stdout=subprocess.PIPE, stderr=err, text=True, timeout=300)
+    assert done.returncode == 0 and "  triangles  10" in done.stdout
+    first, record = log.read_text().splitlines()
+    assert first == "earlier" and json.loads(record)["triangles"] == 10 and log.stat().st_ino == inode
+
+
+@pytest.mark.parametrize("stream", ["/dev/stdout", "/dev/stderr"])
+def test_json_file_to_a_pipe(stream):
+    """A pipe failed with 'No such file or directory' (the link's target, pipe:[N], is no file)."""
+    done = run_module("count", "complete:5", "-q", "--json-file", stream)
+    assert done.returncode == 0, done.stderr
+    written = done.stdout if stream == "/dev/stdout" else done.stderr
+    assert json.loads(written.splitlines()[0])["triangles"] == 10
+
+
+def test_json_file_dev_fd_writes_to_the_descriptor(tmp_path):
+    """/dev/fd/N replaced the file open on N (a new file under its name, what was there lost)."""
+    out = tmp_path / "out.log"
+    out.write_text("earlier\n")
+    fd = os.open(out, os.O_WRONLY | os.O_APPEND)
+    try:
+        done = run_module("count", "complete:5", "-q", "--json-file", f"/dev/fd/{fd}", pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    assert done.returncode == 0, done.stderr
+    first, record = out.read_text().splitlines()
+    assert first == "earlier" and json.loads(record)["triangles"] == 10
+    result = run_module("count", "complete:5", "-q", "--json-file", "/dev/fd/97")
+    assert result.returncode == 2 and result.stderr == "tcdist: error: /dev/fd/97: file descriptor 97 is not open\n"
+
+
+def test_per_vertex_dash_is_csv_on_stdout_and_the_summary_on_stderr(tmp_path, cli, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = cli("count", "complete:5", "--per-vertex", "-", "--json")
+    assert result.code == 0
+    assert result.out == "vertex,triangles,clustering\n" + "".join(f"{v},6,1\n" for v in range(5))
+    assert json.loads(result.err)["triangles"] == 10 and list(tmp_path.iterdir()) == []
+    result = cli("count", "complete:5", "--per-vertex", "-", "--json-file", "/dev/stdout")
+    assert result.code == 2
+    assert one_line(result) == "tcdist: error: --json-file /dev/stdout and --per-vertex - are the same file; give " \
+                               "each output its own file"
+
+
+@pytest.mark.parametrize("option", ["--json-file", "--per-vertex"])
+def test_a_read_only_output_is_not_replaced(tmp_path, cli, option):
+    """It was replaced, and came back writable."""
+    out = tmp_path / "out.csv"
+    out.write_text("mine")
+    out.chmod(0o444)
+    result = cli("count", "complete:5", option, out)
+    assert result.code == 2
+    assert one_line(result) == f"tcdist: error: {out}: is read-only; tcdist does not replace it (make it writable " \
+                               "or write to another name)"
+    assert out.read_text() == "mine" and stat.S_IMODE(out.stat().st_mode) == 0o444
+
+
+def test_a_read_only_store_is_still_reused(tmp_path, cli):
+    store = tmp_path / "s.h5"
+    assert cli("count", "complete:6", "-P", "2", "--store", store).code == 0
+    store.chmod(0o444)
+    result = cli("count", "complete:6", "-P", "2", "--store", store, "--json")
+    assert result.code == 0 and result.json()["triangles"] == 20 and result.json()["store"] == str(store)
+
+
+@pytest.mark.parametrize("args,message", [
+    (("partition", "complete:6", "-P", "2", "-o", "{tmp}/newdir/"),
+     "{tmp}/newdir/: names a directory (it ends in /); give a file name"),
+    (("partition", "complete:6", "-P", "2", "-o", "{tmp}/"), "{tmp}/: is a directory"),
+    (("partition", "complete:6", "-P", "2", "-o", ""), "--output: the file name is empty; give a file name"),
+    (("count", "complete:6", "--json-file", ""), "--json-file: the file name is empty; give a file name"),
+    (("partition", "complete:6", "-P", "2", "-o", "-"),
+     "-: is standard output, not a file; this output is written only to a file"),
+    (("count", "complete:6", "-P", "2", "--store", "/dev/stderr"),
+     "/dev/stderr: is standard error, not a file; this output is written only to a file"),
+])
+def test_names_that_are_no_file_name(tmp_path, cli, monkeypatch, args, message):
+    """newdir/ wrote a file named newdir, '' said ': is a directory', '-' wrote a file named '-'."""
+    monkeypatch.chdir(tmp_path)
+    result = cli(*[a.format(tmp=tmp_path) for a in args])
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {message.format(tmp=tmp_path)}"
+    assert list(tmp_path.iterdir()) == []
