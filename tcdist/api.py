@@ -7,8 +7,8 @@ import os
 import time
 
 from tcdist.budget.sizes import parse_size
-from tcdist.config import DEFAULT_PRUNE, DEFAULT_SCHEME, CountConfig, check_partitioning
-from tcdist.errors import OptionError
+from tcdist.config import DEFAULT_PRUNE, DEFAULT_SCHEME, CountConfig, OptionValueError, check_partitioning
+from tcdist.errors import OptionError, TcdistError
 from tcdist.io.write import check_outputs, output_kind, output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.store import write_store
@@ -96,7 +96,10 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     picks the fewest parts whose largest fits it (else nine tenths of the free memory).
     """
     if isinstance(gpu_memory_limit, str):
-        gpu_memory_limit = parse_size(gpu_memory_limit)
+        try:
+            gpu_memory_limit = parse_size(gpu_memory_limit)
+        except TcdistError as e:
+            raise OptionValueError(f"{{gpu_memory_limit}}: {e}") from None
     config = CountConfig(backend=backend, kernel=kernel, threads=threads, parts=parts, scheme=scheme, prune=prune,
                          seed=seed, store=store, schedule=schedule, resume=resume, per_vertex=per_vertex,
                          gpu_memory_limit=gpu_memory_limit)

@@ -28,6 +28,8 @@ class OptionTypeError(OptionError, TypeError):
 def _integer(name: str, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool):
         raise OptionTypeError(f"{{{name}}} must be an integer, got {type(value).__name__} {value!r}")
+    if value < 1:
+        raise OptionValueError(f"{{{name}}} must be at least 1, got {value}")
 
 
 def _one_of(value, allowed, what: str) -> None:
@@ -78,10 +80,13 @@ class CountConfig:
             _integer("threads", self.threads)
         if self.gpu_memory_limit is not None:
             _integer("gpu_memory_limit", self.gpu_memory_limit)
-            if self.gpu_memory_limit < 1:
-                raise OptionValueError(f"{{gpu_memory_limit}} must be at least one byte, got {self.gpu_memory_limit}")
-        if self.store is not None and not isinstance(self.store, str):
+        if self.store is not None and not isinstance(self.store, (str, os.PathLike)):
+            raise OptionTypeError(f"{{store}} must be a path, got {type(self.store).__name__} {self.store!r}")
+        if self.store is not None:
             object.__setattr__(self, "store", os.fspath(self.store))
+        for name in ("resume", "per_vertex"):
+            if not isinstance(getattr(self, name), bool):
+                raise OptionTypeError(f"{{{name}}} must be True or False, got {getattr(self, name)!r}")
         if self.per_vertex and self.resume:
             raise OptionValueError("{per_vertex} cannot resume a count (the journal holds totals only); leave out "
                                    "{resume}")

@@ -155,3 +155,25 @@ def test_convert_and_write_generated_are_the_cli_s_own_steps(tmp_path):
     assert tcdist.count_triangles(text, backend="cpu").triangles == 10 * 9 * 8 // 6
     with pytest.raises(TcdistError, match="is the input"):
         tcdist.convert(text, text)
+
+
+@pytest.mark.parametrize("given,error,message", [
+    ({"threads": "2"}, TypeError, "threads must be an integer, got str '2'"),
+    ({"threads": 0}, ValueError, "threads must be at least 1, got 0"),
+    ({"kernel": 5}, TypeError, "kernel must be a kernel spec"),
+    ({"store": 5}, TypeError, "store must be a path, got int 5"),
+    ({"gpu_memory_limit": -5}, ValueError, "gpu_memory_limit must be at least 1, got -5"),
+    ({"gpu_memory_limit": "lots"}, ValueError, "gpu_memory_limit: 'lots' is not a size"),
+    ({"gpu_memory_limit": 2.5}, TypeError, "gpu_memory_limit must be an integer"),
+    ({"resume": "yes"}, TypeError, "resume must be True or False"),
+    ({"per_vertex": 1}, TypeError, "per_vertex must be True or False"),
+    ({"parts": 0}, ValueError, "parts must be a positive integer"),
+    ({"schedule": "eager"}, ValueError, "unknown schedule 'eager'"),
+    ({"comm": 5}, TypeError, "comm must be an mpi4py communicator, got int"),
+])
+def test_wrong_argument_types_and_values_name_the_parameter_at_the_call(given, error, message):
+    """Refused before any work, as a TypeError or ValueError that is also a TcdistError, in the
+    API's words (the command line names its flags instead)."""
+    with pytest.raises(error, match=message) as raised:
+        tcdist.count_triangles("complete:5", backend="cpu", **given)
+    assert isinstance(raised.value, tcdist.TcdistError)

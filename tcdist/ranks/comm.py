@@ -17,6 +17,10 @@ _RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MV2_COMM_WO
 _SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE")
 
 
+class CommTypeError(TcdistError, TypeError):
+    """The comm given is no communicator."""
+
+
 class SerialComm:
     """One process, no MPI: a communicator of size 1."""
 
@@ -93,7 +97,7 @@ def as_comm(comm):
     if comm is None:
         return SerialComm()
     if not hasattr(comm, "Get_rank") or not hasattr(comm, "allgather"):
-        raise TcdistError(f"comm must be an mpi4py communicator, got {type(comm).__name__}")
+        raise CommTypeError(f"comm must be an mpi4py communicator, got {type(comm).__name__}")
     return comm.Dup()
 
 
