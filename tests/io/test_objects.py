@@ -5,6 +5,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tcdist
 
@@ -109,3 +111,23 @@ def test_networkx_tuple_nodes_of_several_lengths():
 def test_ids_no_type_can_compare_are_refused():
     with pytest.raises(tcdist.TcdistError, match="vertex labels must be comparable"):
         tcdist.count_triangles(([2**64, 1, "x"], [1, "x", 2**64]), backend="cpu")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=40),
+       st.lists(st.integers(0, TOP), min_size=12, max_size=12, unique=True),
+       st.sampled_from(["uint64 arrays", "python ints", "pandas", "arrow"]))
+def test_any_unsigned_64_bit_ids_count_as_the_brute_force_does(pairs, ids, kind):
+    """Fuzz: any 64-bit unsigned ids, in any of the containers the API takes."""
+    from conftest import brute_force_triangles
+
+    src, dst = [ids[u] for u, _ in pairs], [ids[v] for _, v in pairs]
+    given = {"uint64 arrays": lambda: (np.array(src, np.uint64), np.array(dst, np.uint64)),
+             "python ints": lambda: (src, dst),
+             "pandas": lambda: pd.DataFrame({"src": np.array(src, np.uint64), "dst": np.array(dst, np.uint64)}),
+             "arrow": lambda: pa.table({"src": pa.array(src, pa.uint64()), "dst": pa.array(dst, pa.uint64())})}[kind]()
+    if not pairs:
+        return
+    result = tcdist.count_triangles(given, backend="cpu", per_vertex=True)
+    assert result.triangles == brute_force_triangles(zip(src, dst))
+    assert set(result.per_vertex.vertex.tolist()) == {x for pair in zip(src, dst) if pair[0] != pair[1] for x in pair}

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 from conftest import DATASETS, run_module
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tcdist
 from tcdist.io.write import OutputExists, atomic_path
@@ -298,3 +300,32 @@ def test_names_that_are_no_file_name(tmp_path, cli, monkeypatch, args, message):
     result = cli(*[a.format(tmp=tmp_path) for a in args])
     assert result.code == 2 and one_line(result) == f"tcdist: error: {message.format(tmp=tmp_path)}"
     assert list(tmp_path.iterdir()) == []
+
+
+POOL = {"x.h5": "x", "y.h5": "y", "z.h5": "z", "l.h5": "x", "d/../y.h5": "y"}  # name -> the file it names
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(sorted(POOL)), min_size=3, max_size=3))
+def test_fuzz_outputs_that_name_one_file_are_refused_and_others_written(tmp_path_factory, names):
+    """Fuzz: --store, --json-file and --per-vertex drawn among names of three files (a symbolic
+    link not yet resolvable, '..'): exit 2 with nothing written iff two name one file."""
+    import contextlib
+    import io
+
+    from tcdist.cli import main
+
+    folder = tmp_path_factory.mktemp("outputs")
+    (folder / "d").mkdir()
+    os.symlink(folder / "x.h5", folder / "l.h5")
+    before = sorted(p.name for p in folder.iterdir())
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["count", "complete:5", "--backend", "cpu", "-P", "2", "--store", str(folder / names[0]),
+                     "--json-file", str(folder / names[1]), "--per-vertex", str(folder / names[2]), "-q"])
+    if len({POOL[n] for n in names}) < 3:
+        assert code == 2 and err.getvalue().count("\n") == 1, err.getvalue()
+        assert sorted(p.name for p in folder.iterdir()) == before
+    else:
+        assert code == 0, err.getvalue()
+        assert all((folder / POOL[n]).with_suffix(".h5").exists() for n in names)
