@@ -20,7 +20,8 @@ from meta import median, metadata
 
 import tcdist
 from tcdist.partition.build import build_parts
-from tcdist.partition.host import RANGES_PER_THREAD, iter_parts_host, parts_reached
+from tcdist.partition.host import iter_parts_host
+from tcdist.partition.incoming import RANGES_PER_THREAD, parts_reached
 from tcdist.partition.schemes import assign
 
 

@@ -18,7 +18,7 @@ from tcdist.count.cpu import lowest_triangles
 from tcdist.errors import OptionError, TcdistError
 from tcdist.graph.graph import col_dtype
 from tcdist.partition import partition_graph
-from tcdist.partition.host import transpose
+from tcdist.partition.incoming import transpose
 from tcdist.xp import to_numpy
 
 _STALLED = 0.8  # four times the parts and the largest shrank by less than a fifth: more will not fit

@@ -25,15 +25,15 @@ def _leading_lines(chunk):
 
 
 def _may_be_data(tokens):
-    """An edge or a damaged one ('1.0 2.0', '1 x', '+3 4', a lone '5'; the parser names what is
-    wrong): a line with a field that reads as a number is never skipped as a header."""
-    return any(_NUMBER.fullmatch(t) for t in tokens)
+    """An edge or a damaged one ('1.0 2.0', '1 x', '+3 4'; the parser names what is wrong): two or
+    more fields, one of them a number. A lone field cannot be an edge (a vertex count, say)."""
+    return len(tokens) >= 2 and any(_NUMBER.fullmatch(t) for t in tokens)
 
 
 def _header(path, warnings):
     """Lines before the first edge whose fields are all words (a header without '#', as some SNAP
-    files have) are skipped with one warning naming them; a line with a number in it is data, so a
-    bad one is an error, as it is after the first edge."""
+    files have) are skipped with one warning naming them; a line with a number among several fields
+    is data, so a bad one is an error, as it is after the first edge."""
     def header(chunk):
         data = [(end, i, tokens, raw) for end, i, tokens, raw in _leading_lines(chunk) if tokens]
         if not data:

@@ -34,86 +34,14 @@ from numba import njit, prange
 
 from tcdist import progress
 from tcdist.graph.graph import col_dtype
+from tcdist.partition.incoming import RANGES_PER_THREAD, parts_reached, transpose
 from tcdist.partition.part import Part
 
 LOCAL, OUT, IN, ALIVE = 1, 2, 4, 8
-_TARGET_BLOCK_SHIFT = 12  # the transpose counts targets by blocks of 2^12 ids,
-RANGES_PER_THREAD = 4    # and sorts them in ranges of equal edges, this many per thread (as a team deals out rows)
 _LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built by a team of threads
 _DENSE_SHIFT = 5       # a part that may touch 1/32 of the vertices finds its members by a scan of the flags
 _MASK_PARTS = 64       # up to this many parts, each vertex's in-parts fit 64 bits: no transpose
 _PRUNE_CODES = {"lstc": 0, "none": 1, "minimal": 2}
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def _transpose(rowptr, col, chunks, shift, groups):
-    """The CSR of the reversed edges (rows sorted), in three parallel passes over the edges: each
-    chunk of rows (about m / chunks edges) counts its edges by block of targets (2^shift ids);
-    consecutive blocks are grouped into about `groups` ranges of about equal edges; each chunk
-    moves its edges into its own run of each range's bucket; then each range sorts its bucket by
-    target, stably. A bucket holds its chunks' edges in row order, so each reversed row comes out
-    sorted, and no two threads write one entry. Ranges of equal edges, not of equal ids: on
-    RMAT the highest ranks hold most in-edges, and ranges of equal ids would leave their sorting
-    to a few threads."""
-    n = rowptr.size - 1
-    m = rowptr[n]
-    blocks = (n >> shift) + 1
-    rows = _even_rows(rowptr, chunks)
-    per_block = np.zeros((chunks, blocks), np.int64)
-    for c in prange(chunks):
-        for e in range(rowptr[rows[c]], rowptr[rows[c + 1]]):
-            per_block[c, col[e] >> shift] += 1
-    range_of = np.empty(blocks, np.int64)  # the range each block falls in
-    first = np.zeros(blocks + 1, np.int64)  # the first target of each range (range r: first[r]..first[r + 1])
-    ranges, held = 0, 0
-    for b in range(blocks):
-        if held >= max(m // groups, 1) or (b << shift) - first[ranges] >= 1 << 31:  # within: uint32
-            ranges += 1
-            first[ranges] = b << shift
-            held = 0
-        range_of[b] = ranges
-        for c in range(chunks):
-            held += per_block[c, b]
-    ranges += 1
-    first[ranges] = n
-    start = np.zeros((chunks, ranges), np.int64)
-    for c in range(chunks):
-        for b in range(blocks):
-            start[c, range_of[b]] += per_block[c, b]
-    range_start = np.empty(ranges + 1, np.int64)
-    total = 0
-    for r in range(ranges):  # bucket r holds chunk 0's edges, then chunk 1's, ...
-        range_start[r] = total
-        for c in range(chunks):
-            count = start[c, r]
-            start[c, r] = total
-            total += count
-    range_start[ranges] = total
-    source = np.empty(m, col.dtype)
-    within = np.empty(m, np.uint32)  # the target's place in its range
-    for c in prange(chunks):
-        at = start[c].copy()
-        for u in range(rows[c], rows[c + 1]):
-            for e in range(rowptr[u], rowptr[u + 1]):
-                r = range_of[col[e] >> shift]
-                source[at[r]] = u
-                within[at[r]] = col[e] - first[r]
-                at[r] += 1
-    in_ptr = np.zeros(n + 1, np.int64)
-    in_col = np.empty(m, col.dtype)
-    for r in prange(ranges):
-        lo, begin, end = first[r], range_start[r], range_start[r + 1]
-        width = first[r + 1] - lo
-        place = np.zeros(width + 1, np.int64)
-        for k in range(begin, end):
-            place[within[k] + 1] += 1
-        for i in range(width):
-            place[i + 1] += place[i]
-            in_ptr[lo + i + 1] = begin + place[i + 1]
-        for k in range(begin, end):
-            in_col[begin + place[within[k]]] = source[k]
-            place[within[k]] += 1
-    return in_ptr, in_col
 
 
 def _build_part_source(rowptr, col, in_ptr, in_col, in_parts, bit, local, prune, flags, new_id, team):
@@ -348,16 +276,6 @@ def _spread(ptr, vertices, pieces):
     return bounds
 
 
-@njit(cache=True, nogil=True)
-def _even_rows(rowptr, pieces):
-    """Bounds of `pieces` runs of consecutive rows of about equal edges (all rows: _spread for a
-    list of vertices)."""
-    n = rowptr.size - 1
-    bounds = np.searchsorted(rowptr, np.arange(pieces + 1) * rowptr[n] // pieces)
-    bounds[0], bounds[pieces] = 0, n
-    return bounds
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _alive(prune, flag):
     """Whether a member (its flag) stays in the part: lstc, what Algorithm 2 reached; none, all;
@@ -374,31 +292,6 @@ def _kept(prune, source, target):
     """Whether an edge between two members, from one that stays (their flags), stays: under
     'minimal', the edges of local vertices and those among their out-neighbours."""
     return prune != 2 or (source & LOCAL) != 0 or ((source & OUT) != 0 and (target & OUT) != 0)
-
-
-def transpose(graph):
-    """(in_ptr, in_col): the graph's reversed edges as a CSR, on every core."""
-    threads = max(numba.get_num_threads(), 1)
-    return _transpose(np.asarray(graph.rowptr), np.asarray(graph.col), threads, _TARGET_BLOCK_SHIFT,
-                      RANGES_PER_THREAD * threads)
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def parts_reached(rowptr, col, part, pieces):
-    """Each vertex's set of the parts its out-neighbours are in, bit p for part p (< 64): part p's
-    in-neighbours are the vertices with bit p. One pass over the edges, in `pieces` runs of rows
-    of about equal edges, each row's set made by one thread (a transpose takes three passes and a
-    sort)."""
-    n = rowptr.size - 1
-    bounds = _even_rows(rowptr, pieces)
-    out = np.zeros(n, np.uint64)
-    for c in prange(pieces):
-        for u in range(bounds[c], bounds[c + 1]):
-            bits = np.uint64(0)
-            for e in range(rowptr[u], rowptr[u + 1]):
-                bits |= np.uint64(1) << np.uint64(part[col[e]])
-            out[u] = bits
-    return out
 
 
 def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, reversed_edges=None):

@@ -20,7 +20,7 @@ def reference_count(data: bytes):
     """The count of the graph tcdist's grammar reads from data, or None where it must refuse it
     (an independent reading: a UTF-8 byte-order mark skipped, UTF-16/32 ones refused; universal line
     ends, '#'/'%' comments, blank/tab/comma separators, two decimal non-negative ids per data line;
-    lines before the first with a number in it skipped as a header)."""
+    lines before the first with a number among two or more fields skipped as a header)."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
         return None
     data = data.removeprefix(b"\xef\xbb\xbf")
@@ -35,7 +35,7 @@ def reference_count(data: bytes):
         if tokens:
             rows.append(tokens)
     number = rb"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
-    data_like = [any(re.fullmatch(number, x) for x in t) for t in rows]
+    data_like = [len(t) >= 2 and any(re.fullmatch(number, x) for x in t) for t in rows]
     rows = rows[data_like.index(True):] if True in data_like else rows  # a header before the first edge
     adj = {}
     for tokens in rows:

@@ -180,7 +180,7 @@ def test_the_transpose_is_every_edge_reversed_with_sorted_rows(shift, groups, ch
     equal edges, made of blocks of 2^shift ids, each range then sorted) against a stable NumPy
     sort of the edges by target: rows sorted, nothing lost, for graphs with empty rows, a hub,
     one range or more ranges than blocks."""
-    from tcdist.partition.host import _transpose
+    from tcdist.partition.incoming import _transpose
 
     for source in ("rmat:12", "complete:30", "grid:7:9", "er:300:100", DATASETS / "email-Eu-core.txt.gz", "er:5:0"):
         graph = tcdist.load_graph(source)
@@ -198,7 +198,7 @@ def test_each_vertex_s_in_parts_are_the_parts_of_its_out_neighbours(parts, piece
     """The host builder's in-neighbours for up to 64 parts: bit p of a vertex's set is on exactly
     when one of its out-neighbours is in part p (NumPy's unbuffered OR over the edges), for empty
     rows, a hub, part 63 and more runs than rows."""
-    from tcdist.partition.host import parts_reached
+    from tcdist.partition.incoming import parts_reached
     from tcdist.partition.schemes import assign
 
     for source in ("rmat:12", "complete:70", "grid:7:9", "er:300:100", "er:5:0"):
@@ -217,7 +217,7 @@ def test_the_host_builder_at_the_last_bit_of_a_vertex_s_in_parts_and_past_it(par
     63 is its last bit), 65 take the transpose: both against the whole-array builder, with a skewed
     assignment (most vertices in the last part, a few parts empty), a part a thread and teams of 2;
     and the builder's scratch (a flag byte and an id per vertex) is left as it was given."""
-    from tcdist.partition import host
+    from tcdist.partition import host, incoming
     from tcdist.partition.build import build_parts
 
     graph = tcdist.load_graph("rmat:11")
@@ -229,8 +229,8 @@ def test_the_host_builder_at_the_last_bit_of_a_vertex_s_in_parts_and_past_it(par
                         host.iter_parts_host(graph, assignment, parts, "lstc", team), strict=True):
             assert a.stats == b.stats and all(np.array_equal(getattr(a, k), getattr(b, k))
                                               for k in ("rowptr", "col", "global_id")), (parts, team, a.index)
-    in_parts = host.parts_reached(rowptr, col, assignment.astype(np.uint8), 4) if parts <= 64 else np.zeros(0, np.uint64)
-    in_ptr, in_col = host.transpose(graph) if parts > 64 else (np.zeros(1, np.int64), np.zeros(0, col.dtype))
+    in_parts = incoming.parts_reached(rowptr, col, assignment.astype(np.uint8), 4) if parts <= 64 else np.zeros(0, np.uint64)
+    in_ptr, in_col = incoming.transpose(graph) if parts > 64 else (np.zeros(1, np.int64), np.zeros(0, col.dtype))
     flags, new_id = np.zeros(graph.n, np.uint8), np.full(graph.n, -1, col.dtype)
     for p in (parts - 1, 0, parts // 2 + 1):  # the big part, a small one, an empty one
         bit = np.uint64(1 << p if in_parts.size else 0)
@@ -272,12 +272,12 @@ def test_the_serial_and_parallel_host_helpers_do_not_load_each_other_from_numba_
 
 RACING_FLAGS = """
 import numba, numpy as np
-from tcdist.partition import host
+from tcdist.partition import host, incoming
 m = 1 << 20  # local 0 -> each of m middle vertices -> local n-1: each middle vertex gets OUT and IN at once
 n = m + 2
 rowptr = np.concatenate([[0, m], m + np.arange(1, m + 1), [2 * m]]).astype(np.int64)
 col = np.concatenate([np.arange(1, m + 1), np.full(m, n - 1)]).astype(np.int32)
-in_ptr, in_col = host.transpose(type("G", (), {"rowptr": rowptr, "col": col})())
+in_ptr, in_col = incoming.transpose(type("G", (), {"rowptr": rowptr, "col": col})())
 flags, new_id = np.zeros(n, np.uint8), np.full(n, -1, np.int32)
 for _ in range(8):  # the transpose gives the in-neighbours (over 64 parts): one pass sets IN as another sets OUT
     part_rowptr, part_col, *_ = host._build_part_parallel(rowptr, col, in_ptr, in_col, np.zeros(0, np.uint64),
