@@ -1,0 +1,217 @@
+"""The command line's flags: the parser of ``tcdist count | partition | info | convert |
+generate``, the types of its values and its help. Library errors name options as FLAGS says."""
+
+import argparse
+import re
+import sys
+import time
+
+from tcdist import __version__
+from tcdist.config import BACKENDS, DEFAULT_PRUNE, DEFAULT_SCHEME, PRUNE_MODES, SCHEDULES, SCHEMES
+from tcdist.count.registry import kernels
+from tcdist.errors import OPTIONS, TcdistError
+
+DESCRIPTION = """\
+Exact triangle counting for graphs of up to billions of edges (LSTC: partitions that
+need no communication while counting, one GPU per rank, an MPI reduce of the counts).
+
+GRAPH is a file or a generator spec:
+  files       SNAP/KONECT edge lists (.txt .tsv .csv .el, '#'/'%' comments, extra columns
+              ignored), Matrix Market coordinate files (.mtx), tcdist HDF5 graphs (.h5);
+              any of the text formats may be gzip-compressed (.gz)
+  generators  rmat:SCALE[:EDGEFACTOR]  er:N:M  grid:ROWS:COLS  complete:N  tripartite:A:B:C
+
+Under an MPI launcher (mpirun -n R python -m tcdist count ..., srun, sbatch slurm/cluster.sh)
+rank 0 reads and partitions into a store, every rank binds one GPU (by its rank on its node)
+and counts its parts, and the counts meet in an MPI reduce; only rank 0 prints.
+
+Exit status: 0 on success, 2 for bad input or options (one line on stderr), 1 when a rank
+fails for another reason, 128+N when ended by signal N."""
+
+
+_USAGE_ERROR_WAIT_S = 10
+_GRAPH_HELP = "file or generator spec (default: embedded ego-Facebook)"
+FLAGS = {name: "--" + name.replace("_", "-") for name in OPTIONS}  # how the library's errors name options here
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line and exit status 2, like every other error."""
+
+    def error(self, message):
+        from tcdist.ranks.comm import launch_rank, launched_by_mpi
+
+        if launch_rank() == 0:  # every rank parses the same arguments: say it once
+            sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        elif launched_by_mpi():
+            # Leave rank 0 time to say it: a launcher that sees a rank fail kills the others, and
+            # Open MPI's mpirun once killed rank 0 before it had. Rank 0's own exit ends the wait
+            # (the launcher then kills this rank). No MPI here: MPI_Init waits for every rank,
+            # and one may never start it (--help).
+            time.sleep(_USAGE_ERROR_WAIT_S)
+        raise SystemExit(2)
+
+    def parse_known_args(self, args=None, namespace=None):
+        return super().parse_known_args(None if args is None else self._negative_values_joined(list(args)), namespace)
+
+    def _negative_values_joined(self, args):
+        """'--opt -1GiB' as '--opt=-1GiB': argparse would take -1GiB for an option, not for the value it is."""
+        options = {s: a for a in self._actions for s in a.option_strings}
+        joined = []
+        for i, arg in enumerate(args):
+            if arg == "--":  # the rest are positionals
+                return joined + args[i:]
+            action = self._long_option(options, joined[-1]) if joined else None
+            if action is not None and action.nargs is None and re.match(r"-\.?\d", arg) and arg not in options:
+                joined[-1] = f"{joined[-1]}={arg}"
+            else:
+                joined.append(arg)
+        return joined
+
+    def _long_option(self, options, arg):
+        """The action a long option names as argparse reads it: exactly, or by a unique prefix."""
+        if not arg.startswith("--"):
+            return None
+        named = [arg] if arg in options else [s for s in options if self.allow_abbrev and s.startswith(arg)]
+        return options[named[0]] if len(named) == 1 else None
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _parts(text):
+    """A positive number of parts, or 'auto'."""
+    return "auto" if text == "auto" else _positive(text)
+
+
+def _size(text):
+    from tcdist.budget.sizes import parse_size
+
+    try:
+        return parse_size(text)
+    except TcdistError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 2^64-1, got {value}")
+    return value
+
+
+def _common(p):
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout, no progress bars")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars or warnings")
+    p.add_argument("--debug", action="store_true", help="show a traceback when something fails")
+
+
+def _partition_options(p, required):
+    if required:
+        p.add_argument("--parts", "-P", type=_positive, required=True, help="number of LSTC parts")
+    else:
+        p.add_argument("--parts", "-P", type=_parts, default=None,
+                       help="number of LSTC parts, or auto: the fewest whose largest part fits the memory budget "
+                            "(--gpu-memory-limit, else nine tenths of the free memory) [1: the whole graph]")
+    p.add_argument("--scheme", choices=list(SCHEMES), default=None,
+                   help="vertex partitioning: random, contiguous (chunks of the rank order) or metis "
+                        f"[{DEFAULT_SCHEME}]")
+    p.add_argument("--prune", choices=list(PRUNE_MODES), default=None,
+                   help="lstc: Algorithm 2, drop proxies of in-degree 0 until none is left; none: the induced "
+                        "subgraphs as built; minimal: only L, N+(L) and the edges a local triangle uses "
+                        f"[{DEFAULT_PRUNE}]")
+    p.add_argument("--seed", type=_seed, default=0, help="seed for generators and random partitions, 0 to 2^64-1 [0]")
+
+
+def build_parser():
+    parser = _Parser(prog="tcdist", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"tcdist {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    count = sub.add_parser("count", help="count the triangles of a graph",
+                           description="Count triangles exactly. With no GRAPH, counts the embedded "
+                                       "ego-Facebook graph (1,612,010 triangles). Under mpirun/srun with R ranks, "
+                                       "rank 0 partitions (one part per rank unless --parts says otherwise), every "
+                                       "rank counts its parts on its own GPU, and the counts are reduced.")
+    count.add_argument("graph", nargs="?", metavar="GRAPH", help=_GRAPH_HELP)
+    count.add_argument("--backend", default=BACKENDS[0],
+                       help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
+    count.add_argument("--kernel", metavar="NAME[:OPTION=VALUE,...]",
+                       help="counting kernel and its options, e.g. lstc:tile=128, or auto: each part's kernel by a "
+                            "rule from measurements [auto]. "
+                            + " | ".join(k.describe() for k in kernels().values()))
+    count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
+    _partition_options(count, required=False)
+    count.add_argument("--store", metavar="FILE",
+                       help="partition store to reuse if it holds this partitioning, else to write; finished parts "
+                            "are journalled in FILE.journal/, one run at a time (FILE.lock) [with several ranks: a "
+                            "temporary store in the working directory, removed at the end]")
+    count.add_argument("--schedule", choices=list(SCHEDULES), default=SCHEDULES[0],
+                       help="which rank counts which part: static (heaviest part to the least loaded rank, by each "
+                            "part's estimated work) or dynamic (an idle rank takes the next part) [static]")
+    count.add_argument("--resume", action="store_true",
+                       help="count only the parts that the journal of the store does not hold yet (after a failed run)")
+    count.add_argument("--json-file", metavar="FILE",
+                       help="also write the --json record to FILE (- or /dev/stdout, /dev/stderr, /dev/fd/N: "
+                            "written to that stream)")
+    count.add_argument("--gpu-memory-limit", metavar="SIZE", type=_size,
+                       help="the most tcdist allocates on the GPU (e.g. 4GiB, 512MiB): CuPy's pool refuses more, "
+                            "--parts auto sizes parts to it, and a part (or the whole graph) over it is counted in "
+                            "slices that fit (with --backend cpu it only plans parts and slices; on a GPU at least "
+                            "256KiB) [the free memory]")
+    count.add_argument("--per-vertex", metavar="FILE",
+                       help="also write every vertex's triangles and local clustering coefficient to FILE "
+                            "(vertex,triangles,clustering; .csv, .parquet or .h5), in the input's own ids, and add "
+                            "the transitivity and average clustering to the summary (CPU or GPU, parts and ranks); "
+                            "- (or another stream): CSV on standard output, and the summary on standard error")
+    _common(count)
+
+    part = sub.add_parser("partition", help="partition a graph into an HDF5 partition store",
+                          description="LSTC workload partitioning: every vertex gets a part; each part holds its "
+                                      "local vertices, the proxies they need and the edges between them, so parts "
+                                      "are counted independently. Writes OUT.h5 for `tcdist count OUT.h5`.")
+    part.add_argument("graph", nargs="?", metavar="GRAPH", help=_GRAPH_HELP)
+    part.add_argument("-o", "--output", required=True, metavar="OUT.h5")
+    part.add_argument("--force", action="store_true",
+                      help="replace OUT.h5 even when it is not a store of this graph (never an input file, a device "
+                           "or a FIFO; a symbolic link is followed and the file it names replaced)")
+    _partition_options(part, required=True)
+    _common(part)
+
+    info = sub.add_parser("info", help="graph or partition-store statistics; the environment with no GRAPH",
+                          description="With GRAPH: vertices, edges, degrees, wedges and the largest out-degree "
+                                      "after orientation. With a partition store: the statistics of every part "
+                                      "(LSTC Tables 3-4). Without: versions, threads, GPUs and MPI.")
+    info.add_argument("graph", nargs="?", metavar="GRAPH")
+    info.add_argument("--seed", type=_seed, default=0, help="seed for generator specs [0]")
+    _common(info)
+
+    convert = sub.add_parser("convert", help="convert a graph to tcdist HDF5 (or a clean edge list)",
+                             description="Read, clean and orient GRAPH once and write it as OUT: an .h5 file "
+                                         "(tcdist's binary CSR, much faster to read than text) or a text edge "
+                                         "list (.txt/.tsv/.el, .gz to compress) of the clean edges in original ids.")
+    convert.add_argument("graph", metavar="GRAPH")
+    convert.add_argument("output", metavar="OUT")
+    convert.add_argument("--seed", type=_seed, default=0, help="seed for generator specs [0]")
+    _common(convert)
+
+    generate = sub.add_parser("generate", help="write a synthetic graph",
+                              description="Write the edges of a generator spec to OUT: a text edge list "
+                                          "(raw generated edges, duplicates included, as Graph500 makes them) "
+                                          "or an .h5 graph (cleaned and oriented).")
+    generate.add_argument("spec", metavar="SPEC",
+                          help="rmat:SCALE[:EDGEFACTOR] er:N:M grid:ROWS:COLS complete:N tripartite:A:B:C")
+    generate.add_argument("-o", "--output", required=True, metavar="OUT")
+    generate.add_argument("--seed", type=_seed, default=0, help="random seed [0]")
+    _common(generate)
+    return parser
