@@ -97,7 +97,10 @@ def test_a_signal_ends_every_rank_and_removes_the_temporaries(tmp_path, phase, t
             job.kill()
     assert took < WITHIN_S, f"the job ran {took:.1f} s after the signal"
     assert job.returncode != 0
-    assert f"tcdist: stopped by {signal.Signals(signum).name} (temporary files removed)" in err, err
+    if target == "launcher":  # a launcher may pass on another signal (Open MPI's mpirun: SIGTERM) and drop output
+        assert all(line.startswith("tcdist: stopped by SIG") for line in err.splitlines()), err
+    else:
+        assert f"tcdist: stopped by {signal.Signals(signum).name} (temporary files removed)" in err, err
     assert "Traceback" not in err, err
     assert _temporaries(tmp_path) == []
     assert not _rank_pids(job), "a rank outlived the job"
