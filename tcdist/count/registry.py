@@ -74,7 +74,8 @@ class Kernel:
 
     def describe(self) -> str:
         """One line for --help: the name, what it is, its options and their defaults."""
-        options = "; ".join(f"{o.name} in {{{','.join(map(str, o.choices))}}} [{o.default}]" for o in self.options)
+        options = "; ".join(f"{o.name}{f' ({o.help})' if o.help else ''} in {{{','.join(map(str, o.choices))}}} "
+                            f"[{o.default}]" for o in self.options)
         return f"{self.name} ({self.backend}): {self.summary}" + \
             (f"; options {options}" if options else "")
 

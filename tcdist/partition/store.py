@@ -39,7 +39,7 @@ from tcdist.io.hdf5 import (
 )
 from tcdist.io.seal import sealed_file
 from tcdist.io.write import atomic_path
-from tcdist.partition.part import STAT_KEYS, Part, Partitioning, partitioning_id
+from tcdist.partition.part import STAT_KEYS, Part, partitioning_id
 from tcdist.xp import to_numpy
 
 FORMAT = "tcdist-partitions"
@@ -226,14 +226,3 @@ class Store:
         if ids is None or degree is None:
             raise InputError(self.path, "this store holds no vertex table (original ids and degrees); write it again")
         return ids, degree
-
-    def partitioning(self):
-        """The whole partitioning in memory."""
-        h = self.header
-        return Partitioning(
-            parts=[self.part(i) for i in range(self.num_parts)], num_parts=self.num_parts,
-            scheme=h["scheme"], prune=h["prune"], seed=h["seed"], graph_n=h["graph_n"], graph_m=h["graph_m"],
-            fingerprint=h["fingerprint"], graph_name=h["graph_name"], self_loops=h["self_loops"],
-            duplicates=h["duplicates"], reciprocal=h["reciprocal"], assignment=self.assignment(),
-            original_id=self._root_array("original_id"), degree=self._root_array("degree"),
-        )
