@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+import time
 
 from tcdist.errors import OptionError
 
@@ -27,6 +28,7 @@ def static_plan(work: dict[int, int], ranks: int) -> list[list[int]]:
 
 
 _REQUEST, _REPLY = 71, 72
+_POLL_S = 0.001
 
 
 class DynamicQueue:
@@ -67,7 +69,9 @@ class DynamicQueue:
         finished = 0
         status = MPI.Status()
         while finished < self._comm.size - 1:
-            leaving = self._comm.recv(source=MPI.ANY_SOURCE, tag=_REQUEST, status=status)
+            while not self._comm.iprobe(source=MPI.ANY_SOURCE, tag=_REQUEST, status=status):
+                time.sleep(_POLL_S)  # a blocking receive would spin a core beside rank 0's own count
+            leaving = self._comm.recv(source=status.Get_source(), tag=_REQUEST)
             part = -1 if leaving else self._take()
             finished += part < 0
             self._comm.send(part, dest=status.Get_source(), tag=_REPLY)

@@ -35,6 +35,7 @@ class JobStop:
         self.comm = comm.Dup()
         self.rank, self.size = self.comm.rank, self.comm.size
         self.signum = None
+        self.closing = False
         self.started = 0.0
         self.direct = False  # the signal reached this process itself (not another rank's)
         self.done = set()
@@ -63,7 +64,7 @@ class JobStop:
     def stop(self, signum: int, direct: bool = True) -> None:
         """Stop this rank and (where the signal came to it) every other."""
         with self.lock:
-            if self.signum is not None:
+            if self.signum is not None or self.closing:  # a job that has ended is not stopped
                 return
             self.signum, self.direct, self.started = signum, direct, time.monotonic()
         if direct:
@@ -102,6 +103,8 @@ class JobStop:
 
     def close(self) -> None:
         """The job ended without a signal: stop listening."""
+        with self.lock:
+            self.closing = True
         self.comm.send(None, dest=self.rank, tag=_CLOSE)
         self.listener.join()
         self.comm.Free()
