@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -48,7 +49,20 @@ class _Random:
 
     def at(self, first, size):
         """size uniform uint64 values from position first of this seed's sequence (not drawn:
-        raw() goes on where it was; skip() draws them)."""
+        raw() goes on where it was; skip() draws them); on the host in pieces side by side."""
+        if self.xp is not np or size <= _CHUNK:
+            return self._values(first, size)
+        values = np.empty(size, np.uint64)
+
+        def make(lo, hi) -> int:
+            values[lo:hi] = self._values(first + lo, hi - lo)
+            return hi - lo
+
+        for _ in _side_by_side(make, [(lo, min(lo + _CHUNK, size)) for lo in range(0, size, _CHUNK)], np):
+            pass
+        return values
+
+    def _values(self, first, size):
         index = self.xp.arange(first + 1, first + size + 1, dtype=np.uint64)
         with np.errstate(over="ignore"):
             return self._mix(index * self._GOLDEN + self._key)
@@ -71,6 +85,19 @@ _ONE = 1 << 24  # RMAT draws two 24-bit uniforms from each 64-bit value
 _DRAW_BLOCK = 1 << 26  # RMAT's draws go level by level over blocks of this many edges (the GPU's piece)
 
 
+def _side_by_side(make, pieces, xp):
+    """make(*piece) for each piece: on the host on every thread the run may use (NumPy lets go of
+    the GIL in its loops), on a GPU one after another; what each returned, in order."""
+    if xp is not np or len(pieces) < 2:
+        for piece in pieces:
+            yield make(*piece)
+        return
+    import numba
+
+    with ThreadPoolExecutor(numba.get_num_threads(), thread_name_prefix="tcdist-generate") as pool:
+        yield from pool.map(lambda piece: make(*piece), pieces)
+
+
 def rmat(scale, edge_factor=16, *, seed=0, xp=np):
     """Graph500 Kronecker/RMAT: 2^scale vertices, edge_factor * 2^scale edges, vertices permuted."""
     if not 1 <= scale <= 40:
@@ -84,23 +111,29 @@ def rmat(scale, edge_factor=16, *, seed=0, xp=np):
     dst = xp.empty(m, np.int64)
     first = rng.skip(m * scale)  # edge b + j of the block from b, at a level: draw b * scale + level * block + j
     piece = _CHUNK if xp is np else _DRAW_BLOCK  # what is made at a time (within a block): the draws are the same
+    pieces = []
     lo = 0
+    while lo < m:
+        block_lo = lo // _DRAW_BLOCK * _DRAW_BLOCK
+        block = min(m, block_lo + _DRAW_BLOCK) - block_lo
+        pieces.append((lo, min(lo + piece, block_lo + block), block_lo, block))
+        lo = pieces[-1][1]
+
+    def make(lo, hi, block_lo, block) -> int:
+        s = xp.zeros(hi - lo, np.int64)
+        d = xp.zeros(hi - lo, np.int64)
+        for level in range(scale):
+            bits = rng.at(first + block_lo * scale + level * block + lo - block_lo, hi - lo)
+            row_bit = (bits >> np.uint64(40)) >= row_cut
+            col_bit = (bits & np.uint64(_ONE - 1)) >= xp.where(row_bit, col_cut[1], col_cut[0])
+            s |= row_bit.astype(np.int64) << level
+            d |= col_bit.astype(np.int64) << level
+        src[lo:hi], dst[lo:hi] = s, d
+        return hi - lo
+
     with progress.bar(m, f"generate rmat:{scale}", "edges", True) as bar:
-        while lo < m:
-            block_lo = lo // _DRAW_BLOCK * _DRAW_BLOCK
-            block = min(m, block_lo + _DRAW_BLOCK) - block_lo
-            hi = min(lo + piece, block_lo + block)
-            s = xp.zeros(hi - lo, np.int64)
-            d = xp.zeros(hi - lo, np.int64)
-            for level in range(scale):
-                bits = rng.at(first + block_lo * scale + level * block + lo - block_lo, hi - lo)
-                row_bit = (bits >> np.uint64(40)) >= row_cut
-                col_bit = (bits & np.uint64(_ONE - 1)) >= xp.where(row_bit, col_cut[1], col_cut[0])
-                s |= row_bit.astype(np.int64) << level
-                d |= col_bit.astype(np.int64) << level
-            src[lo:hi], dst[lo:hi] = s, d
-            bar.update(hi - lo)
-            lo = hi
+        for made in _side_by_side(make, pieces, xp):
+            bar.update(made)
     perm = rng.permutation(1 << scale)
     return perm[src], perm[dst]
 

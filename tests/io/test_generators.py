@@ -75,3 +75,15 @@ def test_generators_do_not_depend_on_a_library_stream():
     z = (np.arange(1, 4, dtype=np.uint64) * _Random._GOLDEN + _Random(np, 7)._key)
     assert np.array_equal(raw, _Random._mix(z)), "value i is splitmix64 of (key + i * golden ratio)"
     assert _Random._mix(np.uint64(0)) == 0 and _Random._mix(np.uint64(1)) == np.uint64(0x5692161D100B05E5)
+
+
+def test_draws_made_in_pieces_side_by_side_are_the_draws_made_at_once(monkeypatch):
+    """On the host, a long run of draws (ER's ids, the permutation's keys) is made in pieces on
+    every thread: each value still comes from its position alone."""
+    from tcdist.io import generators
+
+    whole = generators._Random(np, 11).at(5, 50_000)
+    monkeypatch.setattr(generators, "_CHUNK", 999)
+    assert np.array_equal(generators._Random(np, 11).at(5, 50_000), whole)
+    assert np.array_equal(generate("er:1000:20000", seed=3).src,
+                          generators._Random(np, 3).integers(1000, 20000))
