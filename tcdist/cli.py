@@ -3,7 +3,6 @@
 
 import json
 import os
-import signal
 import sys
 import traceback
 from contextlib import nullcontext
@@ -165,7 +164,7 @@ def _exit_status(e: BaseException, args, rank: int, stop: JobStop | None) -> int
     signum = e.signum if isinstance(e, signals.Stopped) else signals.received()
     if signum is not None:  # also another exception a signal caused (one raised inside a lock)
         if stop is None or stop.says:  # under ranks: rank 0, and the rank the signal came to
-            print(f"tcdist: stopped by {signal.Signals(signum).name} (temporary files removed)", file=sys.stderr)
+            signals.say_stopped(signum)
         return 128 + signum
     if isinstance(e, BrokenPipeError):  # stdout closed early (| head): not an error of tcdist's
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

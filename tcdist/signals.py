@@ -88,6 +88,12 @@ def name(signum: int) -> str:
     return signal.Signals(signum).name
 
 
+def say_stopped(signum: int) -> None:
+    """The one line a stopped run ends with, in one write (a launcher merges its ranks' output)."""
+    sys.stderr.write(f"tcdist: stopped by {name(signum)} (temporary files removed)\n")
+    sys.stderr.flush()
+
+
 def check():
     """Raise Stopped if a signal arrived, even one whose exception was swallowed on the way."""
     if _received is not None:

@@ -92,7 +92,7 @@ class JobStop:
             return  # the main thread is finishing
         signals.remove_temporaries()
         if not from_main and self.says:
-            print(f"tcdist: stopped by {signals.name(self.signum)} (temporary files removed)", file=sys.stderr)
+            signals.say_stopped(self.signum)
         self.sent += [self.comm.isend(None, dest=r, tag=_DONE) for r in range(self.size) if r != self.rank]
         deadline = self.started + GRACE_S + LAST_WAIT_S  # a stuck rank cleans up at GRACE_S
         while len(self.done) < self.size - 1 and time.monotonic() < deadline:
