@@ -191,7 +191,7 @@ def main(argv=None):
     # is a terminal, which it is for every rank under Open MPI's mpirun (a pty): that broke --json.
     os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
     args = build_parser().parse_args(argv)
-    from tcdist.ranks.comm import SerialComm, launch_rank, world
+    from tcdist.ranks.comm import SerialComm, launch_rank, launched_by_mpi, world
 
     comm = SerialComm()
     rank = launch_rank()
@@ -212,6 +212,9 @@ def main(argv=None):
             if stop is not None and signals.received() is not None:
                 stop.stop(signals.received())  # the other ranks are told, if the watching thread has not yet
                 stop.finish()  # ends the process once every rank has removed its temporaries
+            if signals.received() is not None and launched_by_mpi():  # stopped before the stop could tell the
+                signals.remove_temporaries()  # others: end without MPI_Finalize, and the launcher ends them
+                os._exit(code)
             return code
         finally:
             if stop is not None:

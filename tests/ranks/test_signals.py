@@ -51,6 +51,16 @@ def _rank_pids(job: subprocess.Popen) -> dict[int, int]:
     return found
 
 
+def _handling(pid: int) -> bool:
+    """Whether the process catches SIGTERM (tcdist has installed its handlers)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            caught = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(caught >> (signal.SIGTERM - 1) & 1)
+
+
 def _wait_for(ready, job, seconds=120):
     deadline = time.monotonic() + seconds
     while not ready():
@@ -80,9 +90,9 @@ def test_a_signal_ends_every_rank_and_removes_the_temporaries(tmp_path, phase, t
                "--threads", "1", "-q"]
     job = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(lambda: len(_rank_pids(job)) == 2, job)
+        _wait_for(lambda: len(_rank_pids(job)) == 2 and all(map(_handling, _rank_pids(job).values())), job)
         if phase == "read":
-            time.sleep(1.0)  # every rank started; rank 0 generates and builds the graph
+            time.sleep(0.5)  # every rank handles signals; rank 0 generates and builds the graph
         elif phase == "store written":
             _wait_for(lambda: _temporaries(tmp_path), job)
         else:
