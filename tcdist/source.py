@@ -81,7 +81,7 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
         else:
             loaded = io.generate(str(source), seed=seed)
     elif isinstance(source, (str, os.PathLike)):
-        loaded = io.read(os.fspath(source))
+        loaded = io.read(os.fspath(source), gpu_room=_gpu_room(device) if on_gpu else None)
     else:
         loaded = edges_of(source)
     if generated:

@@ -33,6 +33,11 @@ def function(module, template: str, col, *params):
     return _module(module.sources, _declarations(module)).get_function(f"{template}<{args}>")
 
 
+def named(module, name: str):
+    """The compiled function of a module by its full name ('parse_ranges<true>')."""
+    return _module(module.sources, _declarations(module)).get_function(name)
+
+
 def compile_module(module) -> None:
     """Compile a module for the current device (or load it from CuPy's cache)."""
     _module(module.sources, _declarations(module))

@@ -45,14 +45,14 @@ def detect_format(path: str | os.PathLike) -> str:
     return _sniff(path)
 
 
-def _read_stream(path):
+def _read_stream(path, gpu_room):
     """Input that can be read only once: the format from its first bytes, then one pass."""
     with open_binary(path) as (stream, raw):
         head = stream.peek(64)[:64]
         if looks_hdf5(head):
             raise InputError(path, "an HDF5 file cannot be read from a pipe; give its path")
         reader = read_mtx if head.lower().startswith(b"%%matrixmarket") else read_edge_list
-        return reader(path, (stream, raw))
+        return reader(path, (stream, raw), gpu_room)
 
 
 def check_readable(path):
@@ -68,15 +68,16 @@ def check_readable(path):
         raise InputError(path, "permission denied")
 
 
-def read(path: str | os.PathLike) -> EdgeList | Graph:
-    """An EdgeList (text formats) or a Graph (tcdist HDF5) from a file."""
+def read(path: str | os.PathLike, gpu_room: int | None = None) -> EdgeList | Graph:
+    """An EdgeList (text formats) or a Graph (tcdist HDF5) from a file. gpu_room: text is parsed on
+    the current GPU, its edges kept there while they and their build fit in that many bytes."""
     check_readable(path)
     if is_stream(path):
-        return _read_stream(path)
+        return _read_stream(path, gpu_room)
     fmt = detect_format(path)
     if fmt == "h5":
         return read_graph(path)
-    return read_mtx(path) if fmt == "mtx" else read_edge_list(path)
+    return (read_mtx if fmt == "mtx" else read_edge_list)(path, gpu_room=gpu_room)
 
 
 __all__ = ["detect_format", "generate", "is_spec", "read", "spec_edges"]

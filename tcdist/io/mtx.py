@@ -1,10 +1,9 @@
 """Matrix Market coordinate files (pattern, integer, real or complex; general or symmetric), 1-based."""
 
-import numpy as np
-
 from tcdist.errors import InputError
 from tcdist.graph.edges import EdgeList
-from tcdist.io.text import read_pairs
+from tcdist.io.text import read_pairs, split_lines
+from tcdist.xp import array_module
 
 _FIELDS = {"pattern", "integer", "real", "complex"}
 _SYMMETRIES = {"general", "symmetric", "skew-symmetric", "hermitian"}
@@ -43,36 +42,33 @@ def _size_line(path, number, line):
     return rows, entries
 
 
-def read_mtx(path, stream=None):
-    """Read a Matrix Market coordinate file as the edges (i-1, j-1) of its entries."""
+def read_mtx(path, stream=None, gpu_room=None):
+    """Read a Matrix Market coordinate file as the edges (i-1, j-1) of its entries (parsed on the
+    GPU given gpu_room)."""
     declared = {}
 
-    def header(chunk):
-        if not chunk:
+    def header(head):
+        if not len(head):
             raise InputError(path, "empty file: no Matrix Market banner", 1)
-        head = bytes(chunk[:_HEAD_BYTES])
-        lines = head.split(b"\n")
-        if len(chunk) > _HEAD_BYTES or not lines[-1]:
-            lines.pop()  # cut by the head's size, or the empty rest after the final newline
-        offset = 0
-        for number, line in enumerate(lines, 1):
-            offset += len(line) + 1
+        lines = split_lines(head[:_HEAD_BYTES])
+        if len(head) > _HEAD_BYTES and lines:
+            lines.pop()  # may be cut
+        for number, (_, line, end) in enumerate(lines, 1):
             if number == 1:
                 _banner(path, line)
             elif line.strip() and not line.lstrip().startswith(b"%"):
                 declared["n"], declared["entries"] = _size_line(path, number, line)
-                return offset, number, " "
+                return end, number
         raise InputError(path, "no Matrix Market size line")
 
     def in_range(a, b):
         n = declared["n"]
-        bad = np.flatnonzero((a < 1) | (a > n) | (b < 1) | (b > n))
-        if bad.size == 0:
+        if not (a.size and bool(((a < 1) | (a > n) | (b < 1) | (b > n)).any())):
             return None
-        row = int(bad[0])
-        return row, f"entry ({a[row]}, {b[row]}) is out of range 1..{n}"
+        row = int(array_module(a).flatnonzero((a < 1) | (a > n) | (b < 1) | (b > n))[0])
+        return row, f"entry ({int(a[row])}, {int(b[row])}) is out of range 1..{n}"
 
-    src, dst = read_pairs(path, header, in_range, stream)
+    src, dst = read_pairs(path, header, in_range, stream, gpu_room)
     if src.size != declared["entries"]:
         raise InputError(path, f"the size line declares {declared['entries']} entries but the file holds {src.size}")
     src -= 1

@@ -1,30 +1,28 @@
-"""Bulk parsing of integer pairs from text, at disk speed.
-
-Text is read in chunks of whole lines. Each chunk is first handed to pyarrow's
-multithreaded CSV reader as it is (the fast path: SNAP, KONECT and Matrix Market bodies
-are regular). A chunk the fast path rejects (runs of blanks, comments in the middle,
-ragged extra columns) is rewritten by whole-array NumPy passes into canonical
-``a b\\n`` lines and parsed again. Only when that fails too is the chunk scanned line by
-line, to name the first bad line in the error message.
+"""Text graphs read at disk speed: large blocks of whole lines, parsed on every core (or on a
+GPU) by one grammar (grammar.py), read ahead on a thread of their own while the last block is
+parsed. The first block's head goes through the reader's own header rule; a bad line is named
+with its number (counted by the parse) and its problem (found by the few lines of Python below,
+on the error path only).
 """
 
 import gzip
 import io
 import os
+import queue
 import re
 import sys
+import threading
 import zlib
 from contextlib import contextmanager
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pcsv
 
 from tcdist import progress
 from tcdist.budget import host as memory
 from tcdist.errors import InputError
+from tcdist.io import engines
 
-CHUNK_BYTES = 32 << 20
+CHUNK_BYTES = 32 << 20  # a block: large enough for every core, small enough to read ahead
 MAX_LINE_BYTES = 64 << 20  # no edge-list line is this long: past it the input is not an edge list
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -34,7 +32,8 @@ FOREIGN_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32", "big-endian"), (b"\xff\xfe\x00\x
 INT64_MAX = 2**63 - 1
 _COMMENT = (b"#", b"%")
 _DECIMAL = re.compile(rb"-?[0-9]+")
-_SEPARATORS = b" \t\r\v\f,"
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+BLOCKS_AHEAD = 2  # blocks read while one is parsed
 
 
 @contextmanager
@@ -93,45 +92,6 @@ def read_block(stream, path, size):
     """Up to ``size`` bytes from the stream, broken gzip data as an InputError."""
     buf = bytearray(size)
     return bytes(buf[: _read_into(stream, path, memoryview(buf))])
-
-
-def iter_chunks(stream, path, size=None):
-    """Yield (memoryview of whole lines, number of its first line).
-
-    A line ends at LF, CRLF or a lone CR, on every path: chunks holding a CR are rewritten
-    with LF ends (a CR at the end of what was read waits for the next read, which may bring
-    its LF), so the parsers, the header sniffing and the line numbers only ever see LF.
-    Each chunk gets a fresh buffer that starts with the partial line the last one left.
-    """
-    size = size or CHUNK_BYTES
-    rest = b""
-    line = 1
-    while True:
-        buf = bytearray(len(rest) + size)
-        buf[: len(rest)] = rest
-        end = len(rest) + _read_into(stream, path, memoryview(buf)[len(rest):])
-        at_eof = end < len(buf)  # _read_into stops short only at the end of the stream
-        if end == 0:
-            return
-        if line == 1 and not rest:
-            refuse_binary(buf[:end], path)
-        held = 0 if at_eof or buf[end - 1] != 13 else 1  # a CR that may be the first half of a CRLF
-        if buf.find(b"\r", 0, end) >= 0:
-            unified = bytes(buf[: end - held]).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            buf = bytearray(unified + buf[end - held : end])
-            end = len(buf)
-        if at_eof:  # the last chunk takes the last line, newline or not
-            yield memoryview(buf)[:end], line
-            return
-        cut = buf.rfind(b"\n", 0, end - held) + 1
-        if cut == 0:
-            if end > MAX_LINE_BYTES:
-                raise InputError(path, f"no line end in the first {end:,} bytes: not a text edge list", line)
-            rest = bytes(buf[:end])
-            continue
-        rest = bytes(buf[cut:end])
-        yield memoryview(buf)[:cut], line
-        line += buf.count(b"\n", 0, cut)
 
 
 def refuse_binary(head, path):
@@ -196,136 +156,156 @@ def line_of_row(chunk, first_line, row):
     return None
 
 
-def _table_pairs(table):
-    a, b = table.column(0), table.column(1)
-    if a.null_count or b.null_count:
-        raise pa.ArrowInvalid("empty field")
-    return a.to_numpy(), b.to_numpy()
+def split_lines(head) -> list[tuple[int, bytes, int]]:
+    """(start, line, end past its line end) of every line of head, at LF, CRLF or lone CR ends;
+    a last line without an end included."""
+    head = bytes(head)
+    lines, start = [], 0
+    for found in _LINE_END.finditer(head):
+        lines.append((start, head[start:found.start()], found.end()))
+        start = found.end()
+    if start < len(head):
+        lines.append((start, head[start:], len(head)))
+    return lines
 
 
-def _parse_regular(chunk, delimiter):
-    """Fast path: the chunk as it is, first two of any number of columns."""
-    table = pcsv.read_csv(
-        pa.py_buffer(chunk),
-        read_options=pcsv.ReadOptions(autogenerate_column_names=True, block_size=4 << 20),
-        parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False),
-        convert_options=pcsv.ConvertOptions(
-            include_columns=["f0", "f1"], column_types={"f0": pa.int64(), "f1": pa.int64()}
-        ),
-    )
-    return _table_pairs(table)
+def unified(block) -> bytes:
+    """A block with every line end an LF (error path only: data_lines splits at LF)."""
+    return bytes(block).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
-def normalise(chunk):
-    """Rewrite a chunk as 'a b' lines: comments and extra columns cut, separators folded to one blank."""
-    a = np.frombuffer(chunk, np.uint8)
-    idx = np.arange(a.size, dtype=np.int32)  # chunks are far below 2^31 bytes
-    newline = a == 10
-    last_newline = np.maximum.accumulate(np.where(newline, idx, -1))
-    last_comment = np.maximum.accumulate(np.where((a == 35) | (a == 37), idx, -1))
-    separator = np.isin(a, np.frombuffer(_SEPARATORS, np.uint8)) | (last_comment > last_newline)
-    token = ~separator & ~newline
-    start = token.copy()
-    start[1:] &= ~token[:-1]
-    starts = np.cumsum(start, dtype=np.int32)
-    ordinal = starts - np.maximum.accumulate(np.where(newline, starts, 0))
-    keep = (token & (ordinal <= 2)) | newline
-    blank = np.zeros_like(keep)
-    blank[:-1] = start[1:] & (ordinal[1:] == 2)
-    out = a.copy()
-    out[blank] = 32
-    return out[keep | blank].tobytes()
+def _last_line_end(buf, end) -> int:
+    """Where the last whole line of buf[:end] ends (0: none). A CR as the very last byte is left
+    for the next block, which may bring its LF."""
+    window = 1 << 16
+    while True:
+        lo = max(end - 1 - window, 0)
+        tail = bytes(buf[lo : end - 1])
+        cut = max(tail.rfind(b"\n"), tail.rfind(b"\r")) + 1
+        if buf[end - 1] == 10:
+            return end
+        if cut:
+            return lo + cut
+        if lo == 0:
+            return 0
+        window *= 8
 
 
-def _parse_canonical(text):
-    if not bytes(text).strip():
-        empty = np.empty(0, np.int64)
-        return empty, empty
-    table = pcsv.read_csv(
-        pa.py_buffer(text),
-        read_options=pcsv.ReadOptions(column_names=["f0", "f1"], block_size=4 << 20),
-        parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False),
-        convert_options=pcsv.ConvertOptions(column_types={"f0": pa.int64(), "f1": pa.int64()}),
-    )
-    return _table_pairs(table)
+def _blocks(stream, raw, path, size, stop, allocate):
+    """(block of whole lines, bytes of the file read so far) until the end of the stream; each
+    block lies in one of BLOCKS_AHEAD + 1 buffers used in turn, so a block is only written again
+    once the two after it have been taken."""
+    buffers = [allocate(0) for _ in range(BLOCKS_AHEAD + 1)]
+    rest = np.empty(0, np.uint8)
+    turn, first = 0, True
+    while not stop.is_set():
+        want = rest.size + size
+        if buffers[turn].size < want:
+            buffers[turn] = allocate(max(want, 2 * size))
+        buf = buffers[turn]
+        buf[: rest.size] = rest
+        end = rest.size + _read_into(stream, path, memoryview(buf)[rest.size : want])
+        if end == 0:
+            return
+        if first:
+            refuse_binary(buf[:end], path)
+            first = False
+        at_eof = end < want  # _read_into stops short only at the end of the stream
+        cut = end if at_eof else _last_line_end(buf, end)
+        if cut == 0:
+            if end > MAX_LINE_BYTES:
+                raise InputError(path, f"no line end in the first {end:,} bytes: not a text edge list", 1)
+            rest = buf[:end].copy()
+            continue
+        rest = buf[cut:end].copy()
+        yield buf[:cut], raw.tell() if not is_stream(path) else None
+        if at_eof:
+            return
+        turn = (turn + 1) % len(buffers)
 
 
-def _hex_like(text):
-    """pyarrow reads '0x10' as 16; ids are decimal, so text with an x takes the checked path."""
-    text = bytes(text)  # a memoryview's `in` compares items, not bytes
-    return text.find(b"x") >= 0 or text.find(b"X") >= 0
+def read_ahead(stream, raw, path, allocate, size=None):
+    """The blocks of a stream, read on a thread of its own BLOCKS_AHEAD blocks ahead of their use,
+    into buffers from allocate(nbytes)."""
+    stop = threading.Event()
+    ready = queue.Queue(BLOCKS_AHEAD - 1)
+    done = object()
 
-
-def parse_chunk(chunk, first_line, delimiter, path):
-    """Two int64 arrays from a chunk, or an InputError naming the first bad line."""
-    if not _hex_like(chunk):
+    def produce():
         try:
-            return _parse_regular(chunk, delimiter)
-        except (pa.ArrowInvalid, KeyError):
-            pass
+            for item in _blocks(stream, raw, path, size or CHUNK_BYTES, stop, allocate):
+                while not stop.is_set():
+                    try:
+                        ready.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+            item = done
+        except BaseException as failed:  # raised again where the blocks are used
+            item = failed
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    reader = threading.Thread(target=produce, name="tcdist-read-ahead", daemon=True)
+    reader.start()
     try:
-        text = normalise(chunk)
-        if _hex_like(text):
-            raise pa.ArrowInvalid("a hexadecimal id")
-        return _parse_canonical(text)
-    except pa.ArrowInvalid:
-        line, problem = locate_problem(chunk, first_line)
-        raise InputError(path, problem, line) from None
+        while (item := ready.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        reader.join()
 
 
-def sniff_delimiter(line):
-    """The field separator of a data line: tab, comma or blank."""
-    for d in (b"\t", b","):
-        if d in line:
-            return d.decode()
-    return " "
+def read_pairs(path, header, validate=None, stream=None, gpu_room=None):
+    """Read a text file of integer pairs in blocks.
 
-
-def read_pairs(path, header, validate, stream=None):
-    """Read a text file of integer pairs in bulk.
-
-    ``header(first_chunk) -> (bytes to skip, lines to skip, delimiter)`` handles what
-    precedes the data; ``validate(a, b) -> (row, problem) | None`` checks ids per chunk.
+    ``header(head) -> (bytes to skip, lines to skip)`` handles what precedes the data in the first
+    block; ``validate(a, b) -> (row, problem) | None`` checks a block's ids beyond the grammar.
     stream: an already open (stream, raw) pair from open_binary (input that can be read once).
-    Returns two int64 arrays.
+    gpu_room: parse on the current GPU while the edges and their build fit in these bytes (engines.py).
+    Returns two int64 arrays (CuPy where parsed on the GPU).
     """
     if stream is None:
         with open_binary(path) as opened:
-            return read_pairs(path, header, validate, opened)
+            return read_pairs(path, header, validate, opened, gpu_room)
     stream, raw = stream
-    srcs, dsts = [], []
     size = 0 if is_stream(path) else os.path.getsize(path)
-    held, checked = 0, 0
+    engine = engines.engine(path, size, gpu_room)
+    line, first = 1, True
     with progress.bar(size or None, f"read {os.path.basename(path)}", "B", True) as bar:
-        first = True
-        for chunk, line in iter_chunks(stream, path):
+        for block, read_so_far in read_ahead(stream, raw, path, engine.allocate):
             if first:
-                skip_bytes, skip_lines, delimiter = header(chunk)
-                chunk, line, first = chunk[skip_bytes:], line + skip_lines, False
-            a, b = parse_chunk(chunk, line, delimiter, path)
-            bad = validate(a, b)
-            if bad is not None:
-                row, problem = bad
-                raise InputError(path, problem, line_of_row(chunk, line, row))
-            srcs.append(a)
-            dsts.append(b)
-            held += a.nbytes + b.nbytes
-            bar.update((raw.tell() if size else bar.n + len(chunk)) - bar.n)
-            if held > 2 * checked:  # after the first chunk, then whenever what is held doubles
-                _require_room(path, held, held * size // max(raw.tell(), 1) if size else held)
-                checked = held
+                skip_bytes, skip_lines = header(block[: engines.HEAD_BYTES])
+                block, line, first = block[skip_bytes:], line + skip_lines, False
+            engine = _parse_block(engine, block, line, path, validate)
+            line += engine.lines
+            bar.update((read_so_far or bar.n + block.size) - bar.n)
         if first:
             header(b"")
-    if not srcs:
-        empty = np.empty(0, np.int64)
-        return empty, empty
-    _require_room(path, held, held)
-    return np.concatenate(srcs), np.concatenate(dsts)
+    return engine.pairs()
 
 
-def _require_room(path, held: int, whole: int) -> None:
-    """Refuse early when the file's pairs (estimated from what was read so far) and their
-    concatenation will not fit: whole bytes of pairs, held of them already in memory."""
-    memory.require(2 * whole - held, f"reading {path} (about {whole // 16:,} edges)",
-                   "convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5), or give the "
-                   "job more memory")
+def _parse_block(engine, block, line, path, validate):
+    """The engine after parsing a block (another one where the edges moved to the host); a bad
+    line or id as an InputError naming it."""
+    bad = engine.parse(block)
+    if bad is not None:
+        offset, before = bad
+        rest = bytes(block[offset : offset + MAX_LINE_BYTES])
+        one_line = rest[: min((p for p in (rest.find(b"\n"), rest.find(b"\r")) if p >= 0), default=len(rest))]
+        raise InputError(path, locate_problem(one_line, line + before)[1], line + before)
+    engine = engine.settled(lambda nbytes, edges: memory.require(
+        nbytes, f"reading {path} (about {edges:,} edges)",
+        "convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5), or give the job more memory"))
+    if validate is not None:
+        found = validate(*engine.last_block())
+        if found is not None:
+            row, problem = found
+            raise InputError(path, problem, line_of_row(unified(block), line, row))
+    return engine

@@ -1,0 +1,120 @@
+"""The edge-line grammar, compiled for the CPU (tcdist/cuda/parse.cu is the same grammar on a GPU).
+
+A line ends at LF, CRLF or a lone CR. '#' or '%' starts a comment to the line's end; blanks,
+tabs, vertical tabs, form feeds and commas separate fields. A line with no field is nothing;
+a data line's first two fields are decimal ids in 0..2^63-1 ('-0' is 0) and any further
+fields are ignored; anything else is a bad line (its message is written by text.py, which
+only needs to know where it is).
+
+A block of whole lines is cut into ranges, each parsed by a thread of its own: a range owns
+the lines that start inside it, writes their edges to its own stretch of scratch (a data line
+takes at least four bytes) and counts its lines, so the caller can number the lines of a bad one.
+"""
+
+import numpy as np
+from numba import njit
+
+LF, CR, HASH, PERCENT, MINUS, ZERO = 10, 13, 35, 37, 45, 48
+LAST_TENTH = (2**63 - 1) // 10  # an id may grow past this by one more digit only up to 2^63-1
+LAST_DIGIT = (2**63 - 1) % 10
+BLANK, EDGE, BAD = 0, 1, 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _separates(c):
+    return c == 32 or c == 9 or c == 11 or c == 12 or c == 44
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ends_token(c):
+    return _separates(c) or c == LF or c == CR or c == HASH or c == PERCENT
+
+
+@njit(cache=True, nogil=True)
+def first_line_start(buf, p, end):
+    """The first line start at or after p: after an LF, or after a CR not followed by LF."""
+    if p == 0:
+        return 0
+    while p < end:
+        c = buf[p - 1]
+        if c == LF or (c == CR and buf[p] != LF):
+            return p
+        p += 1
+    return end
+
+
+@njit(cache=True, nogil=True)
+def parse_line(buf, p, end):
+    """(BLANK, EDGE or BAD, first id, second id, start of the next line) of the line at p."""
+    fields, a, b, bad, comment = 0, 0, 0, False, False
+    while p < end:
+        c = buf[p]
+        if c == LF or c == CR:
+            p += 2 if c == CR and p + 1 < end and buf[p + 1] == LF else 1
+            break
+        if comment or _separates(c):
+            p += 1
+            continue
+        if c == HASH or c == PERCENT:
+            comment = True
+            p += 1
+            continue
+        if fields >= 2:  # a field past the ids: skipped whatever it holds
+            while p < end and not _ends_token(buf[p]):
+                p += 1
+            continue
+        negative = c == MINUS
+        if negative:
+            p += 1
+        value, digits, ok = 0, 0, True
+        while p < end and not _ends_token(buf[p]):
+            d = buf[p] - ZERO
+            if d < 0 or d > 9:
+                ok = False
+            elif value > LAST_TENTH or (value == LAST_TENTH and d > LAST_DIGIT):
+                ok = False  # past 2^63-1
+            elif ok:
+                value = value * 10 + d
+            digits += 1
+            p += 1
+        if not ok or digits == 0 or (negative and value != 0):
+            bad = True
+        if fields == 0:
+            a = value
+        else:
+            b = value
+        fields += 1
+    if fields == 0:
+        return BLANK, a, b, p
+    return (BAD if bad or fields == 1 else EDGE), a, b, p
+
+
+@njit(cache=True, nogil=True)
+def parse_range(buf, lo, hi, src, dst, at):
+    """Parse the lines that start in [lo, hi) of a block, writing edges to src/dst from at:
+    (edges, lines, offset of the first bad line or -1, its index among the range's lines)."""
+    end = buf.size
+    p = first_line_start(buf, lo, end)
+    edges = lines = 0
+    while p < hi:
+        start = p
+        kind, a, b, p = parse_line(buf, p, end)
+        if kind == EDGE:
+            src[at + edges] = a
+            dst[at + edges] = b
+            edges += 1
+        elif kind == BAD:
+            return edges, lines, start, lines
+        lines += 1
+    return edges, lines, -1, -1
+
+
+def scratch_edges(nbytes: int, ranges: int) -> int:
+    """Room for the edges of a block of nbytes cut into ranges (a data line takes 4 bytes or more,
+    and a range's last line may run past its end)."""
+    return nbytes // 4 + 2 * ranges
+
+
+def range_bounds(nbytes: int, ranges: int) -> np.ndarray:
+    """Where each range starts (and the last ends): equal cuts of the block."""
+    return np.linspace(0, nbytes, ranges + 1).astype(np.int64)
