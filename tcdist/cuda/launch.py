@@ -1,5 +1,6 @@
-"""Compiled CUDA modules and their launches (CuPy): each module built by NVRTC on first use,
-once per device, and the one way a counting launch returns its total.
+"""Compiled CUDA kernels and their launches (CuPy): each template instance built by NVRTC when
+first launched, once per device (CuPy keeps it on disk for the next run), and the one way a
+counting launch returns its total.
 
 Imported only when the GPU backend is chosen; importing it imports CuPy.
 """
@@ -21,26 +22,27 @@ def _module(files: tuple[str, ...], declarations: tuple[str, ...]):
 
 
 @functools.cache
-def _declarations(module) -> tuple[str, ...]:
-    """A module's template instances, written out once (not on every launch)."""
-    return tuple(module.instantiations())
+def _declarations(module) -> dict[str, str]:
+    """A module's template instances by name expression, written out once (not on every launch)."""
+    return {name_expression(d): d for d in module.instantiations()}
+
+
+def named(module, name: str):
+    """The compiled instance of a module by its full name ('parse_ranges<true>'): each instance is
+    compiled on its own, when first used, so a run compiles only what it launches."""
+    return _module(module.sources, (_declarations(module)[name],)).get_function(name)
 
 
 def function(module, template: str, col, *params):
     """The compiled instance template<column type of col, params...> of a module (a registry
     kernel or a build.CudaModule)."""
-    args = ", ".join([COL_TYPES[col.dtype], *map(str, params)])
-    return _module(module.sources, _declarations(module)).get_function(f"{template}<{args}>")
+    return named(module, f"{template}<{', '.join([COL_TYPES[col.dtype], *map(str, params)])}>")
 
 
-def named(module, name: str):
-    """The compiled function of a module by its full name ('parse_ranges<true>')."""
-    return _module(module.sources, _declarations(module)).get_function(name)
-
-
-def compile_module(module) -> None:
-    """Compile a module for the current device (or load it from CuPy's cache)."""
-    _module(module.sources, _declarations(module))
+def compile_every_instance(module) -> None:
+    """Compile (or load from CuPy's cache) every instance of a module for the current device."""
+    for name in _declarations(module):
+        named(module, name)
 
 
 def device_csr(rowptr, col):

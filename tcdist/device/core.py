@@ -7,10 +7,14 @@ copies it (``stage`` may start that copy early, beside the count of the part bef
 
 from __future__ import annotations
 
+import threading
+
+import numpy as np
+
 from tcdist.budget import model
 from tcdist.count.auto import Auto
 from tcdist.count.registry import spec_of
-from tcdist.device.warmup import WarmUp
+from tcdist.device.warmup import WarmUp, self_test
 from tcdist.errors import InputError, TcdistError
 from tcdist.graph.check import csr_problem
 from tcdist.partition import slices
@@ -33,6 +37,9 @@ class Device:
         self.kernel, self.threads, self.memory_limit = kernel, threads, memory_limit
         self._kernel, self._options, self._auto = chosen, options, auto  # _kernel: None under --kernel auto
         self.warming = WarmUp()
+        self._tested = set()  # (label, column dtype) of the kernels checked on K_40
+        self._test_when_needed = False  # whether the warm-up left auto's kernels to check per part
+        self._testing = threading.Lock()  # a part may be prepared on a reader thread
 
     @property
     def is_gpu(self) -> bool:
@@ -115,6 +122,7 @@ class Device:
         """(the label of the kernel that counts the part, what its prepare step made of the part:
         edge lists, wedge offsets, bitmaps, or None); timed as prepare, not count."""
         label = self.pick(part)
+        self.tested(label, part.col.dtype)
         try:
             return label, self._prepared(label, part)
         except TcdistError:
@@ -122,7 +130,22 @@ class Device:
                 raise
         # auto's kernel lost its memory to the next part's copy, started meanwhile: one without any
         label = self._auto.fallback(part)
+        self.tested(label, part.col.dtype)
         return label, self._prepared(label, part)
+
+    def self_test(self, labels, dtypes=(np.int32, np.int64), per_vertex: bool = False) -> None:
+        """Check these kernels on K_40 now (warmup.self_test), so that no part checks them again."""
+        self_test(self, labels, dtypes, per_vertex)
+        self._tested.update((label, np.dtype(dtype)) for label in labels for dtype in dtypes)
+
+    def tested(self, label: str, dtype) -> None:
+        """Compile and check on K_40 the kernel of this label for this column type, once, when a
+        part first needs it (the warm-up checked the kernels it knew would run)."""
+        if not self._test_when_needed:
+            return
+        with self._testing:
+            if (label, np.dtype(dtype)) not in self._tested:
+                self.warming.also(lambda: self.self_test([label], [dtype]))
 
     def _prepared(self, label: str, part: Part):
         kernel, options = self.candidates()[label]

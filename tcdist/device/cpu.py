@@ -9,7 +9,6 @@ from contextlib import nullcontext
 
 from tcdist.budget.host import available
 from tcdist.device.core import Device
-from tcdist.device.warmup import self_test
 from tcdist.partition import slices
 from tcdist.partition.part import Part
 
@@ -35,7 +34,7 @@ class CpuDevice(Device):
 
     def start_warm_up(self, per_vertex: bool = False) -> None:
         """Now, not on a thread: Numba's compiling must not meet a partitioning's parallel loops."""
-        self.warming.run(lambda: self_test(self, per_vertex))
+        self.warming.run(lambda: self.self_test(list(self.candidates()), per_vertex=per_vertex))
 
     def placed(self, part: Part) -> Part:
         return part

@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack, contextmanager
 
+import numpy as np
+
 from tcdist.budget import model
 from tcdist.budget.sizes import size_text
 from tcdist.budget.slices import kept_for_slices
@@ -15,7 +17,6 @@ from tcdist.count.auto import Auto
 from tcdist.device.allocator import limited
 from tcdist.device.core import Device
 from tcdist.device.staging import Staged, Stager, on_gpu
-from tcdist.device.warmup import self_test
 from tcdist.errors import OptionError
 from tcdist.partition.part import Part
 
@@ -125,14 +126,20 @@ class GpuDevice(Device):
     # The warm-up: on a thread of its own, so that the first part is read meanwhile.
 
     def start_warm_up(self, per_vertex: bool = False) -> None:
+        """On a thread: the text parser and the build's CuPy kernels compiled (or loaded) while the
+        graph is read, and a kernel given by name checked; auto's choice is checked per part."""
         from tcdist.cuda import launch
+        from tcdist.cuda.build import PARSE
+        from tcdist.device.warmup import warm_up_build
 
         def warm():
             with self.using():
-                for kernel, _ in self.candidates().values():
-                    launch.compile_module(kernel)  # these kernels only: every kernel is a module of its own
-                self_test(self, per_vertex)
+                launch.compile_every_instance(PARSE)
+                warm_up_build()
+                if self._auto is None or per_vertex:
+                    self.self_test([] if self._auto else [self.spec], [np.int32], per_vertex)
 
+        self._test_when_needed = True
         self.warming.start(warm)
 
     def placed(self, part: Part) -> Part:

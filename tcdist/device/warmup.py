@@ -1,7 +1,8 @@
-"""The warm-up of a device: every kernel it may run compiled (or loaded) and checked on K_40
-before anything is timed, since a first CuPy launch in a process costs far more than a count.
-On a GPU it runs on a thread of its own while the first part is read; every use of the device
-waits for it."""
+"""The warm-up of a device: its kernels compiled (or loaded) and checked on K_40 before anything
+is timed, since a first CuPy launch in a process costs far more than a count. On a GPU it runs on
+a thread of its own while the graph is read: the text parser and the build's CuPy kernels, and a
+kernel given by name; a kernel that --kernel auto chooses is compiled and checked when a part
+first needs it, so a run compiles only what it launches."""
 
 from __future__ import annotations
 
@@ -11,25 +12,29 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from tcdist.errors import TcdistError
+from tcdist.graph.build import build_graph
+from tcdist.graph.edges import EdgeList
 from tcdist.partition import slices
 from tcdist.partition.part import Part
 
 CLIQUE = 40  # rows up to 39 long: both the short-row and the long-row paths of a kernel run
 
 
-def self_test(device, per_vertex: bool = False) -> None:
-    """Run every kernel the device may use on K_40 with each column type, whole and in two slices
-    put on the device as a sliced part is (copy, layout, CSR check), and check that each gives
-    C(40, 3); with per_vertex, also that every per-vertex kernel credits every vertex C(39, 2)."""
+def self_test(device, labels, dtypes=(np.int32, np.int64), per_vertex: bool = False) -> None:
+    """Run the device's kernels of these labels on K_40 with each column type of dtypes, whole and
+    in two slices put on the device as a sliced part is (copy, layout, CSR check), and check that
+    each gives C(40, 3); with per_vertex, also that every per-vertex kernel credits every vertex
+    C(39, 2)."""
     n = CLIQUE
     rowptr = np.concatenate([[0], np.cumsum(np.arange(n - 1, -1, -1))]).astype(np.int64)
     col = np.concatenate([np.arange(u + 1, n) for u in range(n)])
     halves = [(0, n // 2, 0, n), (n // 2, n, 0, n)]  # sources by halves, every row a target
-    for dtype in (np.int32, np.int64):
+    for dtype in dtypes:
         on_host = Part(0, rowptr, col.astype(dtype), None, n, {})
         clique = device.placed(on_host)
         sliced = [device.checked(piece)[0] for piece in slices.cut(on_host, halves)]
-        for label, (kernel, options) in device.candidates().items():
+        for label in labels:
+            kernel, options = device.candidates()[label]
             found = [kernel.run(p.rowptr, p.col, p.n_local, options) for p in (clique, *sliced)]
             if found[0] != n * (n - 1) * (n - 2) // 6 or sum(found[1:]) != found[0]:
                 raise TcdistError(f"the {label} kernel miscounts K_{n} on {device.describe()}: this device or "
@@ -38,6 +43,18 @@ def self_test(device, per_vertex: bool = False) -> None:
         if not all((c == (n - 1) * (n - 2) // 2).all() for c in credits):
             raise TcdistError(f"a per-vertex kernel miscounts K_{n} on {device.describe()}: this device or build "
                               "is broken")
+
+
+def warm_up_build() -> None:
+    """Compile (or load) the CuPy kernels a build on the current GPU uses, on K_40 given twice with
+    self loops, in both directions: once with ids 0..39, once spread far apart (the other way of
+    compacting ids)."""
+    import cupy
+
+    u, v = np.triu_indices(CLIQUE)
+    for ids in (np.arange(CLIQUE), np.arange(CLIQUE) * 10**9):
+        src, dst = cupy.asarray(ids[np.concatenate([u, v])]), cupy.asarray(ids[np.concatenate([v, u])])
+        build_graph(EdgeList(src, dst, "warm-up"))
 
 
 class WarmUp:
@@ -72,6 +89,16 @@ class WarmUp:
             t0 = time.perf_counter()
             self.ready()
             self.waited += time.perf_counter() - t0
+
+    def also(self, work) -> None:
+        """work() now, once the warm-up has ended, counted as more of it and waited for (a kernel
+        compiled and tested when a part first needs it)."""
+        self.ready()
+        t0 = time.perf_counter()
+        work()
+        spent = time.perf_counter() - t0
+        self.seconds += spent
+        self.waited += spent
 
     def ready(self) -> None:
         """Wait for it, if one is under way (raising what it raised), counting nothing."""

@@ -128,12 +128,3 @@ class CpuEngine(Engine):
     def pairs(self):
         self._threads.shutdown()
         return super().pairs()
-
-
-def engine(path, file_bytes: int, gpu_room: int | None):
-    """The engine for a read: the current GPU's with gpu_room bytes to give, else the host's."""
-    if gpu_room is None:
-        return CpuEngine(file_bytes)
-    from tcdist.io.gpu_parse import GpuEngine
-
-    return GpuEngine(file_bytes, gpu_room)

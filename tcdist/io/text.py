@@ -276,7 +276,7 @@ def read_pairs(path, header, validate=None, stream=None, gpu_room=None):
             return read_pairs(path, header, validate, opened, gpu_room)
     stream, raw = stream
     size = 0 if is_stream(path) else os.path.getsize(path)
-    engine = engines.engine(path, size, gpu_room)
+    engine = _engine(size, gpu_room)
     line, first = 1, True
     with progress.bar(size or None, f"read {os.path.basename(path)}", "B", True) as bar:
         for block, read_so_far in read_ahead(stream, raw, path, engine.allocate):
@@ -289,6 +289,15 @@ def read_pairs(path, header, validate=None, stream=None, gpu_room=None):
         if first:
             header(b"")
     return engine.pairs()
+
+
+def _engine(file_bytes: int, gpu_room: int | None):
+    """The engine for a read: the current GPU's with gpu_room bytes to give, else the host's."""
+    if gpu_room is None:
+        return engines.CpuEngine(file_bytes)
+    from tcdist.io.gpu_parse import GpuEngine
+
+    return GpuEngine(file_bytes, gpu_room)
 
 
 def _parse_block(engine, block, line, path, validate):
