@@ -389,7 +389,7 @@ def main():
 
     props = cupy.cuda.runtime.getDeviceProperties(0)
     for kernel in KERNELS.values():
-        launch.compile_module(kernel)
+        launch.compile_every_instance(kernel)
     record = {
         **metadata(args.device),
         "gpu": props["name"].decode(),

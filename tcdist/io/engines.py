@@ -16,7 +16,8 @@ import numpy as np
 from tcdist.io import grammar
 
 HEAD_BYTES = 1 << 20  # a header lies within the first MiB
-RANGE_BYTES = 1 << 16  # a CPU thread's piece of a block: small enough to balance, large enough to pay
+RANGE_BYTES = 1 << 16  # the least piece of a block a thread parses
+RANGES_PER_THREAD = 16  # pieces a block is cut into per thread, so that threads end together
 PAIR_BYTES = 16  # an edge as two int64
 
 
@@ -79,22 +80,22 @@ class CpuEngine(Engine):
     def __init__(self, file_bytes: int, held: Pairs | None = None):
         super().__init__(file_bytes, held or Pairs(np))
         self._scratch = (np.empty(0, np.int64), np.empty(0, np.int64))
-        self._threads = ThreadPoolExecutor(numba.get_num_threads(), thread_name_prefix="tcdist-parse")
+        self._thread_count = numba.get_num_threads()
+        self._threads = ThreadPoolExecutor(self._thread_count, thread_name_prefix="tcdist-parse")
 
     allocate = staticmethod(lambda nbytes: np.empty(nbytes, np.uint8))
 
     def parse(self, block):
         """None with the block's edges kept, or (offset, lines before it) of its first bad line."""
-        ranges = max(1, min(block.size // RANGE_BYTES, 64 * self._threads._max_workers))
+        ranges = max(1, min(block.size // RANGE_BYTES, RANGES_PER_THREAD * self._thread_count))
         bounds = grammar.range_bounds(block.size, ranges)
         at = bounds[:-1] // 4 + 2 * np.arange(ranges)
         need = grammar.scratch_edges(block.size, ranges)
         if self._scratch[0].size < need:
             self._scratch = (np.empty(need, np.int64), np.empty(need, np.int64))
-        src, dst = self._scratch
-        found = np.array(list(self._threads.map(
-            lambda r: grammar.parse_range(block, bounds[r], bounds[r + 1], src, dst, at[r]), range(ranges))),
-            np.int64).reshape(ranges, 4)
+        found = np.empty((ranges, 4), np.int64)
+        self._on_threads(ranges, lambda first, last: grammar.parse_ranges(block, bounds, at, *self._scratch, found,
+                                                                          first, last))
         edges, lines, bad, index = found.T
         if (bad >= 0).any():
             first = int(np.flatnonzero(bad >= 0)[0])
@@ -108,22 +109,21 @@ class CpuEngine(Engine):
         """Pack the last block's edges after the others; require(bytes, edges) refuses growing the
         arrays to hold that many edges where it will not fit. Returns the engine that goes on."""
         edges, at = self._pending
-        capacity = self.out.room_for(int(edges.sum()), self.estimate(int(edges.sum())))
+        total = int(edges.sum())
+        capacity = self.out.room_for(total, self.estimate(total))
         if capacity:
             require(PAIR_BYTES * capacity, capacity)
             self.out.grow(capacity)
-        src, dst = self._scratch
-        into = self.out.block(int(edges.sum()))
-        starts = np.concatenate([[0], np.cumsum(edges)])
-        self._last = into
-
-        def pack(r):
-            k, lo = starts[r], at[r]
-            into[0][k : starts[r + 1]] = src[lo : lo + edges[r]]
-            into[1][k : starts[r + 1]] = dst[lo : lo + edges[r]]
-
-        list(self._threads.map(pack, range(edges.size)))
+        self._last = into = self.out.block(total)
+        starts = np.cumsum(edges) - edges
+        self._on_threads(edges.size, lambda first, last: grammar.pack(*self._scratch, at, edges, starts, *into,
+                                                                      first, last))
         return self
+
+    def _on_threads(self, ranges: int, work) -> None:
+        """work(first, last) over the ranges, a contiguous share for each thread."""
+        cuts = np.linspace(0, ranges, min(ranges, self._thread_count) + 1).astype(int)
+        list(self._threads.map(work, cuts[:-1], cuts[1:]))
 
     def pairs(self):
         self._threads.shutdown()

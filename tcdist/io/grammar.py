@@ -109,6 +109,22 @@ def parse_range(buf, lo, hi, src, dst, at):
     return edges, lines, -1, -1
 
 
+@njit(cache=True, nogil=True)
+def parse_ranges(buf, bounds, at, src, dst, found, first, last):
+    """parse_range for the ranges first..last-1 of a block (bounds: where each starts and the last
+    ends; at: where each writes), their (edges, lines, bad offset, bad index) into found's rows."""
+    for r in range(first, last):
+        found[r, 0], found[r, 1], found[r, 2], found[r, 3] = parse_range(buf, bounds[r], bounds[r + 1], src, dst, at[r])
+
+
+@njit(cache=True, nogil=True)
+def pack(src, dst, at, edges, starts, into_src, into_dst, first, last):
+    """Copy the edges of the ranges first..last-1 from scratch (from at) to their place (from starts)."""
+    for r in range(first, last):
+        into_src[starts[r] : starts[r] + edges[r]] = src[at[r] : at[r] + edges[r]]
+        into_dst[starts[r] : starts[r] + edges[r]] = dst[at[r] : at[r] + edges[r]]
+
+
 def scratch_edges(nbytes: int, ranges: int) -> int:
     """Room for the edges of a block of nbytes cut into ranges (a data line takes 4 bytes or more,
     and a range's last line may run past its end)."""

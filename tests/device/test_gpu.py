@@ -44,7 +44,7 @@ def gpu():
 
     assert cupy.cuda.runtime.getDeviceCount() > 0, "no CUDA device"
     for kernel in of_backend("gpu").values():
-        module.compile_module(kernel)
+        module.compile_every_instance(kernel)
     return module
 
 
