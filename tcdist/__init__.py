@@ -3,6 +3,10 @@
 Importing tcdist touches neither CUDA nor MPI; the public API is loaded on first use.
 """
 
+from tcdist.caches import use_cache_dir
+
+use_cache_dir()  # before CuPy or Numba is imported
+
 __version__ = "0.1.0"
 __all__ = ["count_triangles", "load_graph", "convert", "write_generated", "TriangleCount", "Graph", "TcdistError",
            "__version__"]

@@ -110,6 +110,38 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
         comm.Free()
 
 
+def warm_up(backend: str = "auto") -> dict:
+    """Compile every kernel tcdist may run on this host into the caches (caches.py), so that later
+    runs, and every process sharing those caches (the ranks of a host, the nodes of a cluster on a
+    shared folder), compile nothing: the CPU's Numba functions (a small text graph read, built,
+    partitioned and counted), and where a GPU is usable (backend 'auto' or 'gpu'), every CUDA kernel
+    instance and the CuPy kernels of a build. Returns the seconds taken, the kernel instances and
+    where the caches are."""
+    import tempfile
+
+    from tcdist import caches
+    from tcdist.device import gpu
+
+    config = CountConfig(backend=backend)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "clique.txt")
+        with open(path, "w") as f:
+            f.writelines(f"{u}\t{v}\n" for u in range(12) for v in range(u + 1, 12))
+        count_triangles(path, backend="cpu")
+        count_triangles(path, backend="cpu", parts=2)
+    problem = gpu.problem() if config.backend != "cpu" else "not asked for"
+    if problem and config.backend == "gpu":
+        raise TcdistError(f"cannot warm up the GPU: {problem}")
+    instances = 0
+    if not problem:
+        from tcdist.device.warmup import prebuild_gpu
+
+        instances = prebuild_gpu()
+    return {"seconds": time.perf_counter() - t0, "gpu_kernel_instances": instances, "gpu": problem is None,
+            "caches": caches.places()}
+
+
 def convert(source: Source, output: str, *, seed: int = 0) -> dict:
     """Write a graph (a file, a generator spec, a Python object) to output: a tcdist graph file
     (.h5: the oriented CSR, read back without a rebuild) or a text edge list in the input's

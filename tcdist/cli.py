@@ -148,6 +148,17 @@ def cmd_generate(args):
     return 0
 
 
+def cmd_warm_up(args):
+    from tcdist.api import warm_up
+
+    done = warm_up(args.backend)
+    gpu = f" and {done['gpu_kernel_instances']:,} GPU kernel instances" if done["gpu"] else ""
+    lines = [f"compiled CPU functions{gpu} in {done['seconds']:.1f} s; kept in:",
+             *(f"  {what}: {where}" for what, where in done["caches"].items())]
+    _emit(args, done, lines)
+    return 0
+
+
 def _on_rank_zero(command):
     """Commands other than count are one process's work: under a launcher, rank 0 does it."""
 
@@ -183,7 +194,8 @@ def _exit_status(e: BaseException, args, rank: int, stop: JobStop | None) -> int
 
 
 COMMANDS = {"count": cmd_count, "partition": _on_rank_zero(cmd_partition), "info": _on_rank_zero(cmd_info),
-            "convert": _on_rank_zero(cmd_convert), "generate": _on_rank_zero(cmd_generate)}
+            "convert": _on_rank_zero(cmd_convert), "generate": _on_rank_zero(cmd_generate),
+            "warm-up": _on_rank_zero(cmd_warm_up)}
 
 
 def main(argv=None):

@@ -214,4 +214,14 @@ def build_parser():
     generate.add_argument("-o", "--output", required=True, metavar="OUT")
     generate.add_argument("--seed", type=_seed, default=0, help="random seed [0]")
     _common(generate)
+
+    warm = sub.add_parser("warm-up", help="compile every kernel into the caches, so that no run compiles",
+                          description="Compile tcdist's CPU functions (Numba) and, where a GPU is usable, every CUDA "
+                                      "kernel instance and the CuPy kernels of a build, into the caches that later "
+                                      "runs load them from: run it once after installing, on each kind of GPU. The "
+                                      "caches are CuPy's (CUPY_CACHE_DIR, else ~/.cupy/kernel_cache) and Numba's "
+                                      "(NUMBA_CACHE_DIR, else beside the package); TCDIST_CACHE_DIR sets both, e.g. "
+                                      "to a folder every node of a cluster shares.")
+    warm.add_argument("--backend", default=BACKENDS[0], help="auto (the GPU too when one is usable), cpu or gpu [auto]")
+    _common(warm)
     return parser

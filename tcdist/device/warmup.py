@@ -114,3 +114,17 @@ class WarmUp:
         """Wait for one under way, dropping what it raised (the run's own error is the one to report)."""
         if self._future is not None:
             self._future.exception()
+
+
+def prebuild_gpu() -> int:
+    """Compile (or load) on the current GPU every kernel instance tcdist has and the build's CuPy
+    kernels, into CuPy's cache: the number of kernel instances."""
+    from tcdist.count.registry import of_backend
+    from tcdist.cuda import launch
+    from tcdist.cuda.build import DEGREE_STATS, PARSE, PER_VERTEX
+
+    modules = [*of_backend("gpu").values(), PARSE, PER_VERTEX, DEGREE_STATS]
+    for module in modules:
+        launch.compile_every_instance(module)
+    warm_up_build()
+    return sum(len(module.instantiations()) for module in modules)

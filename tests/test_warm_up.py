@@ -1,0 +1,41 @@
+"""tcdist warm-up: every kernel compiled into the caches TCDIST_CACHE_DIR names, so that a later
+process compiles nothing."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).parents[1]
+
+
+def warm_up(tmp_path, backend):
+    env = {**os.environ, "TCDIST_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(REPO)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("CUPY_CACHE_DIR", None)
+    done = subprocess.run([sys.executable, "-m", "tcdist", "warm-up", "--backend", backend, "--json"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_cpu_functions_land_in_the_cache_folder(tmp_path):
+    done = warm_up(tmp_path, "cpu")
+    assert done["caches"]["CPU functions (Numba)"] == str(tmp_path / "numba") and not done["gpu"]
+    cached = {p.name.split(".")[0] for p in (tmp_path / "numba").rglob("*.nbi")}
+    assert {"grammar", "cpu", "host"} <= cached, cached  # the parser, the CPU kernels, the host partitioner
+
+
+@pytest.mark.gpu
+def test_every_gpu_kernel_instance_lands_in_the_cache_folder(tmp_path):
+    from tcdist.count.registry import of_backend
+    from tcdist.cuda.build import DEGREE_STATS, PARSE, PER_VERTEX
+
+    done = warm_up(tmp_path, "gpu")
+    modules = [*of_backend("gpu").values(), PARSE, PER_VERTEX, DEGREE_STATS]
+    assert done["gpu"] and done["gpu_kernel_instances"] == sum(len(m.instantiations()) for m in modules)
+    assert done["caches"]["CUDA kernels (CuPy)"] == str(tmp_path / "cupy")
+    assert len(list((tmp_path / "cupy").iterdir())) >= done["gpu_kernel_instances"]  # one file a program, and CuPy's own
