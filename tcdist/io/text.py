@@ -5,7 +5,6 @@ with its number (counted by the parse) and its problem (found by the few lines o
 on the error path only).
 """
 
-import gzip
 import io
 import os
 import queue
@@ -16,6 +15,7 @@ import zlib
 from contextlib import contextmanager
 
 import numpy as np
+from isal import igzip, isal_zlib
 
 from tcdist import progress
 from tcdist.budget import host as memory
@@ -38,14 +38,16 @@ BLOCKS_AHEAD = 2  # blocks read while one is parsed
 
 @contextmanager
 def open_binary(path):
-    """A byte stream of the file ('-': standard input), gunzipped when its first bytes say gzip,
-    with the raw file for progress. Nothing seeks, so pipes, FIFOs and <(...) read like files;
+    """A byte stream of the file ('-': standard input), gunzipped when its first bytes say gzip
+    (ISA-L: three times zlib's speed, on the read-ahead thread beside the parse; rapidgzip's
+    parallel inflate returned a truncated file's data without an error), with the raw file for
+    progress. Nothing seeks, so pipes, FIFOs and <(...) read like files;
     the stream can peek, for sniffing formats without consuming input."""
     raw = sys.stdin.buffer if path == "-" else open(path, "rb")
     try:
         stream = raw
         if raw.peek(2)[:2] == GZIP_MAGIC:
-            stream = io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), 1 << 20)
+            stream = io.BufferedReader(igzip.IGzipFile(fileobj=raw, mode="rb"), 1 << 20)
         skip_byte_order_mark(stream, path)
         yield stream, raw
     finally:
@@ -58,7 +60,7 @@ def skip_byte_order_mark(stream, path):
     UTF-32 text by theirs. A peek: the stream is not read past the mark."""
     try:
         head = stream.peek(4)[:4]
-    except (EOFError, OSError, zlib.error):
+    except (EOFError, OSError, zlib.error, isal_zlib.error):
         raise InputError(path, "truncated or corrupt gzip data") from None
     if head.startswith(UTF8_BOM):
         stream.read(len(UTF8_BOM))
@@ -83,7 +85,7 @@ def _read_into(stream, path, view):
             if not got:
                 break
             filled += got
-    except (EOFError, OSError, zlib.error):
+    except (EOFError, OSError, zlib.error, isal_zlib.error):
         raise InputError(path, "truncated or corrupt gzip data") from None
     return filled
 
