@@ -43,10 +43,12 @@ def test_binary_garbage(tmp_path, cli):
     assert result.code == 2 and f"{path}: binary data" in one_line(result)
 
 
-def test_truncated_gzip(tmp_path, cli):
+@pytest.mark.parametrize("damage", ["truncated", "bytes changed"])
+def test_damaged_gzip(tmp_path, cli, damage):
     data = gzip.compress(b"".join(b"%d %d\n" % (i, i + 1) for i in range(20000)))
     path = tmp_path / "cut.txt.gz"
-    path.write_bytes(data[: len(data) // 2])
+    half = len(data) // 2
+    path.write_bytes(data[:half] if damage == "truncated" else data[:half] + bytes(64) + data[half + 64 :])
     result = cli("count", path)
     assert result.code == 2 and one_line(result) == f"tcdist: error: {path}: truncated or corrupt gzip data"
 
