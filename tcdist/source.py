@@ -98,6 +98,16 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     return graph
 
 
+def builds(source: Source) -> bool:
+    """Whether load_graph builds the source's graph (text, a generator, an object), rather than
+    reading one built already (tcdist HDF5, a Graph)."""
+    if isinstance(source, Graph):
+        return False
+    if isinstance(source, (str, os.PathLike)) and os.path.isfile(source):
+        return io.detect_format(source) != "h5"
+    return True
+
+
 def open_store_source(source: Source) -> Store | None:
     """A Store if source is the path of a partition store, else None."""
     if not isinstance(source, (str, os.PathLike)) or not os.path.isfile(source) or not os.access(source, os.R_OK):

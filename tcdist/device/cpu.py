@@ -32,7 +32,7 @@ class CpuDevice(Device):
         are tested without a GPU)."""
         return self.memory_limit is not None
 
-    def start_warm_up(self, per_vertex: bool = False) -> None:
+    def start_warm_up(self, per_vertex: bool = False, builds: bool = True) -> None:
         """Now, not on a thread: Numba's compiling must not meet a partitioning's parallel loops."""
         self.warming.run(lambda: self.self_test(list(self.candidates()), per_vertex=per_vertex))
 

@@ -125,17 +125,19 @@ class GpuDevice(Device):
 
     # The warm-up: on a thread of its own, so that the first part is read meanwhile.
 
-    def start_warm_up(self, per_vertex: bool = False) -> None:
-        """On a thread: the text parser and the build's CuPy kernels compiled (or loaded) while the
-        graph is read, and a kernel given by name checked; auto's choice is checked per part."""
+    def start_warm_up(self, per_vertex: bool = False, builds: bool = True) -> None:
+        """On a thread: where this process builds the graph, the text parser and the build's CuPy
+        kernels compiled (or loaded) while it is read; a kernel given by name checked; auto's choice
+        is checked per part."""
         from tcdist.cuda import launch
         from tcdist.cuda.build import PARSE
         from tcdist.device.warmup import warm_up_build
 
         def warm():
             with self.using():
-                launch.compile_every_instance(PARSE)
-                warm_up_build()
+                if builds:
+                    launch.compile_every_instance(PARSE)
+                    warm_up_build()
                 if self._auto is None or per_vertex:
                     self.self_test([] if self._auto else [self.spec], [np.int32], per_vertex)
 

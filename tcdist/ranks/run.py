@@ -33,6 +33,7 @@ from tcdist.ranks.pipeline import count_parts
 from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal
 from tcdist.ranks.schedule import DynamicQueue, by_work, static_plan
 from tcdist.results import PartResult, RankResult, Timings, TriangleCount
+from tcdist.source import builds as builds_graph
 from tcdist.xp import to_numpy
 
 
@@ -57,7 +58,8 @@ def count(comm, source, config: CountConfig, *, debug: bool = False) -> Triangle
     try:
         with numba_threads(device.threads):
             timings = Timings(compile=time.perf_counter() - start)
-            collective(comm, lambda: device.start_warm_up(config.per_vertex), debug=debug)  # on a GPU it goes on
+            builds = comm.rank == 0 and builds_graph(source)  # only rank 0 reads the source
+            collective(comm, lambda: device.start_warm_up(config.per_vertex, builds), debug=debug)  # a GPU's goes on
             return _count_on(comm, device, source, config, timings, start, debug)
     finally:
         device.close()

@@ -95,7 +95,7 @@ from tcdist.errors import TcdistError
 if MPI.COMM_WORLD.rank == 1:
     def broken(self, per_vertex=False):
         raise TcdistError("the warm-up found this GPU broken")
-    gpu.GpuDevice.start_warm_up = lambda self, per_vertex=False: self.warming.start(lambda: broken(self))
+    gpu.GpuDevice.start_warm_up = lambda self, per_vertex=False, builds=True: self.warming.start(lambda: broken(self))
 else:  # the root partitions for a while: rank 1's warm-up has long failed when it is done
     made = prepare.prepare
     run.prepare = lambda *args: (time.sleep(1.0), made(*args))[1]
