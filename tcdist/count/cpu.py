@@ -1,27 +1,30 @@
-"""CPU kernels (Numba, parallel): the reference and the no-GPU path.
+"""CPU kernels (Numba, on every thread): the reference and the no-GPU path.
 
 Both walk the local vertices u; for every v in N+(u) they count the w in N+(u) ∩ N+(v).
 They assume sorted rows only, not that ids grow along edges: a partition renumbers its
 local vertices first, which breaks that order.
 Vertices are dealt to threads round-robin in strides, because rank order puts the heavy
-rows together and a static split of the range would leave threads idle. Each stride
-writes its own uint64 sum (no shared reduction variable), added up at the end.
+rows together and a static split of the range would leave threads idle. A kernel is serial
+and lets go of the GIL; _side_by_side calls it on every thread, each on its own run of
+strides (as a static prange deals them), and adds up the threads' uint64 sums. Numba took
+two to three times as long to compile a parallel=True kernel, paid by every run with an
+empty Numba cache.
 """
+
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 _STRIDES_PER_THREAD = 64
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def _marker(rowptr, col, n_local, strides, mark):
-    """Mark N+(u) in a per-thread byte array, then look up the w of every N+(v) up to max N+(u)."""
-    found_in = np.zeros(strides, np.uint64)
-    for s in prange(strides):
-        m = mark[numba.get_thread_id()]
-        found = np.uint64(0)
+@njit(cache=True, nogil=True)
+def _marker(rowptr, col, n_local, strides, first, last, m):
+    """Mark N+(u) in this thread's byte array m, then look up the w of every N+(v) up to max N+(u)."""
+    found = np.uint64(0)
+    for s in range(first, last):
         for u in range(s, n_local, strides):
             begin, end = rowptr[u], rowptr[u + 1]
             if end - begin < 2:
@@ -38,16 +41,14 @@ def _marker(rowptr, col, n_local, strides, mark):
                     found += m[w]
             for e in range(begin, end):
                 m[col[e]] = 0
-        found_in[s] = found
-    return found_in.sum()
+    return found
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def _merge(rowptr, col, n_local, strides, mark):
-    """Merge the sorted rows N+(u) and N+(v) for every oriented edge u -> v."""
-    found_in = np.zeros(strides, np.uint64)
-    for s in prange(strides):
-        found = np.uint64(0)
+@njit(cache=True, nogil=True)
+def _merge(rowptr, col, n_local, strides, first, last, m):
+    """Merge the sorted rows N+(u) and N+(v) for every oriented edge u -> v (m is unused)."""
+    found = np.uint64(0)
+    for s in range(first, last):
         for u in range(s, n_local, strides):
             begin, end = rowptr[u], rowptr[u + 1]
             for e in range(begin, end):
@@ -63,18 +64,16 @@ def _merge(rowptr, col, n_local, strides, mark):
                         i += 1
                     else:
                         j += 1
-        found_in[s] = found
-    return found_in.sum()
+    return found
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def _per_vertex_rows(rowptr, col, n_local, strides, lowest, into, mark):
+@njit(cache=True, nogil=True)
+def _per_vertex_rows(rowptr, col, n_local, lowest, into, strides, first, last, m):
     """The marker kernel, crediting corners: each thread marks N+(u) with the position (+1) of
     every entry in u's row, so a triangle u -> v, u -> w, v -> w found from u credits u in
     lowest[u] and v and w in into[] at the positions of u -> v and u -> w: all in u's own row,
     so no two threads ever write the same entry."""
-    for s in prange(strides):
-        m = mark[numba.get_thread_id()]
+    for s in range(first, last):
         for u in range(s, n_local, strides):
             begin, end = rowptr[u], rowptr[u + 1]
             if end - begin < 2:
@@ -112,8 +111,7 @@ def per_vertex(rowptr, col, n_local):
     n = rowptr.size - 1
     triangles = np.zeros(n, np.uint64)
     into = np.zeros(int(rowptr[n_local]) if n else 0, np.uint32)
-    _per_vertex_rows(rowptr, col, int(n_local), numba.get_num_threads() * _STRIDES_PER_THREAD, triangles, into,
-                     _position_marks(n))
+    _side_by_side(_per_vertex_rows, (rowptr, col, int(n_local), triangles, into), _position_marks(n))
     _credit_heads(col, into.size, into, triangles)
     return triangles
 
@@ -129,15 +127,29 @@ def lowest_triangles(rowptr, col):
     n = rowptr.size - 1
     lowest = np.zeros(n, np.uint64)
     into = np.zeros(col.size, np.uint32)
-    _per_vertex_rows(rowptr, col, n, numba.get_num_threads() * _STRIDES_PER_THREAD, lowest, into, _position_marks(n))
+    _side_by_side(_per_vertex_rows, (rowptr, col, n, lowest, into), _position_marks(n))
     return lowest
 
 
+def _side_by_side(kernel, args, mark) -> list:
+    """kernel(*args, strides, first, last, mark[t]) for every thread t of this one's Numba
+    threads (mark has a row per thread), each on its run of strides: their results, in order."""
+    threads = mark.shape[0]
+    strides = threads * _STRIDES_PER_THREAD
+
+    def share(t):
+        return kernel(*args, strides, t * _STRIDES_PER_THREAD, (t + 1) * _STRIDES_PER_THREAD, mark[t])
+
+    if threads == 1:
+        return [share(0)]
+    with ThreadPoolExecutor(threads, thread_name_prefix="tcdist-cpu") as pool:
+        return list(pool.map(share, range(threads)))
+
+
 def _launch(kernel, rowptr, col, n_local, marks):
-    threads = numba.get_num_threads()
     n = max(rowptr.size - 1, 1) if marks else 1
-    mark = np.zeros((threads, n), np.uint8)  # one row per thread; allocated here so Numba can cache
-    return int(kernel(np.asarray(rowptr), np.asarray(col), int(n_local), threads * _STRIDES_PER_THREAD, mark))
+    mark = np.zeros((numba.get_num_threads(), n), np.uint8)  # one row per thread
+    return int(sum(_side_by_side(kernel, (np.asarray(rowptr), np.asarray(col), int(n_local)), mark)))
 
 
 def count_marker(rowptr, col, n_local):

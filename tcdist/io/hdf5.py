@@ -6,6 +6,9 @@ the speed of unchecked data. tcdist stores contiguous datasets and its own diges
 a crc32 of every 64 MiB block of an array (computed on several threads; zlib releases the
 GIL), and a blake2b of a group's attributes together with its arrays' block checksums. A
 flipped bit in an array or an attribute, or a store stitched from two, fails its digest.
+
+h5py is imported where a file is opened (or an open one's objects are read): a run that reads
+and writes no HDF5 file never loads it.
 """
 
 import hashlib
@@ -15,7 +18,6 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
-import h5py
 import numpy as np
 
 from tcdist.errors import InputError
@@ -100,6 +102,8 @@ def looks_hdf5(head: bytes) -> bool:
 def open_h5(path):
     """Open a tcdist HDF5 file for reading once its seal holds (io/seal.py): libhdf5 never parses
     damaged metadata. Refuses truncated or non-HDF5 files in one line."""
+    import h5py
+
     check_seal(path)
     try:
         return h5py.File(path, "r")
@@ -113,6 +117,8 @@ def read_array(path, group, name) -> tuple[np.ndarray, list]:
     unreadable and odd datasets named. A contiguous, unfiltered one is read straight from the file
     in 64 MiB blocks on several threads, each block's crc32 taken while it is in cache (h5py reads
     on one thread, and the checksum would be a second pass over the array)."""
+    import h5py
+
     full = f"{group.name.strip('/')}/{name}".lstrip("/")
     if name not in group or not isinstance(group[name], h5py.Dataset):
         raise InputError(path, f"dataset '{full}' is missing")
@@ -153,6 +159,8 @@ def _raw_offset(dataset):
     """Where a dataset's bytes lie in its file, if they can be read as they are: contiguous,
     unfiltered, all of them written, integers of their full width (HDF5 would convert others),
     and a file h5py opened with the default driver; else None."""
+    import h5py
+
     if dataset.chunks is not None or dataset.compression or dataset.file.driver != "sec2":
         return None
     kind = dataset.id.get_type()

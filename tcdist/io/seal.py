@@ -13,6 +13,7 @@ edited by another program), not against a file crafted to pass it, whose declare
 could cover its metadata.
 
 The block: b"tcdist-seal 1 " + its own size in decimal + b"\\n" + one JSON object, NUL padded.
+Reading a seal takes plain file reads; h5py is imported only to write a file.
 """
 
 import hashlib
@@ -20,8 +21,6 @@ import json
 import os
 import re
 from contextlib import contextmanager
-
-import h5py
 
 from tcdist.errors import InputError
 
@@ -41,6 +40,8 @@ def _block_size(datasets: int) -> int:
 def sealed_file(path, kind: str, version: int, datasets: int):
     """A new HDF5 file at path, open for writing, sealed when the block ends; datasets is (at
     least) how many datasets will be written, to size the seal."""
+    import h5py
+
     with h5py.File(path, "w", userblock_size=_block_size(datasets)) as f:
         yield f
     write_seal(path, kind, version)
@@ -48,6 +49,8 @@ def sealed_file(path, kind: str, version: int, datasets: int):
 
 def write_seal(path, kind: str, version: int) -> None:
     """Seal a complete HDF5 file that tcdist wrote with a user block (libhdf5 may read it)."""
+    import h5py
+
     with h5py.File(path, "r") as f:
         block = f.userblock_size
         found = []

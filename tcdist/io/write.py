@@ -21,8 +21,6 @@ import sys
 from contextlib import contextmanager
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pcsv
 
 from tcdist import signals
 from tcdist.errors import OptionError, TcdistError
@@ -271,6 +269,9 @@ def output_kind(path) -> str:
 
 def write_edge_list(src, dst, path):
     """Tab-separated 'u v' lines (gzip-compressed when path ends in .gz)."""
+    import pyarrow as pa  # here: every command checks its outputs with this module, few write edge lists
+    import pyarrow.csv as pcsv
+
     table = pa.table({"u": np.asarray(src, np.int64), "v": np.asarray(dst, np.int64)})
     options = pcsv.WriteOptions(include_header=False, delimiter="\t")
     with atomic_path(path) as tmp:

@@ -304,7 +304,7 @@ def test_no_metadata_flip_reaches_libhdf5(parts_file, monkeypatch):
     raw = [range(o, o + n) for o, n in fields["raw"]]
     original = parts_file.read_bytes()
     opened = []
-    monkeypatch.setattr(hdf5.h5py, "File", lambda *a, **k: opened.append(a))
+    monkeypatch.setattr(h5py, "File", lambda *a, **k: opened.append(a))
     positions = [i for i in range(block, len(original), 7) if not any(i in r for r in raw)]
     assert len(positions) > 500
     for i in positions:
