@@ -10,9 +10,7 @@ import pytest
 
 # What a CPU count of an edge list does not use. SciPy is not here: Numba imports
 # scipy.linalg.cython_blas itself when its CPU target starts (numba/np/arraymath.py), for any kernel.
-UNUSED = ("pandas", "cupy", "mpi4py", "networkx", "h5py", "tqdm")
-# io/text.py reads through pyarrow, whose to_numpy imports pandas; the parser is being rewritten without it.
-PANDAS_THROUGH_PYARROW = pytest.mark.xfail(reason="pyarrow's to_numpy in io/text.py imports pandas")
+UNUSED = ("pandas", "pyarrow", "cupy", "mpi4py", "networkx", "h5py", "tqdm")
 
 _MODULES_AT_EXIT = """
 import sys
@@ -49,7 +47,6 @@ def test_import_tcdist_loads_no_library():
 
 
 @pytest.mark.parametrize("source", ["embedded", "edge list"])
-@pytest.mark.parametrize("module", [pytest.param(m, marks=PANDAS_THROUGH_PYARROW if m == "pandas" else ())
-                                    for m in UNUSED])
+@pytest.mark.parametrize("module", UNUSED)
 def test_a_cpu_count_imports_only_what_it_uses(counted, source, module):
     assert module not in counted[source]
