@@ -2,7 +2,8 @@
 
 Every step is a sort of packed int64 keys (``u * n + v``) or a bincount: NumPy's
 vectorised sort is far faster than ``unique`` or a stable ``argsort`` here, and on CuPy
-both are radix sorts.
+both are radix sorts. On the host each step runs on every thread the run may use (the
+parallel sort in sort.py, the fused passes in passes.py), with the same results.
 """
 
 from __future__ import annotations
@@ -13,19 +14,27 @@ from tcdist import progress
 from tcdist.budget import host as memory
 from tcdist.budget import model
 from tcdist.errors import TcdistError
+from tcdist.graph import passes
 from tcdist.graph.degrees import degree_summary
 from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
+from tcdist.graph.sort import sort
 from tcdist.xp import array_module
 
 
 def unique_sorted(xp, keys):
     """Sorted distinct values of keys."""
-    return _distinct(xp, xp.sort(keys))
+    return _distinct(xp, _sort(xp, keys))
+
+
+def _sort(xp, keys):
+    return sort(keys) if xp is np else xp.sort(keys)
 
 
 def _distinct(xp, keys):
     """The distinct values of sorted keys."""
+    if xp is np:
+        return passes.distinct(keys.view(np.uint64))[0].view(keys.dtype)  # equal as uint64 where equal as int64
     if keys.size:
         keep = xp.empty(keys.size, dtype=bool)
         keep[0] = True
@@ -38,6 +47,9 @@ def _undirected_keys(xp, u, v, n):
     """(sorted distinct keys lo * n + hi of the undirected edges, repeated edges, edges also given
     in the other direction), with one sort: each key carries its direction in its lowest bit
     (2 * n^2 < 2^64 for every n up to MAX_VERTICES, so uint64 holds it)."""
+    if xp is np:
+        keys, directed = passes.distinct(sort(passes.directed_keys(u, v, n)), 1)
+        return keys.view(np.int64), int(u.size - directed), int(directed - keys.size)  # keys < 2^63: view = astype
     lo, hi = xp.minimum(u, v), xp.maximum(u, v)
     directed = unique_sorted(xp, (lo * n + hi).astype(xp.uint64) * xp.uint64(2) + (u > v).astype(xp.uint64))
     keys = _distinct(xp, directed >> xp.uint64(1))
@@ -50,13 +62,20 @@ def compact_ids(src, dst):
     if src.size == 0:
         return xp.empty(0, xp.int64), src, dst
     top = int(max(src.max(), dst.max()))
+    host = xp is np
     if top < 4 * (src.size + dst.size) + 1024:
         present = xp.zeros(top + 1, dtype=bool)
-        present[src] = True
-        present[dst] = True
+        for end in (src, dst):
+            if host:
+                passes.mark(present, end)
+            else:
+                present[end] = True
         new_id = xp.cumsum(present, dtype=xp.int64) - 1
-        return xp.flatnonzero(present).astype(xp.int64), new_id[src], new_id[dst]
+        ids = xp.flatnonzero(present).astype(xp.int64)
+        return (ids, passes.take(new_id, src), passes.take(new_id, dst)) if host else (ids, new_id[src], new_id[dst])
     ids = unique_sorted(xp, xp.concatenate([src, dst]))
+    if host:
+        return ids, passes.positions(ids, src), passes.positions(ids, dst)
     return ids, xp.searchsorted(ids, src), xp.searchsorted(ids, dst)
 
 
@@ -64,16 +83,19 @@ def rank_order(deg):
     """Vertices sorted by (degree, id): the global rank of LSTC's orientation."""
     xp = array_module(deg)
     n = deg.size
-    return xp.sort(deg.astype(xp.int64) * n + xp.arange(n, dtype=xp.int64)) % n
+    return _sort(xp, deg.astype(xp.int64) * n + xp.arange(n, dtype=xp.int64)) % n
 
 
 def csr_from_sorted_keys(keys, n):
     """rowptr and col of the edges whose packed keys (u * n + v) are sorted."""
     xp = array_module(keys)
+    if xp is np:
+        rowptr, col = passes.row_starts(keys, n), np.empty(keys.size, col_dtype(n))
+        passes.columns(keys, rowptr, col)
+        return rowptr, col
     rowptr = xp.zeros(n + 1, dtype=xp.int64)
     xp.cumsum(xp.bincount(keys // n, minlength=n), out=rowptr[1:])
     return rowptr, (keys % n).astype(col_dtype(n))
-
 
 
 
@@ -95,10 +117,16 @@ def build_graph(edges: EdgeList) -> Graph:
 def _build(edges, bar):
     xp = array_module(edges.src)
     src, dst = edges.src, edges.dst
-    loop = src == dst
-    self_loops = int(loop.sum())
-    if self_loops:
-        src, dst = src[~loop], dst[~loop]
+    host = xp is np
+    if host:
+        self_loops = int(passes.loops(src, dst))
+        if self_loops:
+            src, dst = passes.drop_loops(src, dst, self_loops)
+    else:
+        loop = src == dst
+        self_loops = int(loop.sum())
+        if self_loops:
+            src, dst = src[~loop], dst[~loop]
     ids, u, v = compact_ids(src, dst)
     bar.update()
     n = int(ids.size)
@@ -106,15 +134,26 @@ def _build(edges, bar):
         raise TcdistError(f"{edges.name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
     keys, duplicates, reciprocal = _undirected_keys(xp, u, v, n)
     bar.update()
-    lo, hi = keys // n, keys % n
-    del keys, u, v
-    order = rank_order(xp.bincount(lo, minlength=n) + xp.bincount(hi, minlength=n))
-    rank = xp.empty(n, dtype=xp.int64)
-    rank[order] = xp.arange(n, dtype=xp.int64)
-    a, b = rank[lo], rank[hi]
-    del lo, hi
+    del u, v
+    if host:
+        rowptr = passes.row_starts(keys, n)
+        order = rank_order(passes.degrees(keys, rowptr))
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n, dtype=np.int64)
+        oriented = passes.oriented_keys(keys, rowptr, rank)
+        del keys, rowptr
+    else:
+        lo, hi = keys // n, keys % n
+        del keys
+        order = rank_order(xp.bincount(lo, minlength=n) + xp.bincount(hi, minlength=n))
+        rank = xp.empty(n, dtype=xp.int64)
+        rank[order] = xp.arange(n, dtype=xp.int64)
+        a, b = rank[lo], rank[hi]
+        del lo, hi
+        oriented = xp.minimum(a, b) * n + xp.maximum(a, b)
+        del a, b
     bar.update()
-    rowptr, col = csr_from_sorted_keys(xp.sort(xp.minimum(a, b) * n + xp.maximum(a, b)), n)
+    rowptr, col = csr_from_sorted_keys(_sort(xp, oriented), n)
     bar.update()
     return Graph(
         rowptr=rowptr,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -12,9 +11,10 @@ from tcdist.budget import host as memory
 from tcdist.budget import model
 from tcdist.errors import TcdistError
 from tcdist.graph.edges import EdgeList
+from tcdist.io import draws
 
 RMAT_ABC = (0.57, 0.19, 0.19)  # Graph500: d = 0.05
-_CHUNK = 1 << 22
+_PIECE = 1 << 24  # the host makes RMAT's edges this many at a time, for the progress bar
 
 
 class _Random:
@@ -26,7 +26,7 @@ class _Random:
     draw the same graph).
     """
 
-    _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+    _GOLDEN = draws.GOLDEN
 
     def __init__(self, xp, seed):
         self.xp = xp
@@ -49,20 +49,9 @@ class _Random:
 
     def at(self, first, size):
         """size uniform uint64 values from position first of this seed's sequence (not drawn:
-        raw() goes on where it was; skip() draws them); on the host in pieces side by side."""
-        if self.xp is not np or size <= _CHUNK:
-            return self._values(first, size)
-        values = np.empty(size, np.uint64)
-
-        def make(lo, hi) -> int:
-            values[lo:hi] = self._values(first + lo, hi - lo)
-            return hi - lo
-
-        for _ in _side_by_side(make, [(lo, min(lo + _CHUNK, size)) for lo in range(0, size, _CHUNK)], np):
-            pass
-        return values
-
-    def _values(self, first, size):
+        raw() goes on where it was; skip() draws them)."""
+        if self.xp is np:
+            return draws.raw(self._key, first, size)
         index = self.xp.arange(first + 1, first + size + 1, dtype=np.uint64)
         with np.errstate(over="ignore"):
             return self._mix(index * self._GOLDEN + self._key)
@@ -73,6 +62,8 @@ class _Random:
         return self._drawn - size
 
     def integers(self, high, size):
+        if self.xp is np:
+            return draws.below(self._key, self.skip(size), size, np.uint64(high))
         return (self.raw(size) % np.uint64(high)).astype(np.int64)
 
     def permutation(self, n):
@@ -83,19 +74,6 @@ class _Random:
 
 _ONE = 1 << 24  # RMAT draws two 24-bit uniforms from each 64-bit value
 _DRAW_BLOCK = 1 << 26  # RMAT's draws go level by level over blocks of this many edges (the GPU's piece)
-
-
-def _side_by_side(make, pieces, xp):
-    """make(*piece) for each piece: on the host on every thread the run may use (NumPy lets go of
-    the GIL in its loops), on a GPU one after another; what each returned, in order."""
-    if xp is not np or len(pieces) < 2:
-        for piece in pieces:
-            yield make(*piece)
-        return
-    import numba
-
-    with ThreadPoolExecutor(numba.get_num_threads(), thread_name_prefix="tcdist-generate") as pool:
-        yield from pool.map(lambda piece: make(*piece), pieces)
 
 
 def rmat(scale, edge_factor=16, *, seed=0, xp=np):
@@ -110,31 +88,27 @@ def rmat(scale, edge_factor=16, *, seed=0, xp=np):
     src = xp.empty(m, np.int64)
     dst = xp.empty(m, np.int64)
     first = rng.skip(m * scale)  # edge b + j of the block from b, at a level: draw b * scale + level * block + j
-    piece = _CHUNK if xp is np else _DRAW_BLOCK  # what is made at a time (within a block): the draws are the same
-    pieces = []
-    lo = 0
-    while lo < m:
-        block_lo = lo // _DRAW_BLOCK * _DRAW_BLOCK
-        block = min(m, block_lo + _DRAW_BLOCK) - block_lo
-        pieces.append((lo, min(lo + piece, block_lo + block), block_lo, block))
-        lo = pieces[-1][1]
-
-    def make(lo, hi, block_lo, block) -> int:
-        s = xp.zeros(hi - lo, np.int64)
-        d = xp.zeros(hi - lo, np.int64)
-        for level in range(scale):
-            bits = rng.at(first + block_lo * scale + level * block + lo - block_lo, hi - lo)
-            row_bit = (bits >> np.uint64(40)) >= row_cut
-            col_bit = (bits & np.uint64(_ONE - 1)) >= xp.where(row_bit, col_cut[1], col_cut[0])
-            s |= row_bit.astype(np.int64) << level
-            d |= col_bit.astype(np.int64) << level
-        src[lo:hi], dst[lo:hi] = s, d
-        return hi - lo
-
-    with progress.bar(m, f"generate rmat:{scale}", "edges", True) as bar:
-        for made in _side_by_side(make, pieces, xp):
-            bar.update(made)
     perm = rng.permutation(1 << scale)
+    with progress.bar(m, f"generate rmat:{scale}", "edges", True) as bar:
+        if xp is np:
+            cuts = np.array([row_cut, *col_cut], np.uint64)
+            for lo in range(0, m, _PIECE):
+                hi = min(m, lo + _PIECE)
+                draws.rmat(rng._key, first, scale, m, _DRAW_BLOCK, cuts, perm, lo, src[lo:hi], dst[lo:hi])
+                bar.update(hi - lo)
+            return src, dst
+        for block_lo in range(0, m, _DRAW_BLOCK):  # on a GPU a block at a time
+            block = min(m, block_lo + _DRAW_BLOCK) - block_lo
+            s = xp.zeros(block, np.int64)
+            d = xp.zeros(block, np.int64)
+            for level in range(scale):
+                bits = rng.at(first + block_lo * scale + level * block, block)
+                row_bit = (bits >> np.uint64(40)) >= row_cut
+                col_bit = (bits & np.uint64(_ONE - 1)) >= xp.where(row_bit, col_cut[1], col_cut[0])
+                s |= row_bit.astype(np.int64) << level
+                d |= col_bit.astype(np.int64) << level
+            src[block_lo:block_lo + block], dst[block_lo:block_lo + block] = s, d
+            bar.update(block)
     return perm[src], perm[dst]
 
 

@@ -18,12 +18,14 @@ import re
 import socket
 import stat
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numpy as np
 
 from tcdist import signals
 from tcdist.errors import OptionError, TcdistError
+from tcdist.io import lines
 
 TEXT_SUFFIXES = (".txt", ".tsv", ".el", ".edges", ".csv")
 
@@ -268,16 +270,23 @@ def output_kind(path) -> str:
 
 
 def write_edge_list(src, dst, path):
-    """Tab-separated 'u v' lines (gzip-compressed when path ends in .gz)."""
+    """Tab-separated 'u v' lines (gzip-compressed when path ends in .gz); a block's text is
+    written while the next one's is formatted."""
     import pyarrow as pa  # here: every command checks its outputs with this module, few write edge lists
-    import pyarrow.csv as pcsv
 
-    table = pa.table({"u": np.asarray(src, np.int64), "v": np.asarray(dst, np.int64)})
-    options = pcsv.WriteOptions(include_header=False, delimiter="\t")
+    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
     with atomic_path(path) as tmp:
         compression = "gzip" if str(path).endswith(".gz") else None
-        with pa.output_stream(tmp, compression=compression) as out:
-            pcsv.write_csv(table, out, options)
+        with pa.output_stream(tmp, compression=compression) as out, \
+                ThreadPoolExecutor(1, thread_name_prefix="tcdist-write") as writer:
+            written = None
+            for lo in range(0, src.size, lines.BLOCK):
+                block = lines.text(src[lo:lo + lines.BLOCK], dst[lo:lo + lines.BLOCK])
+                if written is not None:
+                    written.result()
+                written = writer.submit(out.write, block)
+            if written is not None:
+                written.result()
 
 
 def write_text(path, text):

@@ -1,5 +1,8 @@
 """Generators: sizes, determinism and the counts their structure implies."""
 
+import hashlib
+import types
+
 import numpy as np
 import pytest
 from conftest import brute_force_triangles
@@ -16,21 +19,50 @@ def test_rmat_size_and_determinism():
     assert generate("rmat:12:4", seed=7).src.size == 4 * 4096
 
 
-def test_rmat_is_the_same_whatever_is_made_at_a_time(monkeypatch):
-    """RMAT's draws follow blocks of edges, not the pieces a device makes at a time (the host
-    4 Mi edges, a GPU 64 Mi): before, the draws followed the pieces, and from rmat:19 on, the
-    host and the GPU made different graphs (rmat:20: 423,419,525 and 423,817,377 triangles).
-    Here blocks of 2^14 edges, rmat:12 is 4 of them, made in pieces that divide a block, cross
-    its end, or are the block; a piece on a GPU is a block."""
+def _whole_arrays():
+    """NumPy under another name: the generators take their whole-array path (CuPy's) with it."""
+    return types.SimpleNamespace(**{name: getattr(np, name) for name in dir(np) if not name.startswith("__")})
+
+
+@pytest.mark.parametrize("block,piece", [(1 << 14, 1 << 24), (1 << 14, 3000), (1 << 26, 1 << 10)])
+def test_rmat_on_the_host_is_the_whole_array_path(monkeypatch, block, piece):
+    """The host's compiled draws and the GPU's whole-array ones make the same edges: RMAT's draws
+    follow blocks of edges (2^14 here: rmat:12 is 4 of them), not the pieces the host makes at a
+    time (which divide a block or cross its end)."""
     from tcdist.io import generators
 
-    monkeypatch.setattr(generators, "_DRAW_BLOCK", 1 << 14)
-    made = []
-    for piece in (1 << 14, 1 << 10, 3000, 1 << 20):
-        monkeypatch.setattr(generators, "_CHUNK", piece)
-        made.append(generate("rmat:12", seed=5))
-    for other in made[1:]:
-        assert np.array_equal(made[0].src, other.src) and np.array_equal(made[0].dst, other.dst)
+    monkeypatch.setattr(generators, "_DRAW_BLOCK", block)
+    monkeypatch.setattr(generators, "_PIECE", piece)
+    for seed in (5, 2**64 - 1):
+        host, whole = generators.rmat(12, seed=seed), generators.rmat(12, seed=seed, xp=_whole_arrays())
+        assert np.array_equal(host[0], whole[0]) and np.array_equal(host[1], whole[1])
+    host, whole = generators.erdos_renyi(1000, 5000, seed=3), generators.erdos_renyi(1000, 5000, seed=3, xp=_whole_arrays())
+    assert np.array_equal(host[0], whole[0]) and np.array_equal(host[1], whole[1])
+
+
+# sha256 of src then dst (each its dtype name, then its bytes), as the NumPy generators of commit b7a957c made them
+FIXED = {
+    ("rmat:17", 0): "fd74c50480b34547a135386674a585df884f06a7bc302946e80d3621d2b19a12",
+    ("rmat:17", 5): "a4a48f49b665d94d0e3fdcb2151877cf16aacd887cde8d0f86d9e11685f39457",
+    ("rmat:12:4", 0): "9fc4d45fe647102dacb0df9e9f16db3ff4cf934440a90a682b72764e7432803a",
+    ("rmat:12:4", 7): "d42cccea738f30b5f24139e6f417a1a4ccb602694ae37a4f7a00e9241f48c33c",
+    ("rmat:3:1", 2): "56f5ebe6c30ebc112420decdbc01c3d80d761b58011ded8e766fda7272de860c",
+    ("rmat:15", 2**64 - 1): "a9e04d2b094490c36fc7b0b9424bd6d6d878fb7a2f12b8c48f71c504ee3c01d9",
+    ("er:1000:5000", 3): "f040086a0394e01147edde840e7a75a16447ccf5a1480bd5515ec83ae8159266",
+    ("er:100000:3000000", 9): "db137b251e380088c7b325cce600b4ee560d89cef8fc10404f0ee0687cf719a8",
+    ("grid:50:60", 0): "3e450e73ddc7edd647c992692f6ad79806f302b7a790d1f7ae50ca7d483b2733",
+    ("tripartite:3:4:5", 0): "14e0b4be8ff883c5c20cd2c82b3ab2da3b7c028844ad311b14f2d12e60fcdf3f",
+}
+
+
+@pytest.mark.parametrize("spec,seed", sorted(FIXED))
+def test_generators_make_the_edges_they_always_made(spec, seed):
+    e = generate(spec, seed=seed)
+    digest = hashlib.sha256()
+    for a in (e.src, e.dst):
+        digest.update(str(a.dtype).encode())
+        digest.update(a.tobytes())
+    assert digest.hexdigest() == FIXED[spec, seed]
 
 
 def test_rmat_is_skewed_like_graph500():
@@ -77,13 +109,12 @@ def test_generators_do_not_depend_on_a_library_stream():
     assert _Random._mix(np.uint64(0)) == 0 and _Random._mix(np.uint64(1)) == np.uint64(0x5692161D100B05E5)
 
 
-def test_draws_made_in_pieces_side_by_side_are_the_draws_made_at_once(monkeypatch):
-    """On the host, a long run of draws (ER's ids, the permutation's keys) is made in pieces on
-    every thread: each value still comes from its position alone."""
+def test_compiled_draws_are_the_whole_array_draws():
+    """On the host, a run of draws (ER's ids, the permutation's keys) is compiled: each value
+    still comes from its position alone."""
     from tcdist.io import generators
 
-    whole = generators._Random(np, 11).at(5, 50_000)
-    monkeypatch.setattr(generators, "_CHUNK", 999)
-    assert np.array_equal(generators._Random(np, 11).at(5, 50_000), whole)
-    assert np.array_equal(generate("er:1000:20000", seed=3).src,
-                          generators._Random(np, 3).integers(1000, 20000))
+    host, whole = generators._Random(np, 11), generators._Random(_whole_arrays(), 11)
+    assert np.array_equal(host.at(5, 50_000), whole.at(5, 50_000))
+    assert np.array_equal(host.integers(1000, 20000), whole.integers(1000, 20000))
+    assert np.array_equal(generate("er:1000:20000", seed=3).src, generators._Random(np, 3).integers(1000, 20000))

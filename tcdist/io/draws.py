@@ -1,0 +1,62 @@
+"""The generators' counter-based draws on the host, compiled and on every thread the run may use:
+each value is splitmix64 of its position (generators._Random), made where it is used, so an
+edge's RMAT levels are drawn and combined in registers."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MUL1, _MUL2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_ONE = np.uint64(1)
+_LOW24 = np.uint64((1 << 24) - 1)  # RMAT draws two 24-bit uniforms from each 64-bit value
+_HIGH24 = np.uint64(40)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _value(key, position):
+    """Value number position (from 0) of the sequence of key: splitmix64's mix of key + (position + 1) * GOLDEN."""
+    z = (np.uint64(position) + _ONE) * GOLDEN + key
+    z = (z ^ (z >> np.uint64(30))) * _MUL1
+    z = (z ^ (z >> np.uint64(27))) * _MUL2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def raw(key, first, size):
+    """size values from position first."""
+    out = np.empty(size, np.uint64)
+    for i in prange(size):
+        out[i] = _value(key, first + i)
+    return out
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def below(key, first, size, high):
+    """(raw(key, first, size) % high).astype(int64)."""
+    out = np.empty(size, np.int64)
+    for i in prange(size):
+        out[i] = np.int64(_value(key, first + i) % high)
+    return out
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def rmat(key, first, scale, m, block, cuts, perm, lo, src, dst):
+    """Edges lo.. of RMAT's m (as many as src holds), ids through perm: edge j of the block from b
+    takes level l's bits from value first + b * scale + l * (the block's size) + j. cuts: the row
+    cut, the column cut where the row bit is 0, where it is 1 (of 2^24)."""
+    for k in prange(src.size):
+        i = lo + k
+        start = i // block * block
+        size = min(m, start + block) - start
+        at = first + start * scale + i - start
+        s = 0
+        d = 0
+        for level in range(scale):
+            bits = _value(key, at + level * size)
+            row = (bits >> _HIGH24) >= cuts[0]
+            s |= np.int64(row) << level
+            d |= np.int64((bits & _LOW24) >= cuts[2 if row else 1]) << level
+        src[k] = perm[s]
+        dst[k] = perm[d]
