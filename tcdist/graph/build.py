@@ -21,6 +21,14 @@ from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
 from tcdist.graph.sort import sort
 from tcdist.xp import array_module
 
+COMPILED_FROM = 1 << 20  # edges from which the host's compiled passes pay for their first compile
+
+
+def _compiled(xp, size: int) -> bool:
+    """Whether a host step over size items takes the compiled passes (else whole-array NumPy,
+    which compiles nothing: small graphs, and a first run with an empty Numba cache)."""
+    return xp is np and size >= COMPILED_FROM
+
 
 def unique_sorted(xp, keys):
     """Sorted distinct values of keys."""
@@ -33,7 +41,7 @@ def _sort(xp, keys):
 
 def _distinct(xp, keys):
     """The distinct values of sorted keys."""
-    if xp is np:
+    if _compiled(xp, keys.size):
         return passes.distinct(keys.view(np.uint64))[0].view(keys.dtype)  # equal as uint64 where equal as int64
     if keys.size:
         keep = xp.empty(keys.size, dtype=bool)
@@ -47,7 +55,7 @@ def _undirected_keys(xp, u, v, n):
     """(sorted distinct keys lo * n + hi of the undirected edges, repeated edges, edges also given
     in the other direction), with one sort: each key carries its direction in its lowest bit
     (2 * n^2 < 2^64 for every n up to MAX_VERTICES, so uint64 holds it)."""
-    if xp is np:
+    if _compiled(xp, u.size):
         keys, directed = passes.distinct(sort(passes.directed_keys(u, v, n)), 1)
         return keys.view(np.int64), int(u.size - directed), int(directed - keys.size)  # keys < 2^63: view = astype
     lo, hi = xp.minimum(u, v), xp.maximum(u, v)
@@ -62,7 +70,7 @@ def compact_ids(src, dst):
     if src.size == 0:
         return xp.empty(0, xp.int64), src, dst
     top = int(max(src.max(), dst.max()))
-    host = xp is np
+    host = _compiled(xp, src.size)
     if top < 4 * (src.size + dst.size) + 1024:
         present = xp.zeros(top + 1, dtype=bool)
         for end in (src, dst):
@@ -89,7 +97,7 @@ def rank_order(deg):
 def csr_from_sorted_keys(keys, n):
     """rowptr and col of the edges whose packed keys (u * n + v) are sorted."""
     xp = array_module(keys)
-    if xp is np:
+    if _compiled(xp, keys.size):
         rowptr, col = passes.row_starts(keys, n), np.empty(keys.size, col_dtype(n))
         passes.columns(keys, rowptr, col)
         return rowptr, col
@@ -117,7 +125,7 @@ def build_graph(edges: EdgeList) -> Graph:
 def _build(edges, bar):
     xp = array_module(edges.src)
     src, dst = edges.src, edges.dst
-    host = xp is np
+    host = _compiled(xp, src.size)
     if host:
         self_loops = int(passes.loops(src, dst))
         if self_loops:

@@ -20,12 +20,12 @@ LAST_DIGIT = (2**63 - 1) % 10
 BLANK, EDGE, BAD = 0, 1, 2
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _separates(c):
     return c == 32 or c == 9 or c == 11 or c == 12 or c == 44
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _ends_token(c):
     return _separates(c) or c == LF or c == CR or c == HASH or c == PERCENT
 
@@ -121,8 +121,9 @@ def parse_ranges(buf, bounds, at, src, dst, found, first, last):
 def pack(src, dst, at, edges, starts, into_src, into_dst, first, last):
     """Copy the edges of the ranges first..last-1 from scratch (from at) to their place (from starts)."""
     for r in range(first, last):
-        into_src[starts[r] : starts[r] + edges[r]] = src[at[r] : at[r] + edges[r]]
-        into_dst[starts[r] : starts[r] + edges[r]] = dst[at[r] : at[r] + edges[r]]
+        for k in range(edges[r]):
+            into_src[starts[r] + k] = src[at[r] + k]
+            into_dst[starts[r] + k] = dst[at[r] + k]
 
 
 def scratch_edges(nbytes: int, ranges: int) -> int:

@@ -34,11 +34,12 @@ huge_ids = st.lists(st.tuples(st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.one_of(small_ids, huge_ids))
-def test_build_is_the_reference(edges):
+@given(st.one_of(small_ids, huge_ids), st.sampled_from([0, 2**62]))
+def test_build_is_the_reference(edges, compiled_from):
+    """Both ways of the host: the compiled passes (from 0 edges) and whole-array NumPy."""
     src = np.array([p[0] for p in edges], np.int64)
     dst = np.array([p[1] for p in edges], np.int64)
-    with mock.patch.object(sort, "SMALL", 0):  # the parallel sort even for a few keys
+    with mock.patch.object(sort, "SMALL", 0), mock.patch("tcdist.graph.build.COMPILED_FROM", compiled_from):
         g = build_graph(EdgeList(src, dst, "random"))
     rowptr, col, original_id, loops, duplicates, reciprocal = reference(src, dst)
     assert np.array_equal(g.rowptr, rowptr) and g.rowptr.dtype == np.int64
@@ -51,7 +52,8 @@ def test_a_generated_graph_is_the_reference():
     from tcdist.io import generate
 
     e = generate("rmat:13", seed=4)
-    g = build_graph(e)
+    with mock.patch("tcdist.graph.build.COMPILED_FROM", 0):
+        g = build_graph(e)
     rowptr, col, original_id, *counts = reference(e.src, e.dst)
     assert np.array_equal(g.rowptr, rowptr) and np.array_equal(g.col, col)
     assert np.array_equal(g.original_id, original_id)
