@@ -13,7 +13,8 @@ REPO = Path(__file__).parents[1]
 
 
 def warm_up(tmp_path, backend):
-    env = {**os.environ, "TCDIST_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(REPO)}
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))  # the checkout first
+    env = {**os.environ, "TCDIST_CACHE_DIR": str(tmp_path), "PYTHONPATH": path}
     env.pop("NUMBA_CACHE_DIR", None)
     env.pop("CUPY_CACHE_DIR", None)
     done = subprocess.run([sys.executable, "-m", "tcdist", "warm-up", "--backend", backend, "--json"],

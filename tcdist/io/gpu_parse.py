@@ -18,11 +18,16 @@ from tcdist.io.engines import PAIR_BYTES, CpuEngine, Engine, Pairs
 
 RANGE_BYTES = 128  # a GPU thread's piece of a block: a few lines
 THREADS = 256
+BLOCK_BYTES_PER_BYTE = 2  # a block on the device and its ranges' four counts
 
 
 def pinned(nbytes: int) -> np.ndarray:
-    """A host buffer the copy engine reads at full speed (page-locked)."""
-    memory = cupy.cuda.alloc_pinned_memory(nbytes)
+    """A host buffer the copy engine reads at full speed (page-locked; pageable where a locked-memory
+    limit refuses it)."""
+    try:
+        memory = cupy.cuda.alloc_pinned_memory(nbytes)
+    except cupy.cuda.runtime.CUDARuntimeError:
+        return np.empty(nbytes, np.uint8)
     return np.frombuffer(memory, np.uint8, nbytes)
 
 
@@ -63,8 +68,8 @@ class GpuEngine(Engine):
         their build, move every edge to the host and return a CPU engine that goes on."""
         on_gpu, offsets, ranges, grid, total = self._pending
         capacity = self.out.room_for(total, self.estimate(total))
-        fits = ((self.out.size + total) * model.BUILD_BYTES_PER_EDGE
-                + PAIR_BYTES * max(capacity, self.out.src.size) <= self.room)
+        fits = ((self.out.size + total) * model.BUILD_BYTES_PER_EDGE + PAIR_BYTES * max(capacity, self.out.src.size)
+                + BLOCK_BYTES_PER_BYTE * self._block.size <= self.room)
         if fits and capacity:
             self.out.grow(capacity)
         into = self.out.block(total) if fits else (cupy.empty(total, cupy.int64), cupy.empty(total, cupy.int64))

@@ -34,6 +34,7 @@ _COMMENT = (b"#", b"%")
 _DECIMAL = re.compile(rb"-?[0-9]+")
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 BLOCKS_AHEAD = 2  # blocks read while one is parsed
+GPU_BLOCKS = 8  # a GPU parses text where it has room for this many blocks (with their edges and counts)
 
 
 @contextmanager
@@ -294,8 +295,8 @@ def read_pairs(path, header, validate=None, stream=None, gpu_room=None):
 
 
 def _engine(file_bytes: int, gpu_room: int | None):
-    """The engine for a read: the current GPU's with gpu_room bytes to give, else the host's."""
-    if gpu_room is None:
+    """The engine for a read: the current GPU's where gpu_room bytes hold a few blocks, else the host's."""
+    if gpu_room is None or gpu_room < GPU_BLOCKS * CHUNK_BYTES:
         return engines.CpuEngine(file_bytes)
     from tcdist.io.gpu_parse import GpuEngine
 
