@@ -31,11 +31,12 @@ class Pairs:
         self.size = 0
 
     def room_for(self, more: int, estimate: int = 0) -> int:
-        """The capacity the arrays need for more edges (0: they have it), at least estimate."""
+        """The capacity the arrays need for more edges (0: they have it): the estimate of the whole
+        input with a little to spare, or a half more than now."""
         need = self.size + more
         if need <= self.src.size:
             return 0
-        return max(need, estimate, self.src.size * 3 // 2)
+        return max(need, estimate * 51 // 50 + 1024 if estimate else 0, self.src.size * 3 // 2)
 
     def grow(self, capacity: int) -> None:
         src, dst = self.xp.empty(capacity, self.xp.int64), self.xp.empty(capacity, self.xp.int64)
@@ -65,7 +66,7 @@ class Engine:
         """Edges of the whole input, from its size and what the blocks so far held (0: unknown)."""
         if not self.file_bytes:
             return 0
-        return (self.out.size + block_edges) * self.file_bytes // max(self.read_bytes, 1) * 102 // 100 + 1024
+        return (self.out.size + block_edges) * self.file_bytes // max(self.read_bytes, 1)
 
     def last_block(self):
         return self._last
@@ -110,9 +111,10 @@ class CpuEngine(Engine):
         arrays to hold that many edges where it will not fit. Returns the engine that goes on."""
         edges, at = self._pending
         total = int(edges.sum())
-        capacity = self.out.room_for(total, self.estimate(total))
+        whole = max(self.estimate(total), self.out.size + total)
+        capacity = self.out.room_for(total, whole)
         if capacity:
-            require(PAIR_BYTES * capacity, capacity)
+            require(PAIR_BYTES * whole, whole)
             self.out.grow(capacity)
         self._last = into = self.out.block(total)
         starts = np.cumsum(edges) - edges
