@@ -234,24 +234,24 @@ def read_ahead(stream, raw, path, allocate, size=None):
     ready = queue.Queue(BLOCKS_AHEAD - 1)
     done = object()
 
-    def produce():
-        try:
-            for item in _blocks(stream, raw, path, size or CHUNK_BYTES, stop, allocate):
-                while not stop.is_set():
-                    try:
-                        ready.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-            item = done
-        except BaseException as failed:  # raised again where the blocks are used
-            item = failed
+    def hand_over(item) -> bool:
+        """Put item in the queue once there is room; False when the reader is stopped first."""
         while not stop.is_set():
             try:
                 ready.put(item, timeout=0.1)
-                return
+                return True
             except queue.Full:
                 continue
+        return False
+
+    def produce():
+        try:
+            for item in _blocks(stream, raw, path, size or CHUNK_BYTES, stop, allocate):
+                if not hand_over(item):
+                    return
+            hand_over(done)
+        except BaseException as failed:  # raised again where the blocks are used
+            hand_over(failed)
 
     reader = threading.Thread(target=produce, name="tcdist-read-ahead", daemon=True)
     reader.start()
