@@ -35,7 +35,12 @@ FLAGS = {name: "--" + name.replace("_", "-") for name in OPTIONS}  # how the lib
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line and exit status 2, like every other error."""
+    """argparse whose usage errors are one line and exit status 2, like every other error, and
+    which takes no abbreviated option (--part for --parts): an option added later cannot change
+    what a script's abbreviation meant."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, allow_abbrev=False, **kwargs)
 
     def error(self, message):
         from tcdist.ranks.comm import launch_rank, launched_by_mpi
@@ -55,24 +60,17 @@ class _Parser(argparse.ArgumentParser):
 
     def _negative_values_joined(self, args):
         """'--opt -1GiB' as '--opt=-1GiB': argparse would take -1GiB for an option, not for the value it is."""
-        options = {s: a for a in self._actions for s in a.option_strings}
+        options = {s: a for a in self._actions for s in a.option_strings if s.startswith("--")}
         joined = []
         for i, arg in enumerate(args):
             if arg == "--":  # the rest are positionals
                 return joined + args[i:]
-            action = self._long_option(options, joined[-1]) if joined else None
+            action = options.get(joined[-1]) if joined else None
             if action is not None and action.nargs is None and re.match(r"-\.?\d", arg) and arg not in options:
                 joined[-1] = f"{joined[-1]}={arg}"
             else:
                 joined.append(arg)
         return joined
-
-    def _long_option(self, options, arg):
-        """The action a long option names as argparse reads it: exactly, or by a unique prefix."""
-        if not arg.startswith("--"):
-            return None
-        named = [arg] if arg in options else [s for s in options if self.allow_abbrev and s.startswith(arg)]
-        return options[named[0]] if len(named) == 1 else None
 
 
 def _positive(text):

@@ -179,10 +179,24 @@ def test_a_part_s_record_is_the_same_whether_built_in_the_run_or_read_from_a_sto
 @pytest.mark.parametrize("args,message", [
     (("--gpu-memory-limit", "-1GiB"), "argument --gpu-memory-limit: '-1GiB' is not a size of at least one byte"),
     (("--gpu-memory-limit=-1GiB",), "argument --gpu-memory-limit: '-1GiB' is not a size of at least one byte"),
-    (("--gpu-memory", "-0.5k"), "argument --gpu-memory-limit: '-0.5k' is not a size of at least one byte"),
+    (("--gpu-memory-limit", "-0.5k"), "argument --gpu-memory-limit: '-0.5k' is not a size of at least one byte"),
     (("--gpu-memory-limit", "--json"), "argument --gpu-memory-limit: expected one argument"),
 ])
 def test_a_negative_size_is_refused_as_a_size(cli, args, message):
     """-1GiB was taken for an option: 'expected one argument'."""
     result = cli("count", "complete:5", *args)
     assert result.code == 2 and result.err == f"tcdist count: error: {message} (see tcdist count --help)\n"
+
+
+@pytest.mark.parametrize("args,unrecognized", [
+    (("count", "--part", "4"), "--part"),  # GRAPH takes the 4
+    (("count", "complete:5", "--thread", "1"), "--thread 1"),
+    (("count", "complete:5", "--gpu-memory", "-1GiB"), "--gpu-memory -1GiB"),
+    (("info", "complete:5", "--js"), "--js"),
+    (("warm-up", "--back", "cpu"), "--back cpu"),
+])
+def test_an_abbreviated_option_is_refused(cli, args, unrecognized):
+    """argparse took --part for --parts: a script's abbreviation would change meaning when an option is added."""
+    result = cli(*args)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == f"tcdist: error: unrecognized arguments: {unrecognized} (see tcdist --help)\n"
