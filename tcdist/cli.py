@@ -55,8 +55,9 @@ def cmd_count(args, comm):
         write_per_vertex(r.per_vertex, args.per_vertex)
     on_stdout = args.per_vertex is not None and stream_fd(args.per_vertex) == 1
     shown = "standard output" if on_stdout else args.per_vertex
+    lines = [str(r.triangles)] if args.quiet else report.count_lines(r, shown)
     # with the per-vertex CSV on stdout, the summary goes to stderr: stdout stays one CSV
-    _emit(args, r.to_dict(), report.count_lines(r, shown), r.warnings, out=sys.stderr if on_stdout else None)
+    _emit(args, r.to_dict(), lines, r.warnings, out=sys.stderr if on_stdout else None)
     return 0
 
 

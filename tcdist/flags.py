@@ -107,9 +107,9 @@ def _seed(text):
     return value
 
 
-def _common(p):
+def _common(p, quiet="no progress bars or warnings"):
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout, no progress bars")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars or warnings")
+    p.add_argument("--quiet", "-q", action="store_true", help=quiet)
     p.add_argument("--debug", action="store_true", help="show a traceback when something fails")
 
 
@@ -172,7 +172,8 @@ def build_parser():
                             "(vertex,triangles,clustering; .csv, .parquet or .h5), in the input's own ids, and add "
                             "the transitivity and average clustering to the summary (CPU or GPU, parts and ranks); "
                             "- (or another stream): CSV on standard output, and the summary on standard error")
-    _common(count)
+    _common(count, quiet="print the number of triangles alone (with --json, the record alone): no summary, "
+                         "progress bars or warnings")
 
     part = sub.add_parser("partition", help="partition a graph into an HDF5 partition store",
                           description="LSTC workload partitioning: every vertex gets a part; each part holds its "

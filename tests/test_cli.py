@@ -200,3 +200,12 @@ def test_an_abbreviated_option_is_refused(cli, args, unrecognized):
     result = cli(*args)
     assert (result.code, result.out) == (2, "")
     assert result.err == f"tcdist: error: unrecognized arguments: {unrecognized} (see tcdist --help)\n"
+
+
+def test_quiet_prints_the_count_alone(cli):
+    """-q printed the whole summary (it only left out bars and warnings); a warning stays off too."""
+    result = cli("count", DATASETS / "p2p-Gnutella04.txt.gz", "-q")
+    assert (result.code, result.out, result.err) == (0, "934\n", "")
+    record = cli("count", DATASETS / "p2p-Gnutella04.txt.gz", "-q", "--json")
+    assert record.err == "" and record.out.count("\n") == 1
+    assert record.json()["triangles"] == 934 and len(record.json()["warnings"]) == 1
