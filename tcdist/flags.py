@@ -169,7 +169,8 @@ def build_parser():
                             "256KiB) [the free memory]")
     count.add_argument("--per-vertex", metavar="FILE",
                        help="also write every vertex's triangles and local clustering coefficient to FILE "
-                            "(vertex,triangles,clustering; .csv, .parquet or .h5), in the input's own ids, and add "
+                            "(vertex,triangles,clustering; .csv, .parquet or .h5), a row per vertex sorted by the "
+                            "input's own ids, and add "
                             "the transitivity and average clustering to the summary (CPU or GPU, parts and ranks); "
                             "- (or another stream): CSV on standard output, and the summary on standard error")
     _common(count, quiet="print the number of triangles alone (with --json, the record alone): no summary, "

@@ -209,3 +209,37 @@ def test_quiet_prints_the_count_alone(cli):
     record = cli("count", DATASETS / "p2p-Gnutella04.txt.gz", "-q", "--json")
     assert record.err == "" and record.out.count("\n") == 1
     assert record.json()["triangles"] == 934 and len(record.json()["warnings"]) == 1
+
+
+@pytest.mark.parametrize("how", ["whole", "parts", "store"])
+def test_per_vertex_rows_are_sorted_by_vertex_id(tmp_path, cli, how):
+    """They came in the internal (degree, id) rank order."""
+    import networkx as nx
+
+    edges = [(9, 2), (2, 40), (40, 9), (7, 9), (100, 7), (3, 100), (3, 7), (55, 3), (1, 55)]
+    graph, out = tmp_path / "g.txt", tmp_path / "pv.csv"
+    graph.write_text("".join(f"{u} {v}\n" for u, v in edges))
+    source = graph
+    if how == "store":
+        source = tmp_path / "s.h5"
+        assert cli("partition", graph, "-o", source, "-P", "2").code == 0
+    result = cli("count", source, "--backend", "cpu", "--per-vertex", out, *(("-P", "3") if how == "parts" else ()))
+    assert result.code == 0, result.err
+    rows = [line.split(",") for line in out.read_text().splitlines()]
+    triangles = nx.triangles(nx.Graph(edges))
+    assert rows == [["vertex", "triangles", "clustering"]] + [
+        [str(v), str(triangles[v]), rows[i + 1][2]] for i, v in enumerate(sorted(triangles))]
+
+
+def test_per_vertex_labels_come_sorted_or_in_node_order():
+    import networkx as nx
+
+    import tcdist
+
+    pairs = [("pear", "fig"), ("fig", "apple"), ("apple", "pear"), ("kiwi", "pear")]
+    result = tcdist.count_triangles(pairs, backend="cpu", per_vertex=True)
+    assert result.per_vertex.vertex.tolist() == ["apple", "fig", "kiwi", "pear"]
+    assert result.per_vertex.triangles.tolist() == [1, 1, 0, 1]
+    result = tcdist.count_triangles(nx.Graph(pairs), backend="cpu", per_vertex=True)
+    assert result.per_vertex.vertex.tolist() == ["pear", "fig", "apple", "kiwi"]
+    assert result.per_vertex.triangles.tolist() == [1, 1, 1, 0]
