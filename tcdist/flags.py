@@ -158,7 +158,8 @@ def build_parser():
                        help="which rank counts which part: static (heaviest part to the least loaded rank, by each "
                             "part's estimated work) or dynamic (an idle rank takes the next part) [static]")
     count.add_argument("--resume", action="store_true",
-                       help="count only the parts that the journal of the store does not hold yet (after a failed run)")
+                       help="count only the parts that the journal of the store does not hold yet (after a failed "
+                            "run; counting a store without --store or --resume removes its journal once it succeeds)")
     count.add_argument("--json-file", metavar="FILE",
                        help="also write the --json record to FILE (- or /dev/stdout, /dev/stderr, /dev/fd/N: "
                             "written to that stream)")

@@ -94,6 +94,8 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
                           results, timings, device.gpu_peak_bytes)
         everyone = comm.allgather(mine)
         counted = sum_uint64(comm, mine.triangles)
+        if comm.rank == 0 and prepared.drop_journal and prepared.journal is not None:  # every rank has journalled
+            Journal(prepared.store, prepared.journal, prepared.header["parts"]).remove()
     finally:
         held.release()  # rank 0's store locks: held while any rank may journal
         if ours is not None and os.path.exists(ours):
