@@ -1,5 +1,5 @@
 """The command line's flags: the parser of ``tcdist count | partition | info | convert |
-generate``, the types of its values and its help. Library errors name options as FLAGS says."""
+generate | kernels | warm-up``, the types of its values and its help. Library errors name options as FLAGS says."""
 
 import argparse
 import re
@@ -8,7 +8,6 @@ import time
 
 from tcdist import __version__
 from tcdist.config import BACKENDS, DEFAULT_PRUNE, DEFAULT_SCHEME, PRUNE_MODES, SCHEDULES, SCHEMES
-from tcdist.count.registry import kernels
 from tcdist.errors import OPTIONS, TcdistError
 
 DESCRIPTION = """\
@@ -145,9 +144,7 @@ def build_parser():
     count.add_argument("--backend", default=BACKENDS[0],
                        help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
     count.add_argument("--kernel", metavar="NAME[:OPTION=VALUE,...]",
-                       help="counting kernel and its options, e.g. lstc:tile=128, or auto: each part's kernel by a "
-                            "rule from measurements [auto]. "
-                            + " | ".join(k.describe() for k in kernels().values()))
+                       help="counting kernel and its options; `tcdist kernels` lists them [auto]")
     count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
     _partition_options(count, required=False)
     count.add_argument("--store", metavar="FILE",
@@ -215,6 +212,12 @@ def build_parser():
     generate.add_argument("-o", "--output", required=True, metavar="OUT")
     generate.add_argument("--seed", type=_seed, default=0, help="random seed [0]")
     _common(generate)
+
+    listed = sub.add_parser("kernels", help="the counting kernels this machine can run, with their options",
+                            description="List the kernels --kernel takes on this machine: the CPU's, and the GPU's "
+                                        "where CuPy and a CUDA device are usable (else it says why they are not "
+                                        "listed), each with its options, their values and defaults.")
+    _common(listed)
 
     warm = sub.add_parser("warm-up", help="compile every kernel into the caches, so that no run compiles",
                           description="Compile tcdist's CPU functions (Numba) and, where a GPU is usable, every CUDA "

@@ -243,3 +243,48 @@ def test_per_vertex_labels_come_sorted_or_in_node_order():
     result = tcdist.count_triangles(nx.Graph(pairs), backend="cpu", per_vertex=True)
     assert result.per_vertex.vertex.tolist() == ["pear", "fig", "apple", "kiwi"]
     assert result.per_vertex.triangles.tolist() == [1, 1, 1, 0]
+
+
+def test_kernels_lists_the_cpu_kernels_and_says_why_no_gpu_ones(cli, monkeypatch):
+    from tcdist.device import gpu
+
+    monkeypatch.setattr(gpu, "problem", lambda: "no CUDA device found")
+    result = cli("kernels")
+    assert (result.code, result.err) == (0, "")
+    assert result.out.splitlines() == [
+        "auto (the default): each part's kernel by a rule from measurements",
+        "marker (cpu): Numba, N+(u) marked per thread, N+(v) looked up",
+        "merge (cpu): Numba, sorted rows merged per edge",
+        "GPU kernels are not listed: no CUDA device found",
+        "",
+        "choose one with --kernel NAME[:OPTION=VALUE,...]"]
+    record = cli("kernels", "--json").json()
+    assert [(k["name"], k["backend"], k["options"]) for k in record["kernels"]] == [("marker", "cpu", []),
+                                                                                   ("merge", "cpu", [])]
+    assert record["gpu"] == "no CUDA device found"
+
+
+def test_kernels_lists_the_gpu_kernels_where_a_gpu_is_usable(cli, monkeypatch):
+    from tcdist.count.registry import kernels
+    from tcdist.device import gpu
+
+    monkeypatch.setattr(gpu, "problem", lambda: None)
+    result = cli("kernels")
+    assert result.code == 0 and "not listed" not in result.out
+    assert "lstc (gpu): LSTC Algorithm 3, one block per local vertex\n" \
+           "    tile=64|128|256|512|1024 [256]: threads per block and tile width\n" in result.out
+    assert "    warp_rows=true|false [true]: rows of 2..32 one warp each\n" in result.out
+    record = cli("kernels", "--json").json()
+    assert [k["name"] for k in record["kernels"]] == sorted(kernels()) and record["gpu"] == "usable"
+    lstc = next(k for k in record["kernels"] if k["name"] == "lstc")
+    assert lstc["options"] == [{"name": "tile", "choices": [64, 128, 256, 512, 1024], "default": 256,
+                                "help": "threads per block and tile width"}]
+
+
+def test_count_help_points_at_tcdist_kernels_in_one_line():
+    """--kernel's help listed every kernel and option in one paragraph of 30 lines."""
+    text = run_module("count", "--help").stdout
+    entry = text[text.index("  --kernel NAME"):text.index("  --threads")]
+    assert " ".join(entry.split()) == "--kernel NAME[:OPTION=VALUE,...] counting kernel and its options; " \
+                                      "`tcdist kernels` lists them [auto]"
+    assert "lstc-group" not in text
