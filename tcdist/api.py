@@ -91,7 +91,8 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     returns the same result. Without comm, one process counts everything.
     per_vertex: also count every vertex's triangles (CPU or GPU; parts and ranks too): the
     result's per_vertex holds .vertex (source ids or labels), .triangles and .clustering
-    (on rank 0), and transitivity and average_clustering are set.
+    (on rank 0), a row per vertex sorted by id (labels: sorted, or in a networkx graph's node
+    order), and transitivity and average_clustering are set.
     gpu_memory_limit: bytes or a size such as '4GiB': the most the run's GPU arrays hold at once; parts='auto'
     picks the fewest parts whose largest fits it (else nine tenths of the free memory).
     """

@@ -1,4 +1,4 @@
-"""The command line: its commands (count, partition, info, convert, generate) and how a run ends
+"""The command line: its commands (count, partition, info, convert, generate, kernels, warm-up) and how a run ends
 (exit status, one line on stderr). The parser and its flags are flags.py; `python -m tcdist` too."""
 
 import json
@@ -55,8 +55,9 @@ def cmd_count(args, comm):
         write_per_vertex(r.per_vertex, args.per_vertex)
     on_stdout = args.per_vertex is not None and stream_fd(args.per_vertex) == 1
     shown = "standard output" if on_stdout else args.per_vertex
+    lines = [str(r.triangles)] if args.quiet else report.count_lines(r, shown)
     # with the per-vertex CSV on stdout, the summary goes to stderr: stdout stays one CSV
-    _emit(args, r.to_dict(), report.count_lines(r, shown), r.warnings, out=sys.stderr if on_stdout else None)
+    _emit(args, r.to_dict(), lines, r.warnings, out=sys.stderr if on_stdout else None)
     return 0
 
 
@@ -148,6 +149,25 @@ def cmd_generate(args):
     return 0
 
 
+def cmd_kernels(args):
+    from tcdist.count.registry import kernels
+    from tcdist.device.gpu import problem
+
+    gpu = problem()
+    shown = [k for k in kernels().values() if k.backend == "cpu" or gpu is None]
+    record = {"kernels": [{"name": k.name, "backend": k.backend, "summary": k.summary,
+                           "options": [{"name": o.name, "choices": list(o.choices), "default": o.default,
+                                        "help": o.help} for o in k.options]} for k in shown],
+              "gpu": gpu or "usable"}
+    lines = ["auto (the default): each part's kernel by a rule from measurements",
+             *(line for k in shown for line in k.describe()),
+             "", "choose one with --kernel NAME[:OPTION=VALUE,...]"]
+    if gpu:
+        lines[-2:-2] = [f"GPU kernels are not listed: {gpu}"]
+    _emit(args, record, lines)
+    return 0
+
+
 def cmd_warm_up(args):
     from tcdist.api import warm_up
 
@@ -195,7 +215,7 @@ def _exit_status(e: BaseException, args, rank: int, stop: JobStop | None) -> int
 
 COMMANDS = {"count": cmd_count, "partition": _on_rank_zero(cmd_partition), "info": _on_rank_zero(cmd_info),
             "convert": _on_rank_zero(cmd_convert), "generate": _on_rank_zero(cmd_generate),
-            "warm-up": _on_rank_zero(cmd_warm_up)}
+            "kernels": _on_rank_zero(cmd_kernels), "warm-up": _on_rank_zero(cmd_warm_up)}
 
 
 def main(argv=None):

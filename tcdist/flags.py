@@ -1,5 +1,5 @@
 """The command line's flags: the parser of ``tcdist count | partition | info | convert |
-generate``, the types of its values and its help. Library errors name options as FLAGS says."""
+generate | kernels | warm-up``, the types of its values and its help. Library errors name options as FLAGS says."""
 
 import argparse
 import re
@@ -8,7 +8,6 @@ import time
 
 from tcdist import __version__
 from tcdist.config import BACKENDS, DEFAULT_PRUNE, DEFAULT_SCHEME, PRUNE_MODES, SCHEDULES, SCHEMES
-from tcdist.count.registry import kernels
 from tcdist.errors import OPTIONS, TcdistError
 
 DESCRIPTION = """\
@@ -35,7 +34,12 @@ FLAGS = {name: "--" + name.replace("_", "-") for name in OPTIONS}  # how the lib
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line and exit status 2, like every other error."""
+    """argparse whose usage errors are one line and exit status 2, like every other error, and
+    which takes no abbreviated option (--part for --parts): an option added later cannot change
+    what a script's abbreviation meant."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, allow_abbrev=False, **kwargs)
 
     def error(self, message):
         from tcdist.ranks.comm import launch_rank, launched_by_mpi
@@ -55,24 +59,17 @@ class _Parser(argparse.ArgumentParser):
 
     def _negative_values_joined(self, args):
         """'--opt -1GiB' as '--opt=-1GiB': argparse would take -1GiB for an option, not for the value it is."""
-        options = {s: a for a in self._actions for s in a.option_strings}
+        options = {s: a for a in self._actions for s in a.option_strings if s.startswith("--")}
         joined = []
         for i, arg in enumerate(args):
             if arg == "--":  # the rest are positionals
                 return joined + args[i:]
-            action = self._long_option(options, joined[-1]) if joined else None
+            action = options.get(joined[-1]) if joined else None
             if action is not None and action.nargs is None and re.match(r"-\.?\d", arg) and arg not in options:
                 joined[-1] = f"{joined[-1]}={arg}"
             else:
                 joined.append(arg)
         return joined
-
-    def _long_option(self, options, arg):
-        """The action a long option names as argparse reads it: exactly, or by a unique prefix."""
-        if not arg.startswith("--"):
-            return None
-        named = [arg] if arg in options else [s for s in options if self.allow_abbrev and s.startswith(arg)]
-        return options[named[0]] if len(named) == 1 else None
 
 
 def _positive(text):
@@ -109,9 +106,9 @@ def _seed(text):
     return value
 
 
-def _common(p):
+def _common(p, quiet="no progress bars or warnings"):
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout, no progress bars")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars or warnings")
+    p.add_argument("--quiet", "-q", action="store_true", help=quiet)
     p.add_argument("--debug", action="store_true", help="show a traceback when something fails")
 
 
@@ -147,9 +144,7 @@ def build_parser():
     count.add_argument("--backend", default=BACKENDS[0],
                        help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")
     count.add_argument("--kernel", metavar="NAME[:OPTION=VALUE,...]",
-                       help="counting kernel and its options, e.g. lstc:tile=128, or auto: each part's kernel by a "
-                            "rule from measurements [auto]. "
-                            + " | ".join(k.describe() for k in kernels().values()))
+                       help="counting kernel and its options; `tcdist kernels` lists them [auto]")
     count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
     _partition_options(count, required=False)
     count.add_argument("--store", metavar="FILE",
@@ -160,7 +155,8 @@ def build_parser():
                        help="which rank counts which part: static (heaviest part to the least loaded rank, by each "
                             "part's estimated work) or dynamic (an idle rank takes the next part) [static]")
     count.add_argument("--resume", action="store_true",
-                       help="count only the parts that the journal of the store does not hold yet (after a failed run)")
+                       help="count only the parts that the journal of the store does not hold yet (after a failed "
+                            "run; counting a store without --store or --resume removes its journal once it succeeds)")
     count.add_argument("--json-file", metavar="FILE",
                        help="also write the --json record to FILE (- or /dev/stdout, /dev/stderr, /dev/fd/N: "
                             "written to that stream)")
@@ -171,10 +167,12 @@ def build_parser():
                             "256KiB) [the free memory]")
     count.add_argument("--per-vertex", metavar="FILE",
                        help="also write every vertex's triangles and local clustering coefficient to FILE "
-                            "(vertex,triangles,clustering; .csv, .parquet or .h5), in the input's own ids, and add "
+                            "(vertex,triangles,clustering; .csv, .parquet or .h5), a row per vertex sorted by the "
+                            "input's own ids, and add "
                             "the transitivity and average clustering to the summary (CPU or GPU, parts and ranks); "
                             "- (or another stream): CSV on standard output, and the summary on standard error")
-    _common(count)
+    _common(count, quiet="print the number of triangles alone (with --json, the record alone): no summary, "
+                         "progress bars or warnings")
 
     part = sub.add_parser("partition", help="partition a graph into an HDF5 partition store",
                           description="LSTC workload partitioning: every vertex gets a part; each part holds its "
@@ -214,6 +212,12 @@ def build_parser():
     generate.add_argument("-o", "--output", required=True, metavar="OUT")
     generate.add_argument("--seed", type=_seed, default=0, help="random seed [0]")
     _common(generate)
+
+    listed = sub.add_parser("kernels", help="the counting kernels this machine can run, with their options",
+                            description="List the kernels --kernel takes on this machine: the CPU's, and the GPU's "
+                                        "where CuPy and a CUDA device are usable (else it says why they are not "
+                                        "listed), each with its options, their values and defaults.")
+    _common(listed)
 
     warm = sub.add_parser("warm-up", help="compile every kernel into the caches, so that no run compiles",
                           description="Compile tcdist's CPU functions (Numba) and, where a GPU is usable, every CUDA "

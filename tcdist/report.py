@@ -18,6 +18,10 @@ def kernel_spec(r):
     return spec_of(r.kernel, r.kernel_options)
 
 
+def threads(n: int) -> str:
+    return f"{n} thread{'s' * (n != 1)}"
+
+
 def seconds(timings):
     return " | ".join(f"{k} {v:.3f} s" for k, v in timings.items() if v >= 0.0005 or k == "total")
 
@@ -29,7 +33,8 @@ def count_lines(r, per_vertex_file=None) -> list[str]:
         f"  vertices   {r.n:,}",
         f"  edges      {r.m:,}   ({cleaning(r)})",
         f"  triangles  {r.triangles:,}",
-        f"  backend    {r.backend}, kernel {kernel_spec(r)}, {r.threads} threads, {r.parts} part(s), {r.ranks} rank(s)",
+        f"  backend    {r.backend}, kernel {kernel_spec(r)}, {threads(r.threads)}, {r.parts} part(s), "
+        f"{r.ranks} rank(s)",
         f"  time       {seconds(r.timings)}",
     ]
     if r.part_stats:
@@ -58,7 +63,7 @@ def ranks_table(ranks):
     """One line per rank: where it counted, its parts, count and seconds."""
     lines = []
     for s in ranks:
-        where = f"gpu {s['gpu']} ({s['gpu_bus_id']})" if s["device"] == "gpu" else f"cpu, {s['threads']} threads"
+        where = f"gpu {s['gpu']} ({s['gpu_bus_id']})" if s["device"] == "gpu" else f"cpu, {threads(s['threads'])}"
         t = s["timings"]
         lines.append(f"  rank {s['rank']} on {s['host']}, {where}: parts {s['parts']}, triangles {s['triangles']:,}, "
                      f"read {t['store_read']:.3f} s, transfer {t['transfer']:.3f} s, count {t['count']:.3f} s")

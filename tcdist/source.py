@@ -54,8 +54,8 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     source: None (the embedded ego-Facebook graph), a file path (edge list, Matrix Market,
     tcdist HDF5; optionally gzipped), a generator spec such as ``"rmat:18"``, a scipy sparse
     matrix, a networkx graph, a pandas/cuDF frame or PyArrow table of edges, two arrays of
-    vertex ids (ids that are not integers are labels, kept as graph.labels), or a Graph
-    (returned as it is).
+    vertex ids, an (m, 2) array or a list of (source, target) pairs (ids that are not integers
+    are labels, kept as graph.labels), or a Graph (returned as it is).
     device: a GPU Device (or 'gpu') builds the graph with CuPy on the current device when it
     fits there, under the Device's memory limit if it has one (generators then draw on the GPU);
     the graph's arrays stay where they were built.

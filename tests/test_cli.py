@@ -179,10 +179,112 @@ def test_a_part_s_record_is_the_same_whether_built_in_the_run_or_read_from_a_sto
 @pytest.mark.parametrize("args,message", [
     (("--gpu-memory-limit", "-1GiB"), "argument --gpu-memory-limit: '-1GiB' is not a size of at least one byte"),
     (("--gpu-memory-limit=-1GiB",), "argument --gpu-memory-limit: '-1GiB' is not a size of at least one byte"),
-    (("--gpu-memory", "-0.5k"), "argument --gpu-memory-limit: '-0.5k' is not a size of at least one byte"),
+    (("--gpu-memory-limit", "-0.5k"), "argument --gpu-memory-limit: '-0.5k' is not a size of at least one byte"),
     (("--gpu-memory-limit", "--json"), "argument --gpu-memory-limit: expected one argument"),
 ])
 def test_a_negative_size_is_refused_as_a_size(cli, args, message):
     """-1GiB was taken for an option: 'expected one argument'."""
     result = cli("count", "complete:5", *args)
     assert result.code == 2 and result.err == f"tcdist count: error: {message} (see tcdist count --help)\n"
+
+
+@pytest.mark.parametrize("args,unrecognized", [
+    (("count", "--part", "4"), "--part"),  # GRAPH takes the 4
+    (("count", "complete:5", "--thread", "1"), "--thread 1"),
+    (("count", "complete:5", "--gpu-memory", "-1GiB"), "--gpu-memory -1GiB"),
+    (("info", "complete:5", "--js"), "--js"),
+    (("warm-up", "--back", "cpu"), "--back cpu"),
+])
+def test_an_abbreviated_option_is_refused(cli, args, unrecognized):
+    """argparse took --part for --parts: a script's abbreviation would change meaning when an option is added."""
+    result = cli(*args)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == f"tcdist: error: unrecognized arguments: {unrecognized} (see tcdist --help)\n"
+
+
+def test_quiet_prints_the_count_alone(cli):
+    """-q printed the whole summary (it only left out bars and warnings); a warning stays off too."""
+    result = cli("count", DATASETS / "p2p-Gnutella04.txt.gz", "-q")
+    assert (result.code, result.out, result.err) == (0, "934\n", "")
+    record = cli("count", DATASETS / "p2p-Gnutella04.txt.gz", "-q", "--json")
+    assert record.err == "" and record.out.count("\n") == 1
+    assert record.json()["triangles"] == 934 and len(record.json()["warnings"]) == 1
+
+
+@pytest.mark.parametrize("how", ["whole", "parts", "store"])
+def test_per_vertex_rows_are_sorted_by_vertex_id(tmp_path, cli, how):
+    """They came in the internal (degree, id) rank order."""
+    import networkx as nx
+
+    edges = [(9, 2), (2, 40), (40, 9), (7, 9), (100, 7), (3, 100), (3, 7), (55, 3), (1, 55)]
+    graph, out = tmp_path / "g.txt", tmp_path / "pv.csv"
+    graph.write_text("".join(f"{u} {v}\n" for u, v in edges))
+    source = graph
+    if how == "store":
+        source = tmp_path / "s.h5"
+        assert cli("partition", graph, "-o", source, "-P", "2").code == 0
+    result = cli("count", source, "--backend", "cpu", "--per-vertex", out, *(("-P", "3") if how == "parts" else ()))
+    assert result.code == 0, result.err
+    rows = [line.split(",") for line in out.read_text().splitlines()]
+    triangles = nx.triangles(nx.Graph(edges))
+    assert rows == [["vertex", "triangles", "clustering"]] + [
+        [str(v), str(triangles[v]), rows[i + 1][2]] for i, v in enumerate(sorted(triangles))]
+
+
+def test_per_vertex_labels_come_sorted_or_in_node_order():
+    import networkx as nx
+
+    import tcdist
+
+    pairs = [("pear", "fig"), ("fig", "apple"), ("apple", "pear"), ("kiwi", "pear")]
+    result = tcdist.count_triangles(pairs, backend="cpu", per_vertex=True)
+    assert result.per_vertex.vertex.tolist() == ["apple", "fig", "kiwi", "pear"]
+    assert result.per_vertex.triangles.tolist() == [1, 1, 0, 1]
+    result = tcdist.count_triangles(nx.Graph(pairs), backend="cpu", per_vertex=True)
+    assert result.per_vertex.vertex.tolist() == ["pear", "fig", "apple", "kiwi"]
+    assert result.per_vertex.triangles.tolist() == [1, 1, 1, 0]
+
+
+def test_kernels_lists_the_cpu_kernels_and_says_why_no_gpu_ones(cli, monkeypatch):
+    from tcdist.device import gpu
+
+    monkeypatch.setattr(gpu, "problem", lambda: "no CUDA device found")
+    result = cli("kernels")
+    assert (result.code, result.err) == (0, "")
+    assert result.out.splitlines() == [
+        "auto (the default): each part's kernel by a rule from measurements",
+        "marker (cpu): Numba, N+(u) marked per thread, N+(v) looked up",
+        "merge (cpu): Numba, sorted rows merged per edge",
+        "GPU kernels are not listed: no CUDA device found",
+        "",
+        "choose one with --kernel NAME[:OPTION=VALUE,...]"]
+    record = cli("kernels", "--json").json()
+    assert [(k["name"], k["backend"], k["options"]) for k in record["kernels"]] == [("marker", "cpu", []),
+                                                                                   ("merge", "cpu", [])]
+    assert record["gpu"] == "no CUDA device found"
+
+
+def test_kernels_lists_the_gpu_kernels_where_a_gpu_is_usable(cli, monkeypatch):
+    from tcdist.count.registry import kernels
+    from tcdist.device import gpu
+
+    monkeypatch.setattr(gpu, "problem", lambda: None)
+    result = cli("kernels")
+    assert result.code == 0 and "not listed" not in result.out
+    assert "lstc (gpu): LSTC Algorithm 3, one block per local vertex\n" \
+           "    tile=64|128|256|512|1024 [256]: threads per block and tile width\n" in result.out
+    assert "    warp_rows=true|false [true]: rows of 2..32 one warp each\n" in result.out
+    record = cli("kernels", "--json").json()
+    assert [k["name"] for k in record["kernels"]] == sorted(kernels()) and record["gpu"] == "usable"
+    lstc = next(k for k in record["kernels"] if k["name"] == "lstc")
+    assert lstc["options"] == [{"name": "tile", "choices": [64, 128, 256, 512, 1024], "default": 256,
+                                "help": "threads per block and tile width"}]
+
+
+def test_count_help_points_at_tcdist_kernels_in_one_line():
+    """--kernel's help listed every kernel and option in one paragraph of 30 lines."""
+    text = run_module("count", "--help").stdout
+    entry = text[text.index("  --kernel NAME"):text.index("  --threads")]
+    assert " ".join(entry.split()) == "--kernel NAME[:OPTION=VALUE,...] counting kernel and its options; " \
+                                      "`tcdist kernels` lists them [auto]"
+    assert "lstc-group" not in text

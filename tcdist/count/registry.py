@@ -72,12 +72,12 @@ class Kernel:
         given = {} if self.prepare is None else {"prepared": self.prepare(rowptr, col, n_local, **options)}
         return self.count(rowptr, col, n_local, **given, **options)
 
-    def describe(self) -> str:
-        """One line for --help: the name, what it is, its options and their defaults."""
-        options = "; ".join(f"{o.name}{f' ({o.help})' if o.help else ''} in {{{','.join(map(str, o.choices))}}} "
-                            f"[{o.default}]" for o in self.options)
-        return f"{self.name} ({self.backend}): {self.summary}" + \
-            (f"; options {options}" if options else "")
+    def describe(self) -> list[str]:
+        """Its lines in `tcdist kernels`: the name, what it is, then each option, its values and default."""
+        return [f"{self.name} ({self.backend}): {self.summary}",
+                *(f"    {o.name}={'|'.join(str(c).lower() if isinstance(c, bool) else str(c) for c in o.choices)} "
+                  f"[{str(o.default).lower() if isinstance(o.default, bool) else o.default}]"
+                  f"{f': {o.help}' if o.help else ''}" for o in self.options)]
 
 
 @cache

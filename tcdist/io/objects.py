@@ -1,5 +1,6 @@
 """Edges of in-memory objects: scipy sparse matrices, networkx graphs, pandas or cuDF frames,
-PyArrow tables and (src, dst) arrays, NumPy or CuPy.
+PyArrow tables, (src, dst) arrays, NumPy or CuPy, (m, 2) arrays and lists of (source, target)
+pairs. Two items are the (src, dst) form unless both are 2-tuples: [(0, 1), (1, 2)] is two edges.
 
 Ids that are not non-negative integers (names, negative numbers, tuples) become labels: the
 vertices are numbered by label and the labels kept, so every result maps back to them.
@@ -33,10 +34,26 @@ def edges_of(source) -> EdgeList:
     if hasattr(source, "columns") and hasattr(source, "iloc"):  # a pandas or cuDF frame
         src, dst = (_column_array(source[c]) for c in _pick_columns(list(source.columns)))
         return _from_arrays(src, dst, "data frame")
-    if isinstance(source, (tuple, list)) and len(source) == 2:
-        return _from_arrays(source[0], source[1], "edge arrays")
+    if hasattr(source, "shape") and hasattr(source, "dtype"):  # a NumPy or CuPy array
+        if len(source.shape) != 2 or source.shape[1] != 2:
+            raise TcdistError(f"an array of edges has shape (m, 2), a (source, target) row per edge; this one has "
+                              f"shape {tuple(source.shape)}")
+        return _from_arrays(source[:, 0], source[:, 1], "edge array")
+    if isinstance(source, (tuple, list)):
+        if len(source) == 2 and not all(isinstance(e, tuple) and len(e) == 2 for e in source):
+            return _from_arrays(source[0], source[1], "edge arrays")
+        return _from_arrays(*_columns_of_pairs(source), "edge pairs")
     raise TcdistError(f"cannot read a graph from {type(source).__name__}: give a path, a generator spec, a scipy "
-                      "sparse matrix, a networkx graph, a pandas/cuDF frame, a PyArrow table or two arrays of ids")
+                      "sparse matrix, a networkx graph, a pandas/cuDF frame, a PyArrow table, two arrays of ids, "
+                      "an (m, 2) array or a list of (source, target) pairs")
+
+
+def _columns_of_pairs(pairs) -> tuple[list, list]:
+    """A list of (source, target) pairs as its two columns; a one-line error for an item of another length."""
+    for i, pair in enumerate(pairs):
+        if not hasattr(pair, "__len__") or isinstance(pair, (str, bytes)) or len(pair) != 2:
+            raise TcdistError(f"edge pairs: item {i} is {pair!r}, not a (source, target) pair")
+    return [pair[0] for pair in pairs], [pair[1] for pair in pairs]
 
 
 def _pick_columns(names: list) -> tuple:

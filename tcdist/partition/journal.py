@@ -5,7 +5,8 @@ modified, and several ranks finish parts at the same time, which one HDF5 file c
 from several processes. Each finished part is one small JSON file, written under a
 temporary name and renamed, so an entry is either whole or absent. An entry names the
 partitioning it belongs to and carries a digest of its content; an entry that does not
-match is ignored (its part is counted again), never trusted.
+match is ignored (its part is counted again), never trusted. A count of a store that asks for no
+--store or --resume removes the journal when it succeeds: it was kept only for a resume.
 
 One run at a time journals in a store: rank 0 holds a lock on ``STORE.lock`` (flock) from
 before it reads the graph until the run ends, so a second run never empties the journal a
@@ -72,6 +73,10 @@ class Journal:
                     f"or are damaged ({', '.join(ignored[:3])}{', ...' if len(ignored) > 3 else ''}); "
                     "their parts are counted again"] if ignored else []
         return done, warnings
+
+    def remove(self) -> None:
+        """Remove the journal (rank 0, once the run has succeeded); one left behind is only untidy."""
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def record(self, result: PartResult) -> None:
         """Write one finished part, atomically (any rank, any time)."""

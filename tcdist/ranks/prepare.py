@@ -33,6 +33,7 @@ class Prepared:
     store: str | None = None         # the store every rank reads (None: parts held in memory by rank 0)
     temporary: bool = False          # the store is this run's own, removed at the end
     journal: str | None = None       # the partitioning id its finished parts are journalled under
+    drop_journal: bool = False       # the journal goes when the run succeeds (kept only for a --resume)
     done: dict = field(default_factory=dict)  # part -> PartResult taken from the journal
     partitioned: bool = True
 
@@ -119,7 +120,9 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
     if source_store is not None:
         with source_store:
             held.lock(source_store.path)  # its journal is beside it
-            return _from_store(source_store, config)
+            prepared = _from_store(source_store, config)
+        prepared.drop_journal = config.store is None and not config.resume
+        return prepared
     device.warming.wait()  # a graph may be built on the GPU: not beside the warm-up
     graph = held.graph = load_graph(source, seed=config.seed, timings=timings, device=device)
     if config.whole and ranks == 1:

@@ -94,25 +94,29 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
                           results, timings, device.gpu_peak_bytes)
         everyone = comm.allgather(mine)
         counted = sum_uint64(comm, mine.triangles)
+        if comm.rank == 0 and prepared.drop_journal and prepared.journal is not None:  # every rank has journalled
+            Journal(prepared.store, prepared.journal, prepared.header["parts"]).remove()
     finally:
         held.release()  # rank 0's store locks: held while any rank may journal
         if ours is not None and os.path.exists(ours):
             os.remove(ours)
     result = _result(prepared, device, config, counted, everyone, comm.size)
     if credits is not None:
-        ids, degree = _vertices(held.graph, prepared)
+        ids, degree, order = _vertices(held.graph, prepared)
         result.per_vertex, result.transitivity, result.average_clustering = per_vertex_result(
-            ids, degree, credits, result.triangles)
+            ids[order], degree[order], credits[order], result.triangles)
         result.kernel, result.kernel_options = ", ".join(sorted(result.kernels)), {}  # each part's, as counted
     return result
 
 
 def _vertices(graph, prepared: Prepared):
-    """Rank 0: every vertex's source id and degree, from the graph it loaded or from the store."""
+    """Rank 0: every vertex's source id and degree, from the graph it loaded or from the store, and
+    the order that sorts them by id (labels by their index: sorted, or a networkx graph's node order)."""
     if graph is not None:
-        return graph.vertex_ids(), to_numpy(graph.degree())
+        return graph.vertex_ids(), to_numpy(graph.degree()), np.argsort(to_numpy(graph.original_id), kind="stable")
     with Store(prepared.store) as store:
-        return store.vertices()
+        ids, degree = store.vertices()
+    return ids, degree, np.argsort(ids, kind="stable")
 
 
 def _my_parts(comm, config: CountConfig, prepared: Prepared):

@@ -131,3 +131,40 @@ def test_any_unsigned_64_bit_ids_count_as_the_brute_force_does(pairs, ids, kind)
     result = tcdist.count_triangles(given, backend="cpu", per_vertex=True)
     assert result.triangles == brute_force_triangles(zip(src, dst))
     assert set(result.per_vertex.vertex.tolist()) == {x for pair in zip(src, dst) if pair[0] != pair[1] for x in pair}
+
+
+def test_an_m_by_2_array_and_a_list_of_pairs_are_edges():
+    """Both were refused ('cannot read a graph from ndarray', or read as two arrays of ids)."""
+    g = _graph(range(60))
+    edges = list(g.edges())
+    _check(np.array(edges, np.int64), g)
+    _check(np.array(edges, np.uint32), g)
+    _check(edges, g)
+    _check(tuple(map(list, edges)), g)
+    two = tcdist.load_graph([(0, 1), (2, 2)])  # two 2-tuples are two edges, not (src, dst)
+    assert (two.m, two.self_loops, sorted(two.vertex_ids().tolist())) == (1, 1, [0, 1])
+
+
+def test_pairs_of_labels_become_labels_as_two_arrays_do():
+    pairs = [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]
+    by_pairs = tcdist.count_triangles(pairs, backend="cpu", per_vertex=True)
+    by_arrays = tcdist.count_triangles(([u for u, _ in pairs], [v for _, v in pairs]), backend="cpu", per_vertex=True)
+    by_array = tcdist.count_triangles(np.array(pairs, object), backend="cpu", per_vertex=True)
+    for result in (by_pairs, by_arrays, by_array):
+        assert result.triangles == 1
+        assert dict(zip(result.per_vertex.vertex.tolist(), result.per_vertex.triangles.tolist())) == {
+            "a": 1, "b": 1, "c": 1, "d": 0}
+
+
+@pytest.mark.parametrize("source,message", [
+    (np.zeros((4, 3), np.int64), r"an array of edges has shape \(m, 2\), a \(source, target\) row per edge; this one "
+                                 r"has shape \(4, 3\)$"),
+    (np.arange(6), r"this one has shape \(6,\)$"),
+    (np.zeros((2, 2, 2)), r"this one has shape \(2, 2, 2\)$"),
+    ([(0, 1), (1, 2, 3), (2, 0)], r"^edge pairs: item 1 is \(1, 2, 3\), not a \(source, target\) pair$"),
+    ([(0, 1), "ab", (1, 2)], r"^edge pairs: item 1 is 'ab', not a \(source, target\) pair$"),
+    ([(0, 1), 5, (1, 2)], r"^edge pairs: item 1 is 5, not a \(source, target\) pair$"),
+])
+def test_edges_of_another_shape_are_one_clear_error(source, message):
+    with pytest.raises(tcdist.TcdistError, match=message):
+        tcdist.count_triangles(source, backend="cpu")

@@ -61,3 +61,33 @@ def test_a_journal_that_cannot_be_written_is_one_line(tmp_path):
     with pytest.raises(TcdistError, match=r"s\.h5\.journal: cannot record part 1 in the journal of finished parts "
                                           r"\(No such file or directory\)$"):
         book.record(PartResult(1, 0, 5, count=0.1, stats={}))
+
+
+def test_counting_a_store_leaves_no_journal_when_it_succeeds(tmp_path, cli):
+    """`tcdist count STORE` left STORE.journal/ behind after every run."""
+    store = tmp_path / "s.h5"
+    assert cli("partition", "complete:8", "-o", store, "-P", "3").code == 0
+    result = cli("count", store, "--json")
+    assert result.code == 0 and result.json()["triangles"] == 56
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.h5"]
+
+
+def test_a_failed_count_of_a_store_keeps_its_journal_for_resume(tmp_path, cli, monkeypatch):
+    store = tmp_path / "s.h5"
+    assert cli("partition", "complete:8", "-o", store, "-P", "3").code == 0
+    real_record = journal.Journal.record
+
+    def record(self, result):  # the first part counted is journalled, then the run fails
+        real_record(self, result)
+        raise TcdistError("disk gone")
+
+    monkeypatch.setattr(journal.Journal, "record", record)
+    failed = cli("count", store)
+    assert (failed.code, failed.err) == (2, "tcdist: error: disk gone\n")
+    assert len(list((tmp_path / "s.h5.journal").glob("part*.json"))) == 1
+    monkeypatch.setattr(journal.Journal, "record", real_record)
+    resumed = cli("count", store, "--resume", "--json")
+    assert resumed.code == 0 and (resumed.json()["triangles"], resumed.json()["resumed_parts"]) == (56, 1)
+    assert len(list((tmp_path / "s.h5.journal").iterdir())) == 3  # asked for: kept
+    assert cli("count", store).code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.h5"]
