@@ -19,7 +19,7 @@ STAGES = [
     ("tcdist.clustering", "tcdist.source"),
     ("tcdist.ranks",),
     ("tcdist.api", "tcdist.environment"),
-    ("tcdist.report", "tcdist.flags", "tcdist.cli", "tcdist.__main__", "tcdist"),
+    ("tcdist.report", "tcdist.flags", "tcdist.cli", "tcdist.__main__", "tcdist", "tcdist.nxbackend"),
 ]
 
 
