@@ -8,14 +8,15 @@ from tcdist.caches import use_cache_dir
 use_cache_dir()  # before CuPy or Numba is imported
 
 __version__ = "0.1.0"
-__all__ = ["count_triangles", "load_graph", "convert", "write_generated", "TriangleCount", "Graph", "TcdistError",
-           "__version__"]
+__all__ = ["count_triangles", "load_graph", "convert", "write_generated", "list_triangles", "TriangleCount", "Graph",
+           "TcdistError", "__version__"]
 
 _LAZY = {
     "count_triangles": "tcdist.api",
     "load_graph": "tcdist.api",
     "convert": "tcdist.api",
     "write_generated": "tcdist.api",
+    "list_triangles": "tcdist.api",
     "TriangleCount": "tcdist.api",
     "Graph": "tcdist.graph",
     "TcdistError": "tcdist.errors",

@@ -162,6 +162,45 @@ def convert(source: Source, output: str, *, seed: int = 0) -> dict:
     return {"n": g.n, "m": g.m, "bytes": os.path.getsize(output), "warnings": list(g.warnings)}
 
 
+def list_triangles(source: Source = None, output: str | os.PathLike | None = None, *, seed: int = 0):
+    """Every triangle of a source once, as (u, v, w) with u < v < w in the source's ids (labels:
+    in the order the graph numbered them), listed block by block on the CPU.
+
+    output: a .parquet or .csv file with columns u, v, w (or a stream such as '-': CSV), refused
+    before any work if it cannot be written, filled block by block so a listing larger than
+    memory is written whole; returns {"triangles", "bytes", "warnings"}, its count checked
+    against a count by another kernel. Without output: an iterator of (k, 3) arrays of ids.
+    """
+    from tcdist.io.triangles import triangle_kind, write_triangles
+    from tcdist.io.write import stream_fd
+
+    if output is not None and stream_fd(output) is None:
+        triangle_kind(output)
+        output_target(output, inputs=[source])
+    graph = load_graph(source, seed=seed).on_host()
+    blocks = _triangles_in_source_ids(graph)
+    if output is None:
+        return blocks
+    listed = write_triangles(blocks, output)
+    counted = count_triangles(graph, backend="cpu", kernel="merge").triangles
+    if listed != counted:
+        raise TcdistError(f"listed {listed:,} triangles but counted {counted:,}: this build is broken")
+    written = os.path.getsize(output) if stream_fd(output) is None else None
+    return {"triangles": listed, "bytes": written, "warnings": list(graph.warnings)}
+
+
+def _triangles_in_source_ids(graph):
+    """The triangle blocks of a graph in its source's ids, each row ordered by them."""
+    import numpy as np
+
+    from tcdist.count.listing import triangle_blocks
+
+    key, ids = graph.original_id, graph.vertex_ids()  # original_id orders ids, and labels by their number
+    for block in triangle_blocks(graph.rowptr, graph.col):
+        ordered = np.take_along_axis(block, np.argsort(key[block], axis=1), axis=1)
+        yield ids[ordered]
+
+
 def write_generated(spec: str, output: str, *, seed: int = 0) -> dict:
     """Write a generator's edges to output: as drawn (.txt, .txt.gz: duplicates and loops kept),
     or built into a tcdist graph file (.h5). Returns {"edges", "bytes"}."""

@@ -1,4 +1,4 @@
-"""The command line: its commands (count, partition, info, convert, generate, kernels, warm-up) and how a run ends
+"""The command line: its commands (count, partition, info, convert, generate, kernels, list, warm-up) and how a run ends
 (exit status, one line on stderr). The parser and its flags are flags.py; `python -m tcdist` too."""
 
 import json
@@ -168,6 +168,18 @@ def cmd_kernels(args):
     return 0
 
 
+def cmd_list(args):
+    from tcdist.api import list_triangles
+    from tcdist.io.write import stream_fd
+
+    done = list_triangles(args.graph, args.output, seed=args.seed)
+    record = {"input": args.graph, "output": args.output, **done}
+    on_stdout = stream_fd(args.output) == 1  # the triangles are there: the summary goes to standard error
+    _emit(args, record, [f"listed {done['triangles']:,} triangles to {args.output}"], done["warnings"],
+          out=sys.stderr if on_stdout else None)
+    return 0
+
+
 def cmd_warm_up(args):
     from tcdist.api import warm_up
 
@@ -215,7 +227,8 @@ def _exit_status(e: BaseException, args, rank: int, stop: JobStop | None) -> int
 
 COMMANDS = {"count": cmd_count, "partition": _on_rank_zero(cmd_partition), "info": _on_rank_zero(cmd_info),
             "convert": _on_rank_zero(cmd_convert), "generate": _on_rank_zero(cmd_generate),
-            "kernels": _on_rank_zero(cmd_kernels), "warm-up": _on_rank_zero(cmd_warm_up)}
+            "kernels": _on_rank_zero(cmd_kernels), "list": _on_rank_zero(cmd_list),
+            "warm-up": _on_rank_zero(cmd_warm_up)}
 
 
 def main(argv=None):

@@ -219,6 +219,16 @@ def build_parser():
                                         "listed), each with its options, their values and defaults.")
     _common(listed)
 
+    listing = sub.add_parser("list", help="write every triangle of a graph to a file",
+                             description="List every triangle of GRAPH once, as u,v,w with u < v < w in the "
+                                         "input's own ids, to OUT (.parquet or .csv; - for CSV on standard "
+                                         "output), written block by block, so a listing larger than memory is "
+                                         "written whole. The number listed is checked against a count.")
+    listing.add_argument("graph", nargs="?", metavar="GRAPH", help=_GRAPH_HELP)
+    listing.add_argument("-o", "--output", required=True, metavar="OUT")
+    listing.add_argument("--seed", type=_seed, default=0, help="seed for generator specs [0]")
+    _common(listing)
+
     warm = sub.add_parser("warm-up", help="compile every kernel into the caches, so that no run compiles",
                           description="Compile tcdist's CPU functions (Numba) and, where a GPU is usable, every CUDA "
                                       "kernel instance and the CuPy kernels of a build, into the caches that later "

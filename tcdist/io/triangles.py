@@ -1,0 +1,70 @@
+"""The triangle file of `tcdist list`: columns u, v, w (u < v < w in the input's ids), one row
+per triangle, streamed block by block as Parquet or CSV, so a listing larger than memory is
+written whole."""
+
+from __future__ import annotations
+
+from tcdist.errors import OptionError
+from tcdist.io.write import atomic_path, stream_fd, stream_writer
+
+TRIANGLE_KINDS = {".parquet": "parquet", ".csv": "csv"}
+
+
+def triangle_kind(path) -> str:
+    """parquet or csv, by the file's name; a one-line error for any other."""
+    name = str(path).lower()
+    for suffix, kind in TRIANGLE_KINDS.items():
+        if name.endswith(suffix):
+            return kind
+    raise OptionError(f"{path}: a triangle list is written as .parquet or .csv; name it so")
+
+
+def write_triangles(blocks, path) -> int:
+    """Every (k, 3) block of triangles to path (a stream: CSV), in order: the rows written."""
+    import pyarrow as pa  # here: only a listing writes this file
+
+    rows = 0
+
+    def tables():
+        nonlocal rows
+        for block in blocks:
+            rows += len(block)
+            yield pa.table({"u": block[:, 0], "v": block[:, 1], "w": block[:, 2]})
+
+    fd = stream_fd(path)
+    if fd is not None:
+        with stream_writer(fd, path) as out:
+            _csv(tables(), out)
+        return rows
+    kind = triangle_kind(path)
+    with atomic_path(path) as tmp:
+        if kind == "parquet":
+            _parquet(tables(), tmp)
+        else:
+            with open(tmp, "wb") as out:
+                _csv(tables(), out)
+    return rows
+
+
+def _parquet(tables, path) -> None:
+    import pyarrow.parquet as pq
+
+    writer = None
+    for table in tables:
+        writer = writer or pq.ParquetWriter(path, table.schema)
+        writer.write_table(table)
+    if writer is None:  # no triangle: an empty file with the columns
+        import pyarrow as pa
+
+        pq.write_table(pa.table({"u": pa.array([], pa.int64()), "v": pa.array([], pa.int64()),
+                                 "w": pa.array([], pa.int64())}), path)
+    else:
+        writer.close()
+
+
+def _csv(tables, out) -> None:
+    import pyarrow.csv as pcsv
+
+    out.write(b"u,v,w\n")
+    for table in tables:
+        pcsv.write_csv(table, out, pcsv.WriteOptions(include_header=False))

@@ -1,0 +1,62 @@
+"""tcdist list and tcdist.list_triangles: every triangle once, u < v < w in the input's ids,
+against networkx's all_triangles on real graphs, streamed block by block."""
+
+import gzip
+
+import networkx as nx
+import numpy as np
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+import pytest
+from conftest import DATASETS
+
+import tcdist
+from tcdist.count import listing
+
+
+def networkx_triangles(path):
+    with gzip.open(path, "rt") as f:
+        graph = nx.parse_edgelist((line for line in f if not line.startswith("#")), nodetype=int)
+    graph.remove_edges_from(nx.selfloop_edges(graph))
+    return sorted(tuple(sorted(t)) for t in nx.all_triangles(graph))
+
+
+@pytest.mark.parametrize("name", ["email-Eu-core.txt.gz", "p2p-Gnutella08.txt.gz"])
+def test_the_triangles_of_real_graphs_are_networkx_s(tmp_path, cli, monkeypatch, name):
+    monkeypatch.setattr(listing, "BLOCK", 1000)  # many blocks
+    out = tmp_path / "t.parquet"
+    result = cli("list", DATASETS / name, "-o", out, "--json")
+    table = pq.read_table(out)
+    listed = list(zip(*(table.column(c).to_pylist() for c in "uvw")))
+    assert len(set(listed)) == len(listed) and all(u < v < w for u, v, w in listed)
+    assert sorted(listed) == networkx_triangles(DATASETS / name)
+    assert result.json()["triangles"] == len(listed)
+
+
+def test_labels_come_back_ordered_as_the_graph_numbered_them(tmp_path):
+    out = tmp_path / "t.csv"
+    done = tcdist.list_triangles((["c", "b", "a", "a"], ["b", "a", "c", "d"]), out)
+    assert done["triangles"] == 1
+    rows = pcsv.read_csv(out).to_pylist()
+    assert len(rows) == 1 and sorted(rows[0].values()) == ["a", "b", "c"]
+
+
+def test_an_iterator_without_a_file_and_a_graph_without_triangles():
+    blocks = list(tcdist.list_triangles("complete:6"))
+    triangles = np.concatenate(blocks)
+    assert len(triangles) == 20 and (triangles[:, 0] < triangles[:, 1]).all() and (triangles[:, 1] < triangles[:, 2]).all()
+    assert sum(len(b) for b in tcdist.list_triangles("grid:1:5")) == 0
+
+
+def test_csv_on_standard_output_keeps_the_summary_off_it(tmp_path):
+    from conftest import run_module
+
+    done = run_module("list", "complete:4", "-o", "-")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "u,v,w" and len(done.stdout.splitlines()) == 5
+    assert "listed 4 triangles" in done.stderr
+
+
+def test_an_unknown_kind_of_file_is_refused_before_any_work(tmp_path, cli):
+    result = cli("list", "rmat:8", "-o", tmp_path / "t.txt")
+    assert result.code == 2 and "a triangle list is written as .parquet or .csv" in result.err
