@@ -58,7 +58,7 @@ class Engine:
     def __init__(self, file_bytes: int, out: Pairs):
         self.file_bytes = file_bytes
         self.out = out
-        self.read_bytes = 0  # of the input, parsed so far
+        self.read_bytes = 0  # of the file (compressed, for gzip) up to the last block parsed
         self.lines = 0  # of the last block
         self._last = None  # its edges
 
@@ -102,7 +102,6 @@ class CpuEngine(Engine):
             first = int(np.flatnonzero(bad >= 0)[0])
             return int(bad[first]), int(lines[:first].sum() + index[first])
         self.lines = int(lines.sum())
-        self.read_bytes += block.size
         self._pending = (edges, at)
         return None
 
@@ -114,7 +113,7 @@ class CpuEngine(Engine):
         whole = max(self.estimate(total), self.out.size + total)
         capacity = self.out.room_for(total, whole)
         if capacity:
-            require(PAIR_BYTES * whole, whole)
+            require(PAIR_BYTES * capacity, whole)  # the new arrays, while the old ones are still held
             self.out.grow(capacity)
         self._last = into = self.out.block(total)
         starts = np.cumsum(edges) - edges

@@ -57,7 +57,6 @@ class GpuEngine(Engine):
         if int(bad[first]) >= 0:
             return int(bad[first]), int(lines[:first].sum() + index[first])
         self.lines = int(lines.sum())
-        self.read_bytes += block.size
         total = int(edges.sum())
         offsets = cupy.cumsum(edges) - edges
         self._pending = (on_gpu, offsets, ranges, grid, total)

@@ -33,7 +33,7 @@ def _banner(path, line):
 
 def _size_line(path, number, line):
     words = line.split()
-    if len(words) != 3 or not all(w.isdigit() for w in words):
+    if len(words) != 3 or not all(w.isdigit() and len(w) <= 19 for w in words):  # int() refuses long runs
         shown = line.decode("utf-8", "replace").strip()[:40]
         raise InputError(path, f"bad Matrix Market size line '{shown}': expected 'ROWS COLUMNS ENTRIES'", number)
     rows, cols, entries = (int(w) for w in words)
@@ -59,7 +59,7 @@ def read_mtx(path, stream=None, gpu_room=None):
             elif line.strip() and not line.lstrip().startswith(b"%"):
                 declared["n"], declared["entries"] = _size_line(path, number, line)
                 return end, number
-        raise InputError(path, "no Matrix Market size line")
+        raise InputError(path, f"no Matrix Market size line within the first {_HEAD_BYTES >> 20} MiB")
 
     def in_range(a, b):
         n = declared["n"]

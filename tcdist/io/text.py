@@ -131,10 +131,10 @@ def show(token):
 def _token_problem(token):
     if not _DECIMAL.fullmatch(token):
         return f"'{show(token)}' is not an integer vertex id (decimal digits only)"
-    value = int(token)
-    if value < 0:
-        return f"negative vertex id {value}"
-    if value > INT64_MAX:
+    digits = token.lstrip(b"-").lstrip(b"0")
+    if token.startswith(b"-") and digits:
+        return f"negative vertex id {show(token)}"
+    if len(digits) > 19 or int(digits or b"0") > INT64_MAX:  # int() of a long run: Python refuses 4,300 digits
         return f"vertex id {show(token)} is out of range (largest allowed is 2^63-1)"
     return None
 
@@ -200,7 +200,7 @@ def _blocks(stream, raw, path, size, stop, allocate):
     once the two after it have been taken."""
     buffers = [allocate(0) for _ in range(BLOCKS_AHEAD + 1)]
     rest = np.empty(0, np.uint8)
-    turn, first = 0, True
+    turn, first, offset = 0, True, 0  # offset: of this block's first byte in the (uncompressed) stream
     while not stop.is_set():
         want = rest.size + size
         if buffers[turn].size < want:
@@ -217,9 +217,11 @@ def _blocks(stream, raw, path, size, stop, allocate):
         cut = end if at_eof else _last_line_end(buf, end)
         if cut == 0:
             if end > MAX_LINE_BYTES:
-                raise InputError(path, f"no line end in the first {end:,} bytes: not a text edge list", 1)
+                where = f"the first {end:,} bytes" if offset == 0 else f"{end:,} bytes from byte {offset:,}"
+                raise InputError(path, f"no line end in {where}: not a text edge list", 1 if offset == 0 else None)
             rest = buf[:end].copy()
             continue
+        offset += cut
         rest = buf[cut:end].copy()
         yield buf[:cut], raw.tell() if not is_stream(path) else None
         if at_eof:
@@ -278,15 +280,15 @@ def read_pairs(path, header, validate=None, stream=None, gpu_room=None):
         with open_binary(path) as opened:
             return read_pairs(path, header, validate, opened, gpu_room)
     stream, raw = stream
-    size = 0 if is_stream(path) else os.path.getsize(path)
+    size = 0 if is_stream(path) or stream is not raw else os.path.getsize(path)  # gzip: no estimate from its size
     engine = _engine(size, gpu_room)
     line, first = 1, True
     with progress.bar(size or None, f"read {os.path.basename(path)}", "B", True) as bar:
         for block, read_so_far in read_ahead(stream, raw, path, engine.allocate):
             if first:
-                skip_bytes, skip_lines = header(block[: engines.HEAD_BYTES])
+                skip_bytes, skip_lines = header(block)  # each reader looks at its own head of it
                 block, line, first = block[skip_bytes:], line + skip_lines, False
-            engine = _parse_block(engine, block, line, path, validate)
+            engine = _parse_block(engine, block, line, path, validate, read_so_far)
             line += engine.lines
             bar.update((read_so_far or bar.n + block.size) - bar.n)
         if first:
@@ -303,17 +305,19 @@ def _engine(file_bytes: int, gpu_room: int | None):
     return GpuEngine(file_bytes, gpu_room)
 
 
-def _parse_block(engine, block, line, path, validate):
+def _parse_block(engine, block, line, path, validate, read_so_far):
     """The engine after parsing a block (another one where the edges moved to the host); a bad
-    line or id as an InputError naming it."""
+    line or id as an InputError naming it. read_so_far: the file's bytes read with this block
+    (compressed, for gzip), which with the file's size estimates the whole input."""
     bad = engine.parse(block)
     if bad is not None:
         offset, before = bad
         rest = bytes(block[offset : offset + MAX_LINE_BYTES])
         one_line = rest[: min((p for p in (rest.find(b"\n"), rest.find(b"\r")) if p >= 0), default=len(rest))]
         raise InputError(path, locate_problem(one_line, line + before)[1], line + before)
+    engine.read_bytes = read_so_far if read_so_far is not None else engine.read_bytes + block.size
     engine = engine.settled(lambda nbytes, edges: memory.require(
-        nbytes, f"reading {path} (about {edges:,} edges)",
+        nbytes, f"reading {path} ({f'about {edges:,} edges' if engine.file_bytes else f'{edges:,} edges so far'})",
         "convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5), or give the job more memory"))
     if validate is not None:
         found = validate(*engine.last_block())

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from conftest import count_read_once, edited_h5, run_module
 
+from tcdist.errors import TcdistError
+
 EDGE_LIST_ERRORS = {
     "non-numeric": ("1 2\n2 three\n", 2, "'three' is not an integer vertex id"),
     "one column": ("1 2\n2 3\n4\n", 3, "expected two vertex ids, found one field '4'"),
@@ -215,6 +217,8 @@ INPUT_ERRORS = {
     "control byte shown escaped": (b"1 2\n2 3\x01\n", "bad.txt:2: '3\\x01' is not an integer vertex id"),
     "NUL past the binary check shown escaped": (b"1 2\n" * 3000 + b"2 \x003\n",
                                                 "bad.txt:3001: '\\x003' is not an integer vertex id"),
+    "a run of 5,000 digits": (b"1 2\n3 " + b"1" * 5000 + b"\n", "bad.txt:2: vertex id 111111111111111111111... is out of range"),
+    "a long negative id shown short": (b"1 2\n-" + b"2" * 60 + b" 1\n", "bad.txt:2: negative vertex id -22222222222222222222..."),
     "UTF-16": ("1 2\n2 3\n".encode("utf-16"), "bad.txt: the file is UTF-16 (little-endian) text; convert it to UTF-8"),
     "UTF-16 without a byte-order mark": ("1 2\n2 3\n".encode("utf-16-le"), "bad.txt: UTF-16 text; tcdist reads ASCII or UTF-8"),
 }
@@ -247,6 +251,39 @@ def test_dev_zero_is_refused_at_once():
     """/dev/zero was read forever."""
     result = run_module("count", "/dev/zero", timeout=30)
     assert result.returncode == 2 and "/dev/zero: binary data (NUL byte at offset 0)" in result.stderr
+
+
+def test_a_line_too_long_mid_file_is_named_by_its_offset(tmp_path, monkeypatch):
+    from tcdist.io import read, text
+
+    monkeypatch.setattr(text, "MAX_LINE_BYTES", 100)
+    monkeypatch.setattr(text, "CHUNK_BYTES", 32)
+    path = tmp_path / "long.txt"
+    path.write_bytes(b"1 2\n" * 50 + b"3 4 " + b"5" * 300 + b"\n")
+    with pytest.raises(text.InputError, match=r"long.txt: no line end in \d+ bytes from byte 200: not a text edge list"):
+        read(path)
+
+
+def test_a_gzip_file_is_not_estimated_by_its_compressed_size(tmp_path, monkeypatch):
+    """The estimate of the whole input took the compressed size over the bytes inflated (a
+    fraction of the edges): gzip input now grows its arrays by halves, each growth checked, and
+    a refusal says how many edges it had read, not a wrong estimate of the whole."""
+    from tcdist.budget import host as memory
+    from tcdist.io import engines, read, text
+
+    asked, memory_require = [], memory.require
+    monkeypatch.setattr(text, "CHUNK_BYTES", 1 << 16)
+    monkeypatch.setattr(memory, "require", lambda nbytes, *args: asked.append(nbytes))
+    rng = np.random.default_rng(3)
+    path = tmp_path / "random.txt.gz"
+    path.write_bytes(gzip.compress(b"".join(b"%d %d\n" % tuple(p) for p in rng.integers(0, 10**6, (100_000, 2)))))
+    assert len(read(path)) == 100_000
+    capacities = [nbytes // engines.PAIR_BYTES for nbytes in asked]  # each growth asked for, geometric
+    assert all(b >= 1.5 * a - 1 for a, b in zip(capacities, capacities[1:])) and capacities[-1] >= 100_000, capacities
+    monkeypatch.setattr(memory, "require", memory_require)
+    monkeypatch.setattr(memory, "available", lambda: (1000, "a test limit"))
+    with pytest.raises(TcdistError, match=r"random.txt.gz \([\d,]+ edges so far\) needs about"):
+        read(path)
 
 
 def test_text_without_line_ends_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):

@@ -219,3 +219,16 @@ def test_matrix_market_without_entries(tmp_path, cli, size_line, compress):
 def test_matrix_market_whose_last_entry_has_no_newline(tmp_path):
     path = write(tmp_path / "g.mtx", "%%MatrixMarket matrix coordinate pattern general\n4 4 4\n1 2\n2 3\n3 1\n3 4")
     assert pairs(path) == sorted((u - 1, v - 1) for u, v in TRIANGLE_PLUS)
+
+
+def test_a_matrix_market_size_line_across_the_first_mib_is_refused_by_its_rule(tmp_path):
+    """The header saw the first MiB of the block, and a size line cut there read as '4 4 4' cut
+    short: now the header's rule (banner, comments and size line within the first MiB) says so."""
+    banner = b"%%MatrixMarket matrix coordinate pattern general\n"
+    comments = b"%" + b"c" * 98 + b"\n"
+    head = banner + comments * ((1 << 20) // len(comments))
+    head += b"%" * ((1 << 20) - 4 - len(head)) + b"\n"  # the size line starts 3 bytes before 1 MiB
+    path = tmp_path / "g.mtx"
+    path.write_bytes(head + b"4 4 4\n1 2\n2 3\n3 1\n3 4\n")
+    with pytest.raises(InputError, match="no Matrix Market size line within the first 1 MiB"):
+        read(path)

@@ -103,7 +103,7 @@ def test_a_text_file_too_large_for_memory_is_refused_while_reading(tmp_path, cli
     monkeypatch.setattr(memory, "available", lambda: (100_000, "the cgroup's memory limit"))
     result = cli("count", path, "--backend", "cpu")
     assert result.code == 2 and one_line(result.err) == (
-        f"tcdist: error: reading {path} (about 20,000 edges) needs about 312.5 KiB of memory but the cgroup's "
+        f"tcdist: error: reading {path} (about 20,000 edges) needs about 334.8 KiB of memory but the cgroup's "
         "memory limit leaves 97.7 KiB; convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5), or give "
         "the job more memory")
 
