@@ -14,14 +14,15 @@ __device__ __forceinline__ bool ends_token(unsigned char c) {
     return separates(c) || c == LF || c == CR || c == '#' || c == '%';
 }
 
-// The first line start at or after p: after an LF, or after a CR not followed by LF.
-__device__ i64 first_line_start(const unsigned char* buf, i64 p, i64 end) {
+// The first line start in [p, hi), else hi: after an LF, or after a CR not followed by LF (not
+// looked for past hi: a thread inside a long line stops at its own range's end).
+__device__ i64 first_line_start(const unsigned char* buf, i64 p, i64 hi) {
     if (p == 0) return 0;
-    for (; p < end; ++p) {
+    for (; p < hi; ++p) {
         const unsigned char c = buf[p - 1];
         if (c == LF || (c == CR && buf[p] != LF)) return p;
     }
-    return end;
+    return hi;
 }
 
 // 0: no field, 1: an edge (a, b), 2: a bad line; p moves to the next line's start.
@@ -67,7 +68,7 @@ __global__ void parse_ranges(const unsigned char* buf, i64 end, i64 range_bytes,
     if (r >= ranges) return;
     const i64 lo = r * range_bytes;
     const i64 hi = min(end, lo + range_bytes);
-    i64 p = first_line_start(buf, lo, end);
+    i64 p = first_line_start(buf, lo, hi);
     i64 found = 0, counted = 0, at = WRITE ? edges[r] : 0;
     while (p < hi) {
         const i64 start = p;

@@ -38,8 +38,12 @@ class GpuEngine(Engine):
         super().__init__(file_bytes, Pairs(cupy))
         self.room = room
         self._block = cupy.empty(0, cupy.uint8)
+        self._gpu = cupy.cuda.Device().id
 
-    allocate = staticmethod(pinned)
+    def allocate(self, nbytes: int) -> np.ndarray:
+        """A pinned buffer, made in this GPU's context (the read-ahead thread starts on device 0)."""
+        with cupy.cuda.Device(self._gpu):
+            return pinned(nbytes)
 
     def parse(self, block):
         """None with the block's edges counted, or (offset, lines before it) of its first bad line."""

@@ -31,16 +31,17 @@ def _ends_token(c):
 
 
 @njit(cache=True, nogil=True)
-def first_line_start(buf, p, end):
-    """The first line start at or after p: after an LF, or after a CR not followed by LF."""
+def first_line_start(buf, p, hi):
+    """The first line start in [p, hi), else hi: after an LF, or after a CR not followed by LF
+    (not looked for past hi: a thread inside a long line stops at its own range's end)."""
     if p == 0:
         return 0
-    while p < end:
+    while p < hi:
         c = buf[p - 1]
         if c == LF or (c == CR and buf[p] != LF):
             return p
         p += 1
-    return end
+    return hi
 
 
 @njit(cache=True, nogil=True)
@@ -94,7 +95,7 @@ def parse_range(buf, lo, hi, src, dst, at):
     """Parse the lines that start in [lo, hi) of a block, writing edges to src/dst from at:
     (edges, lines, offset of the first bad line or -1, its index among the range's lines)."""
     end = buf.size
-    p = first_line_start(buf, lo, end)
+    p = first_line_start(buf, lo, hi)
     edges = lines = 0
     while p < hi:
         start = p
