@@ -129,6 +129,13 @@ def _partition_options(p, required):
     p.add_argument("--seed", type=_seed, default=0, help="seed for generators and random partitions, 0 to 2^64-1 [0]")
 
 
+def _writes(p, seed_help: str) -> None:
+    """-o OUT, --seed and the common flags of a command that writes a file."""
+    p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p.add_argument("--seed", type=_seed, default=0, help=seed_help)
+    _common(p)
+
+
 def build_parser():
     parser = _Parser(prog="tcdist", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"tcdist {__version__}")
@@ -209,9 +216,7 @@ def build_parser():
                                           "or an .h5 graph (cleaned and oriented).")
     generate.add_argument("spec", metavar="SPEC",
                           help="rmat:SCALE[:EDGEFACTOR] er:N:M grid:ROWS:COLS complete:N tripartite:A:B:C")
-    generate.add_argument("-o", "--output", required=True, metavar="OUT")
-    generate.add_argument("--seed", type=_seed, default=0, help="random seed [0]")
-    _common(generate)
+    _writes(generate, "random seed [0]")
 
     listed = sub.add_parser("kernels", help="the counting kernels this machine can run, with their options",
                             description="List the kernels --kernel takes on this machine: the CPU's, and the GPU's "
@@ -225,9 +230,7 @@ def build_parser():
                                          "output), written block by block, so a listing larger than memory is "
                                          "written whole. The number listed is checked against a count.")
     listing.add_argument("graph", nargs="?", metavar="GRAPH", help=_GRAPH_HELP)
-    listing.add_argument("-o", "--output", required=True, metavar="OUT")
-    listing.add_argument("--seed", type=_seed, default=0, help="seed for generator specs [0]")
-    _common(listing)
+    _writes(listing, "seed for generator specs [0]")
 
     warm = sub.add_parser("warm-up", help="compile every kernel into the caches, so that no run compiles",
                           description="Compile tcdist's CPU functions (Numba) and, where a GPU is usable, every CUDA "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tcdist.errors import OptionError
-from tcdist.io.write import atomic_path, stream_fd, stream_writer
+from tcdist.io.write import atomic_path, stream_fd, stream_writer, suffix_kind
 from tcdist.results import PerVertex
 
 PER_VERTEX_KINDS = {".csv": "csv", ".parquet": "parquet", ".h5": "hdf5", ".hdf5": "hdf5"}
@@ -11,11 +11,10 @@ PER_VERTEX_KINDS = {".csv": "csv", ".parquet": "parquet", ".h5": "hdf5", ".hdf5"
 
 def per_vertex_kind(path) -> str:
     """csv, parquet or hdf5, by the file's name; a one-line error for any other."""
-    name = str(path).lower()
-    for suffix, kind in PER_VERTEX_KINDS.items():
-        if name.endswith(suffix):
-            return kind
-    raise OptionError(f"{path}: {{per_vertex}} writes .csv, .parquet or .h5 files; name it so")
+    kind = suffix_kind(path, PER_VERTEX_KINDS)
+    if kind is None:
+        raise OptionError(f"{path}: {{per_vertex}} writes .csv, .parquet or .h5 files; name it so")
+    return kind
 
 
 def write_per_vertex(pv: PerVertex, path) -> None:

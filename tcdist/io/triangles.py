@@ -5,18 +5,17 @@ written whole."""
 from __future__ import annotations
 
 from tcdist.errors import OptionError
-from tcdist.io.write import atomic_path, stream_fd, stream_writer
+from tcdist.io.write import atomic_path, stream_fd, stream_writer, suffix_kind
 
 TRIANGLE_KINDS = {".parquet": "parquet", ".csv": "csv"}
 
 
 def triangle_kind(path) -> str:
     """parquet or csv, by the file's name; a one-line error for any other."""
-    name = str(path).lower()
-    for suffix, kind in TRIANGLE_KINDS.items():
-        if name.endswith(suffix):
-            return kind
-    raise OptionError(f"{path}: a triangle list is written as .parquet or .csv; name it so")
+    kind = suffix_kind(path, TRIANGLE_KINDS)
+    if kind is None:
+        raise OptionError(f"{path}: a triangle list is written as .parquet or .csv; name it so")
+    return kind
 
 
 def write_triangles(blocks, path) -> int:

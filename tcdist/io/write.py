@@ -258,6 +258,12 @@ def _link_new(tmp, target, path):
         os.replace(tmp, target)
 
 
+def suffix_kind(path, kinds: dict) -> str | None:
+    """The kind a file's name gives by its suffix (kinds: suffix -> kind), or None."""
+    name = str(path).lower()
+    return next((kind for suffix, kind in kinds.items() if name.endswith(suffix)), None)
+
+
 def output_kind(path) -> str:
     """'h5' or 'text' from an output name; any other name is refused, never written as something else."""
     name = os.fspath(path).lower()
