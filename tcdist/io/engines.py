@@ -15,7 +15,6 @@ import numpy as np
 
 from tcdist.io import grammar
 
-HEAD_BYTES = 1 << 20  # a header lies within the first MiB
 RANGE_BYTES = 1 << 16  # the least piece of a block a thread parses
 RANGES_PER_THREAD = 16  # pieces a block is cut into per thread, so that threads end together
 PAIR_BYTES = 16  # an edge as two int64

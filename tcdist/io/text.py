@@ -201,6 +201,7 @@ def _blocks(stream, raw, path, size, stop, allocate):
     buffers = [allocate(0) for _ in range(BLOCKS_AHEAD + 1)]
     rest = np.empty(0, np.uint8)
     turn, first, offset = 0, True, 0  # offset: of this block's first byte in the (uncompressed) stream
+    seekable = not is_stream(path)
     while not stop.is_set():
         want = rest.size + size
         if buffers[turn].size < want:
@@ -223,7 +224,7 @@ def _blocks(stream, raw, path, size, stop, allocate):
             continue
         offset += cut
         rest = buf[cut:end].copy()
-        yield buf[:cut], raw.tell() if not is_stream(path) else None
+        yield buf[:cut], raw.tell() if seekable else None
         if at_eof:
             return
         turn = (turn + 1) % len(buffers)
@@ -280,8 +281,8 @@ def read_pairs(path, header, validate=None, stream=None, gpu_room=None):
         with open_binary(path) as opened:
             return read_pairs(path, header, validate, opened, gpu_room)
     stream, raw = stream
-    size = 0 if is_stream(path) or stream is not raw else os.path.getsize(path)  # gzip: no estimate from its size
-    engine = _engine(size, gpu_room)
+    size = 0 if is_stream(path) else os.path.getsize(path)
+    engine = _engine(size if stream is raw else 0, gpu_room)  # gzip: its size does not estimate the edges
     line, first = 1, True
     with progress.bar(size or None, f"read {os.path.basename(path)}", "B", True) as bar:
         for block, read_so_far in read_ahead(stream, raw, path, engine.allocate):
