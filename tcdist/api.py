@@ -116,7 +116,7 @@ def warm_up(backend: str = "auto") -> dict:
     runs, and every process sharing those caches (the ranks of a host, the nodes of a cluster on a
     shared folder), compile nothing: the CPU's Numba functions (a small text graph read, built,
     partitioned and counted), and where a GPU is usable (backend 'auto' or 'gpu'), every CUDA kernel
-    instance and the CuPy kernels of a build. Returns the seconds taken, the kernel instances and
+    instance and the passes of a build. Returns the seconds taken, the kernel instances and
     where the caches are."""
     import tempfile
 

@@ -234,7 +234,7 @@ def build_parser():
 
     warm = sub.add_parser("warm-up", help="compile every kernel into the caches, so that no run compiles",
                           description="Compile tcdist's CPU functions (Numba) and, where a GPU is usable, every CUDA "
-                                      "kernel instance and the CuPy kernels of a build, into the caches that later "
+                                      "kernel instance and the passes of a build, into the caches that later "
                                       "runs load them from: run it once after installing, on each kind of GPU. The "
                                       "caches are CuPy's (CUPY_CACHE_DIR, else ~/.cupy/kernel_cache) and Numba's "
                                       "(NUMBA_CACHE_DIR, else beside the package); TCDIST_CACHE_DIR sets both, e.g. "

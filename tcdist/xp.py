@@ -18,6 +18,15 @@ def to_numpy(a):
     return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)
 
 
+def copy_into(out, a) -> None:
+    """out[:] = a, of contiguous arrays of one dtype and size: on the GPU a device copy (CuPy's
+    assignment would compile a kernel of its own for it)."""
+    if isinstance(out, np.ndarray):
+        out[:] = a
+    elif a.size:
+        out.data.copy_from_device_async(a.data, a.nbytes)
+
+
 def segment_ids(counts):
     """[0]*counts[0] + [1]*counts[1] + ...: np.repeat(arange, counts), which CuPy cannot do."""
     xp = array_module(counts)

@@ -48,6 +48,7 @@ PER_VERTEX = CudaModule(("per_vertex.cu",), lambda: [
     for declaration in declare(template, list(COL_TYPES.values()), "const i64*, const {col}*, i64, u64*")])
 DEGREE_STATS = CudaModule(("degree_stats.cu",), lambda: declare("degree_stats", ["long long"],
                                                                 "const {col}*, i64, u64*"))
+PASSES = CudaModule(("passes.cu",), list)  # extern "C" kernels only: one program (launch.kernel)
 PARSE = CudaModule(("parse.cu",), lambda: declare("parse_ranges", ["true", "false"],
                                                   "const unsigned char*, i64, i64, i64, i64*, i64*, i64*, i64*, "
                                                   "i64*, i64*"))

@@ -18,7 +18,7 @@ MAX_GRID = 1 << 30
 @cupy.memoize(for_each_device=True)
 def _module(files: tuple[str, ...], declarations: tuple[str, ...]):
     return cupy.RawModule(code=source(files), options=("-std=c++17",),
-                          name_expressions=[name_expression(d) for d in declarations])
+                          name_expressions=[name_expression(d) for d in declarations] or None)
 
 
 @functools.cache
@@ -31,6 +31,12 @@ def named(module, name: str):
     """The compiled instance of a module by its full name ('parse_ranges<true>'): each instance is
     compiled on its own, when first used, so a run compiles only what it launches."""
     return _module(module.sources, (_declarations(module)[name],)).get_function(name)
+
+
+def kernel(module, name: str):
+    """A kernel of a module whose kernels are all extern "C", compiled together as one program
+    (the passes before a count: one compile where each launches)."""
+    return _module(module.sources, ()).get_function(name)
 
 
 def function(module, template: str, col, *params):

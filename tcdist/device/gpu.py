@@ -126,8 +126,8 @@ class GpuDevice(Device):
     # The warm-up: on a thread of its own, so that the first part is read meanwhile.
 
     def start_warm_up(self, per_vertex: bool = False, builds: bool = True) -> None:
-        """On a thread: where this process builds the graph, the text parser and the build's CuPy
-        kernels compiled (or loaded) while it is read; a kernel given by name checked; auto's choice
+        """On a thread: where this process builds the graph, the text parser and the build's passes
+        compiled (or loaded) while it is read; a kernel given by name checked; auto's choice
         is checked per part."""
         from tcdist.cuda import launch
         from tcdist.cuda.build import PARSE

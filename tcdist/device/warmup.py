@@ -1,6 +1,6 @@
 """The warm-up of a device: its kernels compiled (or loaded) and checked on K_40 before anything
 is timed, since a first CuPy launch in a process costs far more than a count. On a GPU it runs on
-a thread of its own while the graph is read: the text parser and the build's CuPy kernels, and a
+a thread of its own while the graph is read: the text parser and the build's passes, and a
 kernel given by name; a kernel that --kernel auto chooses is compiled and checked when a part
 first needs it, so a run compiles only what it launches."""
 
@@ -46,9 +46,9 @@ def self_test(device, labels, dtypes=(np.int32, np.int64), per_vertex: bool = Fa
 
 
 def warm_up_build() -> None:
-    """Compile (or load) the CuPy kernels a build on the current GPU uses, on K_40 given twice with
-    self loops, in both directions: once with ids 0..39, once spread far apart (the other way of
-    compacting ids)."""
+    """Compile (or load) the passes a build on the current GPU uses (one program) and load CuPy's
+    sort, on K_40 given twice with self loops, in both directions: once with ids 0..39, once spread
+    far apart (the other way of compacting ids)."""
     import cupy
 
     u, v = np.triu_indices(CLIQUE)
@@ -117,8 +117,8 @@ class WarmUp:
 
 
 def prebuild_gpu() -> int:
-    """Compile (or load) on the current GPU every kernel instance tcdist has and the build's CuPy
-    kernels, into CuPy's cache: the number of kernel instances."""
+    """Compile (or load) on the current GPU every kernel instance tcdist has and the build's passes,
+    into CuPy's cache: the number of kernel instances."""
     from tcdist.count.registry import of_backend
     from tcdist.cuda import launch
     from tcdist.cuda.build import DEGREE_STATS, PARSE, PER_VERTEX

@@ -1,9 +1,10 @@
-"""Clean and orient: EdgeList -> Graph, in whole-array passes (NumPy or CuPy).
+"""Clean and orient: EdgeList -> Graph, where the edges are: on the host here, on the GPU in
+gpu_build.py (the same steps in tcdist's own CUDA passes).
 
 Every step is a sort of packed int64 keys (``u * n + v``) or a bincount: NumPy's
-vectorised sort is far faster than ``unique`` or a stable ``argsort`` here, and on CuPy
-both are radix sorts. On the host each step runs on every thread the run may use (the
-parallel sort in sort.py, the fused passes in passes.py), with the same results.
+vectorised sort is far faster than ``unique`` or a stable ``argsort`` here. On the host each
+step runs on every thread the run may use (the parallel sort in sort.py, the fused passes in
+passes.py) from COMPILED_FROM edges on, and in whole-array NumPy below it, with the same results.
 """
 
 from __future__ import annotations
@@ -24,108 +25,110 @@ from tcdist.xp import array_module
 COMPILED_FROM = 1 << 20  # edges from which the host's compiled passes pay for their first compile
 
 
-def _compiled(xp, size: int) -> bool:
+def _compiled(size: int) -> bool:
     """Whether a host step over size items takes the compiled passes (else whole-array NumPy,
     which compiles nothing: small graphs, and a first run with an empty Numba cache)."""
-    return xp is np and size >= COMPILED_FROM
+    return size >= COMPILED_FROM
 
 
-def unique_sorted(xp, keys):
+def unique_sorted(keys):
     """Sorted distinct values of keys."""
-    return _distinct(xp, _sort(xp, keys))
+    return _distinct(sort(keys))
 
 
-def _sort(xp, keys):
-    return sort(keys) if xp is np else xp.sort(keys)
-
-
-def _distinct(xp, keys):
+def _distinct(keys):
     """The distinct values of sorted keys."""
-    if _compiled(xp, keys.size):
+    if _compiled(keys.size):
         return passes.distinct(keys.view(np.uint64))[0].view(keys.dtype)  # equal as uint64 where equal as int64
     if keys.size:
-        keep = xp.empty(keys.size, dtype=bool)
+        keep = np.empty(keys.size, dtype=bool)
         keep[0] = True
-        xp.not_equal(keys[1:], keys[:-1], out=keep[1:])
+        np.not_equal(keys[1:], keys[:-1], out=keep[1:])
         keys = keys[keep]
     return keys
 
 
-def _undirected_keys(xp, u, v, n):
+def _undirected_keys(u, v, n):
     """(sorted distinct keys lo * n + hi of the undirected edges, repeated edges, edges also given
     in the other direction), with one sort: each key carries its direction in its lowest bit
     (2 * n^2 < 2^64 for every n up to MAX_VERTICES, so uint64 holds it)."""
-    if _compiled(xp, u.size):
+    if _compiled(u.size):
         keys, directed = passes.distinct(sort(passes.directed_keys(u, v, n)), 1)
         return keys.view(np.int64), int(u.size - directed), int(directed - keys.size)  # keys < 2^63: view = astype
-    lo, hi = xp.minimum(u, v), xp.maximum(u, v)
-    directed = unique_sorted(xp, (lo * n + hi).astype(xp.uint64) * xp.uint64(2) + (u > v).astype(xp.uint64))
-    keys = _distinct(xp, directed >> xp.uint64(1))
-    return keys.astype(xp.int64), int(u.size - directed.size), int(directed.size - keys.size)
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    directed = unique_sorted((lo * n + hi).astype(np.uint64) * np.uint64(2) + (u > v).astype(np.uint64))
+    keys = _distinct(directed >> np.uint64(1))
+    return keys.astype(np.int64), int(u.size - directed.size), int(directed.size - keys.size)
 
 
 def compact_ids(src, dst):
     """(ids, u, v): the distinct ids in order, and src/dst renumbered 0..len(ids)-1."""
-    xp = array_module(src)
     if src.size == 0:
-        return xp.empty(0, xp.int64), src, dst
+        return np.empty(0, np.int64), src, dst
     top = int(max(src.max(), dst.max()))
-    host = _compiled(xp, src.size)
+    host = _compiled(src.size)
     if top < 4 * (src.size + dst.size) + 1024:
-        present = xp.zeros(top + 1, dtype=bool)
+        present = np.zeros(top + 1, dtype=bool)
         for end in (src, dst):
             if host:
                 passes.mark(present, end)
             else:
                 present[end] = True
-        new_id = xp.cumsum(present, dtype=xp.int64) - 1
-        ids = xp.flatnonzero(present).astype(xp.int64)
+        new_id = np.cumsum(present, dtype=np.int64) - 1
+        ids = np.flatnonzero(present).astype(np.int64)
         return (ids, passes.take(new_id, src), passes.take(new_id, dst)) if host else (ids, new_id[src], new_id[dst])
-    ids = unique_sorted(xp, xp.concatenate([src, dst]))
+    ids = unique_sorted(np.concatenate([src, dst]))
     if host:
         return ids, passes.positions(ids, src), passes.positions(ids, dst)
-    return ids, xp.searchsorted(ids, src), xp.searchsorted(ids, dst)
+    return ids, np.searchsorted(ids, src), np.searchsorted(ids, dst)
 
 
 def rank_order(deg):
     """Vertices sorted by (degree, id): the global rank of LSTC's orientation."""
-    xp = array_module(deg)
     n = deg.size
-    return _sort(xp, deg.astype(xp.int64) * n + xp.arange(n, dtype=xp.int64)) % n
+    return sort(deg.astype(np.int64) * n + np.arange(n, dtype=np.int64)) % n
 
 
 def csr_from_sorted_keys(keys, n):
     """rowptr and col of the edges whose packed keys (u * n + v) are sorted."""
-    xp = array_module(keys)
-    if _compiled(xp, keys.size):
+    if _compiled(keys.size):
         rowptr, col = passes.row_starts(keys, n), np.empty(keys.size, col_dtype(n))
         passes.columns(keys, rowptr, col)
         return rowptr, col
-    rowptr = xp.zeros(n + 1, dtype=xp.int64)
-    xp.cumsum(xp.bincount(keys // n, minlength=n), out=rowptr[1:])
+    rowptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys // n, minlength=n), out=rowptr[1:])
     return rowptr, (keys % n).astype(col_dtype(n))
-
 
 
 def build_graph(edges: EdgeList) -> Graph:
     """The simple undirected graph of an edge list, oriented and relabelled by (degree, id) rank.
 
     Self loops, duplicate and reciprocal edges are dropped and counted; ids are compacted,
-    so vertices that only had self loops (or no edge at all) do not exist.
+    so vertices that only had self loops (or no edge at all) do not exist. Built where the
+    edges are: on the host, or on the GPU (gpu_build.py).
     """
-    if array_module(edges.src) is np:
+    on_host = array_module(edges.src) is np
+    if on_host:
         memory.require(model.BUILD_BYTES_PER_EDGE * len(edges),
                        f"building the graph of {edges.name} ({len(edges):,} edges)",
                        "convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5), or count a "
                        "smaller graph")
     with progress.bar(4, f"build {edges.name}", "steps") as bar:
-        return _build(edges, bar)
+        rowptr, col, original_id, counts = (_build if on_host else _build_on_gpu)(edges, bar)
+    return Graph(rowptr=rowptr, col=col, original_id=original_id, name=edges.name, **counts,
+                 warnings=list(edges.warnings), labels=edges.labels, degrees=degree_summary(rowptr, rowptr.size - 1))
+
+
+def _checked(edges, n: int) -> int:
+    if n > MAX_VERTICES:
+        raise TcdistError(f"{edges.name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
+    return n
 
 
 def _build(edges, bar):
-    xp = array_module(edges.src)
+    """(rowptr, col, original_id, the dropped edges counted) on the host."""
     src, dst = edges.src, edges.dst
-    host = _compiled(xp, src.size)
+    host = _compiled(src.size)
     if host:
         self_loops = int(passes.loops(src, dst))
         if self_loops:
@@ -137,10 +140,8 @@ def _build(edges, bar):
             src, dst = src[~loop], dst[~loop]
     ids, u, v = compact_ids(src, dst)
     bar.update()
-    n = int(ids.size)
-    if n > MAX_VERTICES:
-        raise TcdistError(f"{edges.name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
-    keys, duplicates, reciprocal = _undirected_keys(xp, u, v, n)
+    n = _checked(edges, int(ids.size))
+    keys, duplicates, reciprocal = _undirected_keys(u, v, n)
     bar.update()
     del u, v
     if host:
@@ -153,25 +154,34 @@ def _build(edges, bar):
     else:
         lo, hi = keys // n, keys % n
         del keys
-        order = rank_order(xp.bincount(lo, minlength=n) + xp.bincount(hi, minlength=n))
-        rank = xp.empty(n, dtype=xp.int64)
-        rank[order] = xp.arange(n, dtype=xp.int64)
+        order = rank_order(np.bincount(lo, minlength=n) + np.bincount(hi, minlength=n))
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n, dtype=np.int64)
         a, b = rank[lo], rank[hi]
         del lo, hi
-        oriented = xp.minimum(a, b) * n + xp.maximum(a, b)
+        oriented = np.minimum(a, b) * n + np.maximum(a, b)
         del a, b
     bar.update()
-    rowptr, col = csr_from_sorted_keys(_sort(xp, oriented), n)
+    rowptr, col = csr_from_sorted_keys(sort(oriented), n)
     bar.update()
-    return Graph(
-        rowptr=rowptr,
-        col=col,
-        original_id=ids[order],
-        name=edges.name,
-        self_loops=self_loops,
-        duplicates=duplicates,
-        reciprocal=reciprocal,
-        warnings=list(edges.warnings),
-        labels=edges.labels,
-        degrees=degree_summary(rowptr, n),
-    )
+    return rowptr, col, ids[order], {"self_loops": self_loops, "duplicates": duplicates, "reciprocal": reciprocal}
+
+
+def _build_on_gpu(edges, bar):
+    """(rowptr, col, original_id, the dropped edges counted) on the GPU: the same steps."""
+    from tcdist.graph import gpu_build
+
+    src, dst = edges.src, edges.dst
+    self_loops, top = gpu_build.end_stats(src, dst)
+    ids, new_id = gpu_build.compact_ids(src, dst, self_loops, top)
+    bar.update()
+    n = _checked(edges, int(ids.size))
+    keys, duplicates, reciprocal = gpu_build.undirected_keys(src, dst, self_loops, ids, new_id)
+    del new_id
+    bar.update()
+    order, oriented = gpu_build.orient(keys, n)
+    bar.update()
+    rowptr, col = gpu_build.csr(oriented, n)
+    bar.update()
+    return rowptr, col, gpu_build.take(ids, order), {"self_loops": self_loops, "duplicates": duplicates,
+                                                     "reciprocal": reciprocal}

@@ -1,5 +1,5 @@
-"""Checks of an oriented CSR before a kernel trusts it: its structure (csr_problem, NumPy or
-CuPy, whole-array passes) and, for a part read from a store, the order of its ids
+"""Checks of an oriented CSR before a kernel trusts it: its structure (csr_problem: whole-array
+NumPy passes, or one launch on the GPU) and, for a part read from a store, the order of its ids
 (misoriented_rows, compiled)."""
 
 import numpy as np
@@ -7,37 +7,61 @@ from numba import njit, prange
 
 from tcdist.xp import array_module
 
+FALLS, OUTSIDE, UNSORTED, BACKWARD = 1, 2, 4, 8  # problems, as the GPU's pass (cuda/passes.cu) names them
+PROBLEMS = {FALLS: "rowptr does not rise from 0 to the number of edges",
+            OUTSIDE: "a column index lies outside 0..{last}",
+            UNSORTED: "a row is not sorted (or repeats a column)",
+            BACKWARD: "an edge u -> v has u >= v (not oriented by rank)"}
+
 
 def csr_problem(rowptr, col, n_local: int, *, ascending: bool = False) -> str | None:
     """What is wrong with an oriented CSR that a kernel would trust, or None: rowptr int64 from 0
     to len(col) and never falling, ids in range, every row strictly increasing, 0 <= n_local <= n
-    (and with ascending, every edge u -> v with u < v). Whole-array passes, NumPy or CuPy."""
-    xp = array_module(rowptr)
+    (and with ascending, every edge u -> v with u < v). Problems are named in that order."""
     n = int(rowptr.size) - 1
     if rowptr.dtype != np.int64 or rowptr.ndim != 1 or n < 0:
         return "rowptr is not a one-dimensional int64 array"
     if col.dtype.kind != "i" or col.ndim != 1:
         return "col is not a one-dimensional integer array"
-    if int(rowptr[0]) != 0 or int(rowptr[-1]) != col.size or (n and bool((rowptr[1:] < rowptr[:-1]).any())):
-        return "rowptr does not rise from 0 to the number of edges"
+    on_host = array_module(rowptr) is np
+    if on_host:
+        found = FALLS * _falls(rowptr, col.size)
+    else:
+        from tcdist.graph import gpu_build
+
+        found = gpu_build.csr_problems(rowptr, col, ascending) if n else 0
+        found |= FALLS * (int(rowptr[0]) != 0 or int(rowptr[-1]) != col.size)
+    if found & FALLS:
+        return PROBLEMS[FALLS]
     if not 0 <= n_local <= n:
         return f"{n_local} local vertices in a part of {n}"
-    if col.size == 0:
-        return None
+    if col.size and on_host:
+        found = _host_problems(rowptr, col, n, ascending)
+    return next((text.format(last=n - 1) for bit, text in PROBLEMS.items() if found & bit), None)
+
+
+def _falls(rowptr, m: int) -> bool:
+    n = rowptr.size - 1
+    return int(rowptr[0]) != 0 or int(rowptr[-1]) != m or bool(n and (rowptr[1:] < rowptr[:-1]).any())
+
+
+def _host_problems(rowptr, col, n: int, ascending: bool) -> int:
+    """The first of OUTSIDE, UNSORTED, BACKWARD a CSR with a sound rowptr has, in whole-array passes
+    (0 for none)."""
     if int(col.min()) < 0 or int(col.max()) >= n:
-        return f"a column index lies outside 0..{n - 1}"
-    row_start = xp.zeros(col.size + 1, dtype=bool)
+        return OUTSIDE
+    row_start = np.zeros(col.size + 1, dtype=bool)
     row_start[rowptr[:-1]] = True
     step = max(1 << 16, -(-col.size // 16))  # in slices: the comparisons hold a sixteenth of a flag per column
     for a in range(1, col.size, step):
         b = min(a + step, col.size)
         if bool((~row_start[a:b] & (col[a:b] <= col[a - 1 : b - 1])).any()):
-            return "a row is not sorted (or repeats a column)"
+            return UNSORTED
     if ascending:  # rows are sorted (above): a row ascends from u if its first column does
-        rows = xp.flatnonzero(rowptr[1:] > rowptr[:-1])
+        rows = np.flatnonzero(rowptr[1:] > rowptr[:-1])
         if bool((col[rowptr[rows]] <= rows).any()):
-            return "an edge u -> v has u >= v (not oriented by rank)"
-    return None
+            return BACKWARD
+    return 0
 
 
 @njit(parallel=True, cache=True, nogil=True)

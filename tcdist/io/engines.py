@@ -14,6 +14,7 @@ import numba
 import numpy as np
 
 from tcdist.io import grammar
+from tcdist.xp import copy_into
 
 RANGE_BYTES = 1 << 16  # the least piece of a block a thread parses
 RANGES_PER_THREAD = 16  # pieces a block is cut into per thread, so that threads end together
@@ -39,7 +40,8 @@ class Pairs:
 
     def grow(self, capacity: int) -> None:
         src, dst = self.xp.empty(capacity, self.xp.int64), self.xp.empty(capacity, self.xp.int64)
-        src[: self.size], dst[: self.size] = self.src[: self.size], self.dst[: self.size]
+        copy_into(src[: self.size], self.src[: self.size])
+        copy_into(dst[: self.size], self.dst[: self.size])
         self.src, self.dst = src, dst
 
     def block(self, count: int):

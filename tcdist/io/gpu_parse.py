@@ -14,6 +14,7 @@ import numpy as np
 from tcdist.budget import model
 from tcdist.cuda import launch
 from tcdist.cuda.build import PARSE
+from tcdist.graph import gpu_build
 from tcdist.io.engines import PAIR_BYTES, CpuEngine, Engine, Pairs
 
 RANGE_BYTES = 128  # a GPU thread's piece of a block: a few lines
@@ -52,17 +53,16 @@ class GpuEngine(Engine):
         on_gpu = self._block[: block.size]
         on_gpu.set(block)
         ranges = max(1, -(-block.size // RANGE_BYTES))
-        edges, lines, bad, index = (cupy.full(ranges, value, cupy.int64) for value in (0, 0, -1, -1))
+        edges, lines, bad, index = (cupy.empty(ranges, cupy.int64) for _ in range(4))
+        bad.data.memset_async(0xFF, bad.nbytes)  # -1: no bad line (index is read only where bad is set)
         grid = (-(-ranges // THREADS),)
         launch.named(PARSE, "parse_ranges<false>")(
             grid, (THREADS,), (on_gpu, np.int64(block.size), np.int64(RANGE_BYTES), np.int64(ranges), edges, lines,
                                bad, index, edges, edges))
-        first = int(cupy.argmax(bad >= 0))
-        if int(bad[first]) >= 0:
-            return int(bad[first]), int(lines[:first].sum() + index[first])
-        self.lines = int(lines.sum())
-        total = int(edges.sum())
-        offsets = cupy.cumsum(edges) - edges
+        offsets, total, line_total, first = gpu_build.block_totals(edges, lines, bad)
+        if first is not None:
+            return int(bad[first]), int(lines[:first].get().sum() + index[first])
+        self.lines = line_total
         self._pending = (on_gpu, offsets, ranges, grid, total)
         return None
 

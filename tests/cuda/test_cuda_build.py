@@ -27,3 +27,25 @@ def test_every_kernel_compiles_on_its_own_to_ptx_for_sm_90(tmp_path, name, files
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     assert ptx.read_text().count(".entry") == len(declarations) > 0
+
+
+def test_the_passes_compile_as_one_program_and_each_is_launched(tmp_path):
+    """passes.cu (the build, the check and the parse's sums) is one program of extern "C" kernels:
+    every kernel it has compiles for sm_90, and each is launched by name from gpu_build.py (a name
+    mistyped there, or a kernel nothing launches, fails here)."""
+    import re
+    from importlib import resources
+
+    from tcdist.cuda.build import PASSES
+
+    text = source(PASSES.sources)
+    names = set(re.findall(r'extern "C" __global__ void (\w+)\(', text))
+    unit = tmp_path / "passes.cu"
+    unit.write_text(text)
+    ptx = tmp_path / "passes.ptx"
+    result = subprocess.run([shutil.which("nvcc"), "--ptx", "-arch=sm_90", "-std=c++17", str(unit), "-o", str(ptx)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert set(re.findall(r"\.entry (\w+)\(", ptx.read_text())) == names
+    launcher = (resources.files("tcdist.graph") / "gpu_build.py").read_text()
+    assert names == {name for name in re.findall(r'"(\w+)"', launcher) if name in names} and len(names) == 18

@@ -3,6 +3,7 @@
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,3 +59,39 @@ def test_a_generated_graph_is_the_reference():
     assert np.array_equal(g.rowptr, rowptr) and np.array_equal(g.col, col)
     assert np.array_equal(g.original_id, original_id)
     assert [g.self_loops, g.duplicates, g.reciprocal] == counts
+
+
+@pytest.mark.gpu
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(small_ids, huge_ids, st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=8)))
+def test_the_gpu_build_is_the_reference(edges):
+    """The GPU's passes (dense and searched ids, self loops kept as keys that sort last), and
+    graphs of no edge or of self loops only."""
+    import cupy
+
+    src = np.array([p[0] for p in edges], np.int64)
+    dst = np.array([p[1] for p in edges], np.int64)
+    g = build_graph(EdgeList(cupy.asarray(src), cupy.asarray(dst), "random"))
+    rowptr, col, original_id, loops, duplicates, reciprocal = reference(src, dst)
+    assert np.array_equal(g.rowptr.get(), rowptr) and g.rowptr.dtype == np.int64
+    assert np.array_equal(g.col.get(), col) and g.col.dtype == np.int32
+    assert np.array_equal(g.original_id.get(), original_id)
+    assert (g.self_loops, g.duplicates, g.reciprocal) == (loops, duplicates, reciprocal)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spec", ["rmat:18", "er:300000:2000000"])
+def test_a_large_graph_built_on_the_gpu_is_the_hosts(spec):
+    """Many tiles of every compaction; ids in int64 columns too."""
+    import cupy
+
+    from tcdist.io import generate
+
+    e = generate(spec, seed=11)
+    e.src[::97] = e.dst[::97]  # self loops among the rest
+    host = build_graph(e)
+    for shift in (0, 2**40):  # dense ids, then ids searched
+        g = build_graph(EdgeList(cupy.asarray(e.src + shift), cupy.asarray(e.dst + shift), spec))
+        assert np.array_equal(g.rowptr.get(), host.rowptr) and np.array_equal(g.col.get(), host.col)
+        assert np.array_equal(g.original_id.get(), host.original_id + shift)
+        assert (g.self_loops, g.duplicates, g.reciprocal) == (host.self_loops, host.duplicates, host.reciprocal)
