@@ -77,7 +77,7 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
                     prune: str | None = None, seed: int = 0, store: str | os.PathLike | None = None,
                     schedule: str = "static", resume: bool = False,
                     per_vertex: bool = False, gpu_memory_limit: int | str | None = None, comm=None,
-                    debug: bool = False) -> TriangleCount:
+                    labels: bool = False, debug: bool = False) -> TriangleCount:
     """Count the triangles of a source exactly (see load_graph for the sources accepted).
 
     parts, scheme, prune: count LSTC parts (default: the whole graph as one part; one part per
@@ -95,6 +95,7 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     order), and transitivity and average_clustering are set.
     gpu_memory_limit: bytes or a size such as '4GiB': the most the run's GPU arrays hold at once; parts='auto'
     picks the fewest parts whose largest fits it (else nine tenths of the free memory).
+    labels: the source is a text edge list whose ids are names (load_graph).
     """
     if isinstance(gpu_memory_limit, str):
         try:
@@ -103,7 +104,7 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
             raise OptionValueError(f"{{gpu_memory_limit}}: {e}") from None
     config = CountConfig(backend=backend, kernel=kernel, threads=threads, parts=parts, scheme=scheme, prune=prune,
                          seed=seed, store=store, schedule=schedule, resume=resume, per_vertex=per_vertex,
-                         gpu_memory_limit=gpu_memory_limit)
+                         gpu_memory_limit=gpu_memory_limit, labels=labels)
     comm = as_comm(comm)
     try:
         return run.count(comm, source, config, debug=debug)
@@ -162,7 +163,8 @@ def convert(source: Source, output: str, *, seed: int = 0) -> dict:
     return {"n": g.n, "m": g.m, "bytes": os.path.getsize(output), "warnings": list(g.warnings)}
 
 
-def list_triangles(source: Source = None, output: str | os.PathLike | None = None, *, seed: int = 0):
+def list_triangles(source: Source = None, output: str | os.PathLike | None = None, *, seed: int = 0,
+                   labels: bool = False):
     """Every triangle of a source once, as (u, v, w) with u < v < w in the source's ids (labels:
     in the order the graph numbered them), listed block by block on the CPU.
 
@@ -177,7 +179,7 @@ def list_triangles(source: Source = None, output: str | os.PathLike | None = Non
     if output is not None and stream_fd(output) is None:
         triangle_kind(output)
         output_target(output, inputs=[source])
-    graph = load_graph(source, seed=seed).on_host()
+    graph = load_graph(source, seed=seed, labels=labels).on_host()
     blocks = _triangles_in_source_ids(graph)
     if output is None:
         return blocks

@@ -48,7 +48,7 @@ def cmd_count(args, comm):
                         parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store,
                         schedule=args.schedule, resume=args.resume,
                         per_vertex=args.per_vertex is not None, gpu_memory_limit=args.gpu_memory_limit, comm=comm,
-                        debug=args.debug)
+                        labels=args.labels, debug=args.debug)
     if comm.rank != 0:
         return 0
     if r.per_vertex is not None:
@@ -81,7 +81,7 @@ def _graph_info(args):
     from tcdist.api import Timings, load_graph
 
     timings = Timings()
-    g = load_graph(args.graph, seed=args.seed, timings=timings)
+    g = load_graph(args.graph, seed=args.seed, timings=timings, labels=args.labels)
     s = g.stats()
     d = s["degree"]
     record = {"name": g.name, "n": g.n, "m": g.m, "self_loops": g.self_loops, "duplicates": g.duplicates,
@@ -172,7 +172,7 @@ def cmd_list(args):
     from tcdist.api import list_triangles
     from tcdist.io.write import stream_fd
 
-    done = list_triangles(args.graph, args.output, seed=args.seed)
+    done = list_triangles(args.graph, args.output, seed=args.seed, labels=args.labels)
     record = {"input": args.graph, "output": args.output, **done}
     on_stdout = stream_fd(args.output) == 1  # the triangles are there: the summary goes to standard error
     _emit(args, record, [f"listed {done['triangles']:,} triangles to {args.output}"], done["warnings"],

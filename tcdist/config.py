@@ -69,6 +69,7 @@ class CountConfig:
     resume: bool = False
     per_vertex: bool = False
     gpu_memory_limit: int | None = None
+    labels: bool = False            # a text source's ids are names
 
     def __post_init__(self):
         check_partitioning(self.parts, self.scheme, self.prune, self.seed)
@@ -84,7 +85,7 @@ class CountConfig:
             raise OptionTypeError(f"{{store}} must be a path, got {type(self.store).__name__} {self.store!r}")
         if self.store is not None:
             object.__setattr__(self, "store", os.fspath(self.store))
-        for name in ("resume", "per_vertex"):
+        for name in ("resume", "per_vertex", "labels"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionTypeError(f"{{{name}}} must be True or False, got {getattr(self, name)!r}")
         if self.per_vertex and self.resume:

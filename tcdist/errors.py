@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 OPTIONS = ("backend", "kernel", "threads", "parts", "scheme", "prune", "seed", "store", "schedule", "resume",
-           "per_vertex", "gpu_memory_limit", "force", "json_file", "output")
+           "per_vertex", "gpu_memory_limit", "force", "json_file", "output", "labels")
 _NAMED = re.compile(r"\{(" + "|".join(OPTIONS) + r")\}")
 _NAMES = contextvars.ContextVar("tcdist_option_names", default={})
 
@@ -34,8 +34,13 @@ class OptionError(TcdistError):
     """A problem that names options, written with ``{name}`` fields (see above)."""
 
     def __str__(self) -> str:
-        names = _NAMES.get()
-        return _NAMED.sub(lambda m: names.get(m.group(1), m.group(1)), super().__str__())
+        return named(super().__str__())
+
+
+def named(text: str) -> str:
+    """text with each {option} in the words of whoever runs tcdist."""
+    names = _NAMES.get()
+    return _NAMED.sub(lambda m: names.get(m.group(1), m.group(1)), text)
 
 
 class InputError(TcdistError):
@@ -47,3 +52,6 @@ class InputError(TcdistError):
         self.path = path
         self.line = line
         self.problem = problem
+
+    def __str__(self) -> str:
+        return named(super().__str__())  # a problem may name an option ({labels})

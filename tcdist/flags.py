@@ -106,6 +106,12 @@ def _seed(text):
     return value
 
 
+def _labels(p):
+    p.add_argument("--labels", action="store_true",
+                   help="GRAPH is a text edge list whose ids are names (alice bob): the first two fields of a line "
+                        "are taken as written, and every output shows the names")
+
+
 def _common(p, quiet="no progress bars or warnings"):
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout, no progress bars")
     p.add_argument("--quiet", "-q", action="store_true", help=quiet)
@@ -178,6 +184,7 @@ def build_parser():
                             "input's own ids, and add "
                             "the transitivity and average clustering to the summary (CPU or GPU, parts and ranks); "
                             "- (or another stream): CSV on standard output, and the summary on standard error")
+    _labels(count)
     _common(count, quiet="print the number of triangles alone (with --json, the record alone): no summary, "
                          "progress bars or warnings")
 
@@ -199,6 +206,7 @@ def build_parser():
                                       "(LSTC Tables 3-4). Without: versions, threads, GPUs and MPI.")
     info.add_argument("graph", nargs="?", metavar="GRAPH")
     info.add_argument("--seed", type=_seed, default=0, help="seed for generator specs [0]")
+    _labels(info)
     _common(info)
 
     convert = sub.add_parser("convert", help="convert a graph to tcdist HDF5 (or a clean edge list)",
@@ -231,6 +239,7 @@ def build_parser():
                                          "written whole. The number listed is checked against a count.")
     listing.add_argument("graph", nargs="?", metavar="GRAPH", help=_GRAPH_HELP)
     _writes(listing, "seed for generator specs [0]")
+    _labels(listing)
 
     warm = sub.add_parser("warm-up", help="compile every kernel into the caches, so that no run compiles",
                           description="Compile tcdist's CPU functions (Numba) and, where a GPU is usable, every CUDA "

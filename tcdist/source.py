@@ -11,7 +11,7 @@ from tcdist import io
 from tcdist.budget import model
 from tcdist.device.core import Device
 from tcdist.device.gpu import free_bytes as free_gpu_bytes
-from tcdist.errors import TcdistError
+from tcdist.errors import OptionError, TcdistError
 from tcdist.graph import Graph, build_graph
 from tcdist.graph.check import csr_problem
 from tcdist.io.objects import edges_of
@@ -48,7 +48,7 @@ def _upload_edges(edges, timings, room: int):
 
 
 def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None = None,
-               device: Device | str = "cpu") -> Graph:
+               device: Device | str = "cpu", labels: bool = False) -> Graph:
     """The cleaned, oriented Graph of a source.
 
     source: None (the embedded ego-Facebook graph), a file path (edge list, Matrix Market,
@@ -60,11 +60,15 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     fits there, under the Device's memory limit if it has one (generators then draw on the GPU);
     the graph's arrays stay where they were built.
     timings: receives the generate or read, build and (on a GPU) transfer seconds.
+    labels: the source is a text edge list whose ids are names (kept as graph.labels).
     """
     on_gpu = device.is_gpu if isinstance(device, Device) else device == "gpu"
     timings = Timings() if timings is None else timings
     t0 = time.perf_counter()
     generated = isinstance(source, (str, os.PathLike)) and io.is_spec(source) and not os.path.exists(source)
+    if labels and (generated or not isinstance(source, (str, os.PathLike))):
+        raise OptionError("{labels} reads text edge lists whose ids are names; give the path of one (other sources "
+                          "keep ids that are not integers as labels by themselves)")
     if isinstance(source, Graph):
         problem = csr_problem(source.rowptr, source.col, source.n, ascending=True)
         if problem:
@@ -81,7 +85,8 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
         else:
             loaded = io.generate(str(source), seed=seed)
     elif isinstance(source, (str, os.PathLike)):
-        loaded = io.read(os.fspath(source), gpu_room=_gpu_room(device) if on_gpu else None)
+        loaded = io.read(os.fspath(source), gpu_room=_gpu_room(device) if on_gpu and not labels else None,
+                         labels=labels)
     else:
         loaded = edges_of(source)
     if generated:

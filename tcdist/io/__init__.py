@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from tcdist.errors import InputError, TcdistError
+from tcdist.errors import InputError, OptionError, TcdistError
 from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import Graph
 from tcdist.io.edgelist import read_edge_list
@@ -55,6 +55,16 @@ def _read_stream(path, gpu_room):
         return reader(path, (stream, raw), gpu_room)
 
 
+def _read_labelled(path) -> EdgeList:
+    from tcdist.io.labels import read_labelled
+
+    fmt = "edgelist" if is_stream(path) else detect_format(path)
+    if fmt != "edgelist":
+        kind = {"h5": "an HDF5 file", "mtx": "a Matrix Market file"}[fmt]
+        raise OptionError(f"{path}: {{labels}} reads text edge lists, and this is {kind} (its ids are numbers)")
+    return read_labelled(path)
+
+
 def check_readable(path):
     """One-line errors for a missing path, a directory or an unreadable file."""
     if path == "-":
@@ -68,10 +78,13 @@ def check_readable(path):
         raise InputError(path, "permission denied")
 
 
-def read(path: str | os.PathLike, gpu_room: int | None = None) -> EdgeList | Graph:
+def read(path: str | os.PathLike, gpu_room: int | None = None, labels: bool = False) -> EdgeList | Graph:
     """An EdgeList (text formats) or a Graph (tcdist HDF5) from a file. gpu_room: text is parsed on
-    the current GPU, its edges kept there while they and their build fit in that many bytes."""
+    the current GPU, its edges kept there while they and their build fit in that many bytes.
+    labels: an edge list whose ids are names (io/labels.py)."""
     check_readable(path)
+    if labels:
+        return _read_labelled(path)
     if is_stream(path):
         return _read_stream(path, gpu_room)
     fmt = detect_format(path)

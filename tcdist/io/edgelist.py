@@ -1,12 +1,9 @@
 """SNAP, KONECT and Graph Challenge edge lists: two integer ids per line, anything after ignored."""
 
-import re
-
 from tcdist.graph.edges import EdgeList
-from tcdist.io.text import data_lines, read_pairs, show, split_lines
+from tcdist.io.text import NUMBER, data_lines, read_pairs, show, split_lines
 
 _HEAD_BYTES = 1 << 16  # a header is looked for in the file's first 64 KiB
-_NUMBER = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _leading_lines(head):
@@ -22,7 +19,7 @@ def _leading_lines(head):
 def _may_be_data(tokens):
     """An edge or a damaged one ('1.0 2.0', '1 x', '+3 4'; the parser names what is wrong): two or
     more fields, one of them a number. A lone field cannot be an edge (a vertex count, say)."""
-    return len(tokens) >= 2 and any(_NUMBER.fullmatch(t) for t in tokens)
+    return len(tokens) >= 2 and any(NUMBER.fullmatch(t) for t in tokens)
 
 
 def _header(path, warnings):

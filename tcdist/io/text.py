@@ -32,6 +32,7 @@ FOREIGN_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32", "big-endian"), (b"\xff\xfe\x00\x
 INT64_MAX = 2**63 - 1
 _COMMENT = (b"#", b"%")
 _DECIMAL = re.compile(rb"-?[0-9]+")
+NUMBER = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # any written number
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 BLOCKS_AHEAD = 2  # blocks read while one is parsed
 GPU_BLOCKS = 8  # a GPU parses text where it has room for this many blocks (with their edges and counts)
@@ -130,7 +131,8 @@ def show(token):
 
 def _token_problem(token):
     if not _DECIMAL.fullmatch(token):
-        return f"'{show(token)}' is not an integer vertex id (decimal digits only)"
+        hint = "" if NUMBER.fullmatch(token) else "; to read ids as names, use {labels}"
+        return f"'{show(token)}' is not an integer vertex id (decimal digits only{hint})"
     digits = token.lstrip(b"-").lstrip(b"0")
     if token.startswith(b"-") and digits:
         return f"negative vertex id {show(token)}"

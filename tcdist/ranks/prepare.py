@@ -117,6 +117,9 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
         output_target(config.store, inputs=[source], replace=False)  # before any work: a bad name fails at once
         held.lock(config.store)  # before any work too: another run using it is said at once
     source_store = open_store_source(source)
+    if source_store is not None and config.labels:
+        source_store.close()
+        raise OptionError(f"{source}: {{labels}} reads text edge lists, and this is a partition store (integer ids)")
     if source_store is not None:
         with source_store:
             held.lock(source_store.path)  # its journal is beside it
@@ -124,7 +127,7 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
         prepared.drop_journal = config.store is None and not config.resume
         return prepared
     device.warming.wait()  # a graph may be built on the GPU: not beside the warm-up
-    graph = held.graph = load_graph(source, seed=config.seed, timings=timings, device=device)
+    graph = held.graph = load_graph(source, seed=config.seed, timings=timings, device=device, labels=config.labels)
     if config.whole and ranks == 1:
         return _whole(graph, held)
     budgeted = device.memory_limit is not None

@@ -172,7 +172,8 @@ def test_real_process_exits_2_without_traceback(tmp_path):
     bad.write_text("1 2\n2 x\n")
     result = run_module("count", bad)
     assert result.returncode == 2
-    assert result.stderr.strip() == f"tcdist: error: {bad}:2: 'x' is not an integer vertex id (decimal digits only)"
+    assert result.stderr.strip() == (f"tcdist: error: {bad}:2: 'x' is not an integer vertex id (decimal digits only; "
+                                     "to read ids as names, use --labels)")
     debug = run_module("count", bad, "--debug")
     assert debug.returncode == 2 and "Traceback" in debug.stderr
 

@@ -1,0 +1,98 @@
+"""Text edge lists whose vertex ids are names (--labels): the first two fields of each line are
+taken as written (3 and 03 are two vertices), the vertices numbered by their names in byte order,
+and the names kept as the graph's labels, so every output shows them. Lines, separators and
+comments are those of an edge list of integer ids (grammar.py); a header line is an edge here,
+unless it is a comment."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from tcdist.budget import host as memory
+from tcdist.errors import InputError
+from tcdist.graph.edges import EdgeList
+from tcdist.io.text import open_binary, read_block, refuse_binary, split_lines
+
+LF, CR, NUL = 10, 13, 0
+
+
+@njit(cache=True, nogil=True)
+def _separates(b) -> bool:
+    return b == 32 or b == 9 or b == 11 or b == 12 or b == 44  # blank, tab, VT, FF, comma
+
+
+@njit(cache=True, nogil=True)
+def _ends_field(b) -> bool:
+    return _separates(b) or b == LF or b == CR or b == 35 or b == 37 or b == NUL  # a line end, '#', '%'
+
+
+@njit(cache=True, nogil=True)
+def _fields(buf, starts, lengths):
+    """(edges, offset, problem): the first two fields of every line with fields written to starts
+    and lengths; problem 1 for a line of one field (offset: its start), 2 for a NUL byte (offset:
+    the byte), 0 for none."""
+    i, k, end = 0, 0, buf.size
+    while i < end:
+        line, found = i, 0
+        while i < end and buf[i] != LF and buf[i] != CR and buf[i] != 35 and buf[i] != 37:
+            if buf[i] == NUL:
+                return k, i, 2
+            if _separates(buf[i]):
+                i += 1
+                continue
+            start = i
+            while i < end and not _ends_field(buf[i]):
+                i += 1
+            if found < 2:
+                starts[k, found], lengths[k, found] = start, i - start
+            found += 1
+        while i < end and buf[i] != LF and buf[i] != CR:  # a comment to the line's end
+            if buf[i] == NUL:
+                return k, i, 2
+            i += 1
+        if found == 1:
+            return k, line, 1
+        k += found >= 2
+        i += 1 + (i + 1 < end and buf[i] == CR and buf[i + 1] == LF)
+    return k, 0, 0
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _names(buf, starts, lengths, edges, out):
+    """out[2k + f] = field f of edge k, padded with NULs."""
+    for k in prange(edges):
+        for f in range(2):
+            for j in range(lengths[k, f]):
+                out[2 * k + f, j] = buf[starts[k, f] + j]
+
+
+def read_labelled(path) -> EdgeList:
+    """The edges of a text file whose ids are names, numbered by name; the names are the labels."""
+    with open_binary(path) as (stream, _):
+        data = np.frombuffer(_read_all(stream, path), np.uint8)
+    refuse_binary(data[:8192], path)
+    lines = int(np.count_nonzero(data == LF) + np.count_nonzero(data == CR)) + 1
+    memory.require(12 * 2 * lines, f"reading the names of {path}", "give the graph integer ids")
+    starts, lengths = np.empty((lines, 2), np.int64), np.empty((lines, 2), np.int32)
+    edges, offset, problem = _fields(data, starts, lengths)
+    if problem:
+        before = data[:offset].tobytes()
+        line = len(split_lines(before)) + (not before or before[-1:] in (b"\n", b"\r"))  # a line end ends a line
+        text = "binary data (a NUL byte), not a text graph" if problem == 2 else "expected two vertex names, found one"
+        raise InputError(path, text, line)
+    width = int(lengths[:edges].max(initial=1))
+    memory.require(2 * edges * width * 2, f"sorting the names of {path}", "give the graph integer ids")
+    names = np.zeros((2 * edges, width), np.uint8)
+    _names(data, starts, lengths, edges, names)
+    labels, number = np.unique(names.view(f"S{width}").ravel(), return_inverse=True)
+    labels = np.char.decode(labels, "utf-8", "backslashreplace").astype(object)
+    return EdgeList(number[0::2].astype(np.int64), number[1::2].astype(np.int64), str(path), labels=labels)
+
+
+def _read_all(stream, path) -> bytes:
+    """The whole (gunzipped) stream: the names are sorted together, so the file is read at once."""
+    pieces = []
+    while piece := read_block(stream, path, 64 << 20):
+        pieces.append(piece)
+    return b"".join(pieces)

@@ -1,0 +1,100 @@
+"""Text edge lists whose ids are names (--labels), against networkx on the same pairs."""
+
+import gzip
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tcdist
+from tcdist.errors import InputError, OptionError
+
+NAMES = ["alice", "bob", "carol", "dave", "3", "03", "Zoë", "北京", "x-1", "a.b", "_", "eve", "mallory", "trent"]
+SEPARATORS = [" ", "\t", ",", " , ", "  \t"]
+LINE_ENDS = ["\n", "\r\n", "\r"]
+
+
+def written(pairs, draw_layout) -> bytes:
+    """The pairs as text: separators and line ends drawn per line, comments and blank lines among them."""
+    lines = ["# a comment first"]
+    for a, b in pairs:
+        sep, extra, comment = draw_layout()
+        lines.append(f"{a}{sep}{b}" + (f"{sep}7" if extra else "") + (" # note" if comment else ""))
+        if comment:
+            lines.append("")
+    return "".join(line + LINE_ENDS[len(line) % 3] for line in lines).encode()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(NAMES)), max_size=60), st.data(), st.booleans())
+def test_names_count_as_networkx_counts_them(tmp_path_factory, pairs, data, zipped):
+    """Per-vertex triangles by name equal networkx's on a graph made from the same pairs (self
+    loops and repeats dropped); 3 and 03 are two vertices."""
+    layout = lambda: (data.draw(st.sampled_from(SEPARATORS)), data.draw(st.booleans()), data.draw(st.booleans()))  # noqa: E731
+    path = tmp_path_factory.mktemp("labels") / ("g.txt.gz" if zipped else "g.txt")
+    text = written(pairs, layout)
+    path.write_bytes(gzip.compress(text) if zipped else text)
+    g = nx.Graph((a, b) for a, b in pairs if a != b)
+    r = tcdist.count_triangles(path, labels=True, per_vertex=True, backend="cpu")
+    assert r.triangles == sum(nx.triangles(g).values()) // 3
+    assert dict(zip(r.per_vertex.vertex, r.per_vertex.triangles.tolist())) == nx.triangles(g)
+    assert list(r.per_vertex.vertex) == sorted(g.nodes, key=lambda name: name.encode())
+
+
+def test_the_cli_shows_names_in_every_output(tmp_path, cli):
+    path = tmp_path / "people.tsv"
+    path.write_text("alice\tbob\nbob\tcarol\ncarol\talice\ncarol\tdave\n")
+    out = cli("count", path, "--labels", "--per-vertex", "-", "-q")
+    assert out.code == 0 and out.out.splitlines() == ['vertex,triangles,clustering', '"alice",1,1', '"bob",1,1',
+                                                      '"carol",1,0.3333333333333333', '"dave",0,0']
+    listed = cli("list", path, "--labels", "-o", "-")
+    assert listed.code == 0 and listed.out.splitlines() == ["u,v,w", '"alice","bob","carol"']
+    info = cli("info", path, "--labels", "--json")
+    assert info.code == 0 and info.json()["n"] == 4
+
+
+def test_names_without_labels_are_refused_with_the_way_to_read_them(tmp_path, cli):
+    path = tmp_path / "people.txt"
+    path.write_text("alice bob\n")
+    out = cli("count", path)
+    assert out.code == 2
+    assert out.err.strip() == (f"tcdist: error: {path}:1: 'alice' is not an integer vertex id (decimal digits only; "
+                               "to read ids as names, use --labels)")
+    assert cli("count", path, "--labels", "-q").out.strip() == "0"
+    path.write_text("1.5 2\n")  # a number that is not an integer: no names to read
+    assert cli("count", path).err.strip().endswith("'1.5' is not an integer vertex id (decimal digits only)")
+
+
+@pytest.mark.parametrize("text,line,problem", [
+    (b"a b\nc\n", 2, "expected two vertex names, found one"),
+    (b"a b\r\n# c d\r\n\r\n  e  \r\n", 4, "expected two vertex names, found one"),
+    (b"a b\rc d\re", 3, "expected two vertex names, found one"),
+    (b"a b\n" * 5000 + b"c\x00d e\n", 5001, "binary data (a NUL byte), not a text graph"),
+    (b"a b\n" * 5000 + b"\x00", 5001, "binary data (a NUL byte), not a text graph"),
+])
+def test_a_bad_line_is_named(tmp_path, text, line, problem):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(text)
+    with pytest.raises(InputError) as e:
+        tcdist.count_triangles(path, labels=True)
+    assert (e.value.line, e.value.problem) == (line, problem)
+
+
+def test_labels_are_refused_where_ids_are_numbers(tmp_path):
+    mtx = tmp_path / "g.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 2\n")
+    with pytest.raises(OptionError, match="reads text edge lists, and this is a Matrix Market file"):
+        tcdist.count_triangles(mtx, labels=True)
+    with pytest.raises(OptionError, match="give the path of one"):
+        tcdist.count_triangles("rmat:6", labels=True)
+    with pytest.raises(OptionError, match="give the path of one"):
+        tcdist.count_triangles(np.array([[0, 1]]), labels=True)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_name(tmp_path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbfalice bob\nbob carol\ncarol alice\n")
+    r = tcdist.count_triangles(path, labels=True, per_vertex=True)
+    assert r.triangles == 1 and list(r.per_vertex.vertex) == ["alice", "bob", "carol"]
