@@ -54,7 +54,7 @@ GRAPHS = ["rmat:22", "rmat:24", "er:8000000:100000000"]
 SMALL_GRAPHS = ["rmat:14", "rmat:16", "er:20000:200000"]
 FORMATS = ["txt", "txt.gz", "mtx", "h5"]
 TEXT_FORMATS = {"txt": "\t", "txt.gz": "\t", "mtx": " "}  # and their delimiters
-PHASES = ("compile", "generate", "read", "build", "partition", "store_write", "store_read", "transfer", "prepare",
+PHASES = ("compile", "generate", "read", "build", "partition", "store_write", "share", "store_read", "transfer", "prepare",
           "count", "other")  # tcdist's timings that add up to its total (the *_overlapped ones are hidden)
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -33,8 +33,8 @@ def count_lines(r, per_vertex_file=None) -> list[str]:
         f"  vertices   {r.n:,}",
         f"  edges      {r.m:,}   ({cleaning(r)})",
         f"  triangles  {r.triangles:,}",
-        f"  backend    {r.backend}, kernel {kernel_spec(r)}, {threads(r.threads)}, {r.parts} part(s), "
-        f"{r.ranks} rank(s)",
+        f"  backend    {r.backend}, kernel {kernel_spec(r)}, {threads(r.threads)}, "
+        f"{f'{r.parts} share(s) of the rows' if r.mode == 'replicated' else f'{r.parts} part(s)'}, {r.ranks} rank(s)",
         f"  time       {seconds(r.timings)}",
     ]
     if r.part_stats:
@@ -51,6 +51,8 @@ def count_lines(r, per_vertex_file=None) -> list[str]:
             if r.slices > r.parts else ""
         peak = f"GPU peak {size_text(r.gpu_peak_bytes)}" if r.gpu_peak_bytes is not None else ""
         lines[4:4] = [f"  memory     {'; '.join(filter(None, (budget, sliced, peak)))}"]
+    if r.mode_reason:
+        lines[4:4] = [f"  mode       {r.mode_reason}"]
     if r.per_vertex is not None:
         lines[4:4] = [f"  clustering transitivity {r.transitivity:.6f}, average local {r.average_clustering:.6f}; "
                       f"per vertex in {per_vertex_file}"]

@@ -24,6 +24,8 @@ class Timings:
     build: float = 0.0        # cleaning and orienting it (root)
     partition: float = 0.0    # LSTC Algorithms 1-2 (root)
     store_write: float = 0.0  # writing the HDF5 partition store (root)
+    share: float = 0.0        # the whole graph reaching this rank from rank 0 (replicated: a node's shared
+                              # memory, a broadcast between nodes)
     store_read: float = 0.0   # waiting for this rank's parts: read from the store (or, under a
                               # memory budget, built on the host one at a time)
     transfer: float = 0.0     # host-to-GPU copies, the part the counting did not hide
@@ -120,6 +122,8 @@ class RankResult:
     parts: list[PartResult]
     timings: Timings
     gpu_peak_bytes: int | None = None  # the most the GPU memory pool held in use at once
+    read_bytes: int = 0        # bytes it read from files (the input, or its parts of a store)
+    received_bytes: int = 0    # bytes it received from other ranks (the graph, replicated)
 
     @property
     def triangles(self) -> int:
@@ -129,7 +133,8 @@ class RankResult:
         return {"rank": self.rank, "host": self.host, "device": self.device, "gpu": self.gpu,
                 "gpu_bus_id": self.gpu_bus_id, "threads": self.threads,
                 "parts": [p.part for p in self.parts if not p.journalled], "triangles": self.triangles,
-                "timings": self.timings.to_dict(), "gpu_peak_bytes": self.gpu_peak_bytes}
+                "timings": self.timings.to_dict(), "gpu_peak_bytes": self.gpu_peak_bytes, "read_bytes": self.read_bytes,
+                "received_bytes": self.received_bytes}
 
 
 @dataclass
@@ -159,6 +164,8 @@ class TriangleCount:
     warnings: list = field(default_factory=list)
     memory_budget: int | None = None          # bytes a part could take when --parts auto chose P
     gpu_peak_bytes: int | None = None         # the most any rank's GPU memory pool held at once
+    mode: str = "whole"                       # whole (one rank), replicated (every rank the whole graph) or parts
+    mode_reason: str = ""                     # why that mode
     transitivity: float | None = None         # 3 T / wedges (with per_vertex)
     average_clustering: float | None = None   # the mean local clustering over the graph's vertices
     per_vertex: PerVertex | None = None       # on rank 0 only (the arrays are reduced there)

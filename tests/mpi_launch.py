@@ -4,6 +4,7 @@ TCDIST_MPIEXEC names the launcher and its options (default: the mpiexec beside t
 as the mpich wheel installs it; on a GPU host e.g. "mpirun --allow-run-as-root --oversubscribe").
 """
 
+import functools
 import json
 import os
 import shlex
@@ -20,6 +21,14 @@ def launcher():
     found = str(beside) if beside.exists() else shutil.which("mpiexec")
     assert found, "no mpiexec: install tcdist[mpi] or set TCDIST_MPIEXEC"
     return [found]
+
+
+@functools.cache
+def makes_cliques() -> bool:
+    """Whether the launcher is MPICH's (Hydra), whose MPIR_CVAR_NUM_CLIQUES splits one host into
+    "nodes" that do not share memory."""
+    shown = subprocess.run([*launcher(), "--version"], capture_output=True, text=True, timeout=60)
+    return "HYDRA" in shown.stdout + shown.stderr
 
 
 def mpiexec(ranks, *args, timeout=300, **kwargs):

@@ -129,6 +129,19 @@ def sum_uint64(comm, value: int) -> int:
     return int(total[0])
 
 
+def on_my_node(comm, value) -> list:
+    """value of every rank of this node (this rank's included), in rank order."""
+    if is_serial(comm):
+        return [value]
+    from mpi4py import MPI
+
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
+    try:
+        return node.allgather(value)
+    finally:
+        node.Free()
+
+
 def node_local(comm) -> tuple[int, int]:
     """(rank among the ranks of this node, number of ranks on this node), never the global rank."""
     if is_serial(comm):

@@ -75,13 +75,13 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     return results
 
 
-def _pieces(indices: Iterable[int], fetch: Callable[[int], Part], device: Device):
+def _pieces(indices: Iterable[int], fetch: Callable[[int], Part | slices.Slice], device: Device):
     """(index, piece, seconds its fetching and cutting took) for each piece of each part: the
-    part itself, or its slices in turn."""
+    part itself, or its slices in turn; a slice fetched (a share of a replicated graph) is one piece."""
     for index in indices:
         t0 = time.perf_counter()
         part = fetch(index)
-        for piece in pieces(device, part):
+        for piece in [part] if isinstance(part, slices.Slice) else pieces(device, part):
             yield index, piece, time.perf_counter() - t0
             t0 = time.perf_counter()
 

@@ -10,8 +10,11 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from tcdist.budget import model
 from tcdist.budget.search import auto_parts
+from tcdist.budget.sizes import size_text
 from tcdist.budget.slices import refuse_unsliceable
 from tcdist.config import CountConfig
 from tcdist.device.core import Device
@@ -36,6 +39,9 @@ class Prepared:
     drop_journal: bool = False       # the journal goes when the run succeeds (kept only for a --resume)
     done: dict = field(default_factory=dict)  # part -> PartResult taken from the journal
     partitioned: bool = True
+    mode: str = "parts"              # whole (one rank), replicated (every rank the whole graph) or parts
+    reason: str = ""                 # why that mode, in a user's words
+    shares: list = field(default_factory=list)  # replicated: each share's source rows (first, last + 1)
 
 
 @dataclass
@@ -100,19 +106,24 @@ def _stale(config: CountConfig) -> list[str]:
     return [f"removed {path}, a temporary file of a run whose process is gone" for path in removed]
 
 
-def prepare(source, config: CountConfig, device: Device, ranks: int, timings: Timings) -> tuple[Prepared, Held]:
-    """Rank 0's part of the run: what every rank is told, and what rank 0 keeps for itself."""
+def prepare(source, config: CountConfig, device: Device, ranks: int, timings: Timings,
+            rank_budget: int | None = None) -> tuple[Prepared, Held]:
+    """Rank 0's part of the run: what every rank is told, and what rank 0 keeps for itself.
+    rank_budget: the least device memory any rank may take (several ranks)."""
     held, stale = Held(), _stale(config)
     try:
-        prepared = _prepare(source, config, device, ranks, timings, held)
+        prepared = _prepare(source, config, device, ranks, timings, held, rank_budget)
     except BaseException:
         held.release()
         raise
     prepared.header["warnings"] = stale + prepared.header["warnings"]
+    if isinstance(source, (str, os.PathLike)) and os.path.isfile(source) and prepared.store != os.path.abspath(source):
+        prepared.header["read_bytes"] = os.path.getsize(source)  # the input, read whole by rank 0
     return prepared, held
 
 
-def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: Timings, held: Held) -> Prepared:
+def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: Timings, held: Held,
+             rank_budget: int | None) -> Prepared:
     if config.store is not None:
         output_target(config.store, inputs=[source], replace=False)  # before any work: a bad name fails at once
         held.lock(config.store)  # before any work too: another run using it is said at once
@@ -130,6 +141,27 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
     graph = held.graph = load_graph(source, seed=config.seed, timings=timings, device=device, labels=config.labels)
     if config.whole and ranks == 1:
         return _whole(graph, held)
+    if ranks > 1 and graph.n and config.parts in (None, "auto") and config.store is None and config.scheme is None \
+            and config.prune is None:
+        need = device.need(graph.n, graph.m, graph.n, graph.col.itemsize)
+        if need <= rank_budget:
+            t0 = time.perf_counter()
+            held.graph = graph.on_host()  # the ranks share it from host memory
+            timings.transfer += time.perf_counter() - t0
+            return _replicated(held.graph, ranks, config.schedule, f"the graph needs {size_text(need)} on a device "
+                               f"and every rank may take {size_text(rank_budget)}")
+        replicated_not = f"the graph needs {size_text(need)} on a device, over the {size_text(rank_budget)} a rank " \
+                         "may take"
+    else:
+        replicated_not = "asked for by the options given" if ranks > 1 else ""
+    prepared = _parts(graph, config, device, ranks, timings, held)
+    if prepared.mode == "parts" and replicated_not:
+        prepared.reason = f"parts: {replicated_not}"
+    return prepared
+
+
+def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timings, held: Held) -> Prepared:
+    """The graph counted in parts (or whole, with one rank, where it fits or is sliced)."""
     budgeted = device.memory_limit is not None
     if budgeted:  # under a budget, parts are built on the host, one at a time
         t0 = time.perf_counter()
@@ -170,7 +202,25 @@ def _whole(graph, held: Held, budget: int | None = None) -> Prepared:
     header = _header_of_graph(graph, 1, None, None)
     if budget is not None:
         header["budget"] = budget
-    return Prepared(header, {0: 0}, partitioned=False)
+    return Prepared(header, {0: 0}, partitioned=False, mode="whole")
+
+
+SHARES_PER_RANK = {"static": 1, "dynamic": 4}  # a dynamic queue balances smaller shares as ranks free up
+
+
+def _replicated(graph, ranks: int, schedule: str, reason: str) -> Prepared:
+    """Every rank holds the whole graph (ranks/share.py) and counts shares of its rows, of about
+    equal estimated work (the wedges and edges of their rows)."""
+    out = np.diff(graph.rowptr)
+    work = np.concatenate([[0], np.cumsum(out * (out - 1) // 2 + out)])
+    count = max(1, min(ranks * SHARES_PER_RANK[schedule], graph.n))
+    bounds = np.unique(np.searchsorted(work, np.linspace(0, work[-1], count + 1), side="left"))
+    bounds[0], bounds[-1] = 0, graph.n
+    shares = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [(0, graph.n)]
+    header = _header_of_graph(graph, len(shares), None, None)
+    header["degrees"], header["col_dtype"] = graph.degrees, graph.col.dtype.str
+    return Prepared(header, {i: int(work[b] - work[a]) for i, (a, b) in enumerate(shares)}, partitioned=False,
+                    mode="replicated", reason=f"replicated: {reason}", shares=shares)
 
 
 def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str, writes: bool, timings: Timings,

@@ -25,13 +25,16 @@ from tcdist.config import CountConfig
 from tcdist.device import Device, resolve
 from tcdist.device.binding import numba_threads
 from tcdist.errors import TcdistError
+from tcdist.partition import slices
 from tcdist.partition.journal import Journal
+from tcdist.partition.part import Part
 from tcdist.partition.store import Store
-from tcdist.ranks.comm import is_serial, node_local, sum_to_root, sum_uint64
+from tcdist.ranks.comm import is_serial, node_local, on_my_node, sum_to_root, sum_uint64
 from tcdist.ranks.guard import collective, independently
 from tcdist.ranks.pipeline import count_parts
 from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal
 from tcdist.ranks.schedule import DynamicQueue, by_work, static_plan
+from tcdist.ranks.share import SharedGraph
 from tcdist.results import PartResult, RankResult, Timings, TriangleCount
 from tcdist.source import builds as builds_graph
 from tcdist.xp import to_numpy
@@ -67,8 +70,10 @@ def count(comm, source, config: CountConfig, *, debug: bool = False) -> Triangle
 
 def _count_on(comm, device: Device, source, config: CountConfig, timings: Timings, start: float,
               debug: bool) -> TriangleCount:
+    rank_budget = _rank_budget(comm, device)
+
     def root():
-        made, held = prepare(source, config, device, comm.size, timings)
+        made, held = prepare(source, config, device, comm.size, timings, rank_budget)
         try:
             start_journal(made, config)
         except BaseException:
@@ -78,25 +83,36 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
 
     prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()), debug=debug)
     ours = prepared.store if prepared.temporary and comm.rank == 0 else None
+    shared = None
     try:
         # a GPU whose warm-up failed says so now, not when its rank first counts
         collective(comm, device.warming.raise_failed, debug=debug)
         credits = collective(comm, lambda: np.zeros(prepared.header["n"], np.uint64), debug=debug) \
             if config.per_vertex else None
+        in_memory, read = held.parts, [0]
+        if prepared.mode == "replicated":
+            t0 = time.perf_counter()
+            shared = collective(comm, lambda: SharedGraph(comm, held.graph, prepared.header), debug=debug)
+            in_memory = _Shares(shared, prepared)
+            timings.share += time.perf_counter() - t0
         with signals.temporary(ours) if ours else nullcontext():
-            results = _count_mine(comm, config, prepared, device, held.parts, credits, debug)
+            results = _count_mine(comm, config, prepared, device, in_memory, credits, read, debug)
         credits = None if credits is None else sum_to_root(comm, credits)
         timings = timings + sum((r.timings for r in results), Timings())
         timings.compile += device.warming.waited
         timings.compile_overlapped = max(device.warming.seconds - device.warming.waited, 0.0)
         timings.finish(start)
         mine = RankResult(comm.rank, socket.gethostname(), device.kind, device.gpu, device.bus_id, device.threads,
-                          results, timings, device.gpu_peak_bytes)
+                          results, timings, device.gpu_peak_bytes,
+                          read_bytes=read[0] + (prepared.header.get("read_bytes", 0) if comm.rank == 0 else 0),
+                          received_bytes=0 if shared is None else shared.received)
         everyone = comm.allgather(mine)
         counted = sum_uint64(comm, mine.triangles)
         if comm.rank == 0 and prepared.drop_journal and prepared.journal is not None:  # every rank has journalled
             Journal(prepared.store, prepared.journal, prepared.header["parts"]).remove()
     finally:
+        if shared is not None:
+            shared.close()  # on every rank of a node together
         held.release()  # rank 0's store locks: held while any rank may journal
         if ours is not None and os.path.exists(ours):
             os.remove(ours)
@@ -109,6 +125,21 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
     return result
 
 
+class _Shares:
+    """The shares of a replicated run by index: each a slice of the whole graph (partition/slices.py)
+    whose sources are the share's rows and whose targets are every row from its first on (a
+    source's out-neighbours rank above it)."""
+
+    def __init__(self, shared: SharedGraph, prepared: Prepared):
+        self.shared, self.shares, self.degrees = shared, prepared.shares, prepared.header["degrees"]
+
+    def __getitem__(self, index: int) -> slices.Slice:
+        rowptr, col = self.shared.rowptr, self.shared.col
+        n, (first, last) = rowptr.size - 1, self.shares[index]
+        whole = Part(index, rowptr, col, None, n, {"degrees": self.degrees})
+        return next(slices.cut(whole, [(first, last, first, n)]))
+
+
 def _vertices(graph, prepared: Prepared):
     """Rank 0: every vertex's source id and degree, from the graph it loaded or from the store, and
     the order that sorts them by id (labels by their index: sorted, or a networkx graph's node order)."""
@@ -117,6 +148,15 @@ def _vertices(graph, prepared: Prepared):
     with Store(prepared.store) as store:
         ids, degree = store.vertices()
     return ids, degree, np.argsort(ids, kind="stable")
+
+
+def _rank_budget(comm, device: Device) -> int | None:
+    """The least device memory any rank may take if every rank held the whole graph: its device's
+    budget shared among the ranks of its node on that device (the host's, for CPU ranks)."""
+    if is_serial(comm):
+        return None
+    sharing = on_my_node(comm, device.gpu).count(device.gpu)
+    return min(comm.allgather(device.budget() // sharing))
 
 
 def _my_parts(comm, config: CountConfig, prepared: Prepared):
@@ -128,17 +168,24 @@ def _my_parts(comm, config: CountConfig, prepared: Prepared):
     return mine, len(mine)
 
 
-def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, in_memory, credits,
+def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, in_memory, credits, read: list,
                 debug: bool) -> list[PartResult]:
-    """Count this rank's parts, from rank 0's memory (one rank) or from the store every rank opens."""
+    """Count this rank's parts, from memory (rank 0's parts with one rank; shares of the whole graph,
+    replicated) or from the store every rank opens; read[0] receives the bytes read from it."""
     store = None if in_memory is not None else collective(comm, lambda: Store(prepared.store), debug=debug)
+
+    def from_store(index: int) -> Part:
+        part = store.part(index)
+        read[0] += part.rowptr.nbytes + part.col.nbytes
+        return part
+
     journal = Journal(prepared.store, prepared.journal, prepared.header["parts"]) if prepared.journal else None
     try:
         mine, expected = _my_parts(comm, config, prepared)
         dynamic = isinstance(mine, DynamicQueue)
 
         def work(check):
-            return count_parts(device, mine, in_memory.__getitem__ if store is None else store.part,
+            return count_parts(device, mine, in_memory.__getitem__ if store is None else from_store,
                                num_parts=prepared.header["parts"], rank=comm.rank,
                                record=journal.record if journal else None, expected=expected, check=check,
                                per_vertex=credits, read_ahead=not dynamic)  # a queue's next part is not taken early
@@ -168,4 +215,5 @@ def _result(prepared: Prepared, device: Device, config: CountConfig, counted: in
         rank_stats=[r.to_dict() for r in everyone], resumed_parts=len(prepared.done), warnings=h["warnings"],
         memory_budget=h.get("budget"), slices=sum(p.slices for p in parts),
         gpu_peak_bytes=max((r.gpu_peak_bytes for r in everyone if r.gpu_peak_bytes is not None), default=None),
+        mode=prepared.mode, mode_reason=prepared.reason,
     )

@@ -10,7 +10,7 @@ import time
 
 import pytest
 from conftest import DATASETS, manifest
-from mpi_launch import launcher, mpiexec, mpiexec_json
+from mpi_launch import launcher, makes_cliques, mpiexec, mpiexec_json
 
 pytestmark = pytest.mark.mpi
 
@@ -42,11 +42,42 @@ def test_any_ranks_and_parts_give_the_published_count(ranks, parts, schedule):
         assert sum(1 for s in record["rank_stats"] if s["parts"]) == min(ranks, parts)
 
 
-def test_several_ranks_default_to_one_part_each_and_remove_their_temporary_store(tmp_path):
-    record = mpiexec_json(3, "count", GRAPH, "--backend", "cpu", cwd=tmp_path)
-    assert (record["triangles"], record["parts"], record["store"]) == (727044, 3, None)
-    assert [len(s["parts"]) for s in record["rank_stats"]] == [1, 1, 1]
-    assert list(tmp_path.iterdir()) == []
+@pytest.mark.parametrize("ranks,cliques", [(2, 1), (3, 1), (4, 2), (3, 3)])
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+def test_a_graph_that_fits_is_shared_whole_not_partitioned(tmp_path, cli, ranks, cliques, schedule):
+    """Every rank holds the whole graph, read once: rank 0 reads the file, the ranks of its node
+    share its memory, one rank of each other node ("nodes" are MPICH's cliques) receives it, and
+    nothing is written; each rank counts shares of the rows. The count and every vertex's
+    triangles are one process's."""
+    alone = tmp_path / "alone.csv"
+    assert cli("count", GRAPH, "--backend", "cpu", "--per-vertex", alone).code == 0
+    ranked = tmp_path / "ranked.csv"
+    env = {**os.environ, "MPIR_CVAR_NUM_CLIQUES": str(cliques)}
+    record = mpiexec_json(ranks, "count", GRAPH, "--backend", "cpu", "--schedule", schedule, "--per-vertex", ranked,
+                          cwd=tmp_path, env=env)
+    assert (record["triangles"], record["mode"], record["store"]) == (727044, "replicated", None)
+    assert record["mode_reason"].startswith("replicated: the graph needs ")
+    shares = record["parts"]
+    assert shares == ranks * (1 if schedule == "static" else 4)
+    assert sorted(p for s in record["rank_stats"] for p in s["parts"]) == list(range(shares))
+    csr = 8 * (record["n"] + 1) + 4 * record["m"]
+    assert [s["read_bytes"] for s in record["rank_stats"]] == [GRAPH.stat().st_size] + [0] * (ranks - 1)
+    received = sorted(s["received_bytes"] for s in record["rank_stats"])
+    nodes = cliques if makes_cliques() else 1  # Open MPI's mpirun (GPU hosts) has no cliques: one node
+    assert received == [0] * (ranks - nodes + 1) + [csr] * (nodes - 1)  # one copy for each other node
+    assert ranked.read_bytes() == alone.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alone.csv", "ranked.csv"]
+
+
+def test_parts_are_made_when_asked_for_or_when_the_graph_does_not_fit(tmp_path):
+    asked = mpiexec_json(2, "count", GRAPH, "--backend", "cpu", "-P", 2, cwd=tmp_path)
+    assert (asked["triangles"], asked["mode"], asked["parts"]) == (727044, "parts", 2)
+    assert asked["mode_reason"] == "parts: asked for by the options given"
+    small = mpiexec_json(2, "count", GRAPH, "--backend", "cpu", "--gpu-memory-limit", "2MiB", cwd=tmp_path)
+    assert (small["triangles"], small["mode"]) == (727044, "parts")
+    assert small["mode_reason"].startswith("parts: the graph needs ") and "over the 1.0 MiB a rank may take" in \
+        small["mode_reason"]
+    assert list(tmp_path.iterdir()) == []  # the temporary store of the parts removed
 
 
 def test_cpu_threads_are_shared_among_the_ranks_of_a_node():

@@ -85,6 +85,22 @@ def test_per_vertex_on_gpu_ranks_equals_one_cpu_process(tmp_path, cli, gpus, sch
     assert ranked.read_bytes() == alone.read_bytes()
 
 
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+def test_gpu_ranks_share_a_graph_that_fits_and_count_as_one_process(tmp_path, cli, gpus, schedule):
+    """Four ranks (sharing the GPUs there are): the graph read once, shared in host memory, each
+    rank's shares of the rows uploaded to its GPU as slices; no store. Counts and every vertex's
+    triangles are one CPU process's."""
+    graph = DATASETS / "soc-Epinions1.txt.gz"
+    alone = tmp_path / "alone.csv"
+    assert cli("count", graph, "--backend", "cpu", "--per-vertex", alone).code == 0
+    ranked = tmp_path / "ranked.csv"
+    record = mpiexec_json(4, "count", graph, "--backend", "gpu", "--schedule", schedule, "--per-vertex", ranked,
+                          cwd=tmp_path)
+    assert record["mode"] == "replicated" and record["store"] is None
+    assert ranked.read_bytes() == alone.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alone.csv", "ranked.csv"]
+
+
 _BROKEN_WARM_UP = """
 import sys, time
 from mpi4py import MPI
