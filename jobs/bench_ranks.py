@@ -12,6 +12,13 @@ store read, transfer and kernel seconds; the job's phases are the maxima over ra
 Speedups compare R ranks with one rank on the same store where P is 1, 2 or 4, else with one
 rank on the one-part store (the whole graph on one GPU), and the kernel also with the same
 parts counted from memory on one GPU (the root run).
+
+With --end-to-end, what a user waits for instead: `tcdist count G` as one process (no
+launcher) against `mpirun -n R ... count G` for each R, the graph given as its spec and, with
+--forms, as .h5 and text files written once (`tcdist convert`, `tcdist generate`); the job's wall
+clock (best of --repeat), every rank's phases and the bytes each rank read and received:
+
+    python jobs/bench_ranks.py --end-to-end --graphs rmat:24 --ranks 4 --forms spec h5 txt         --device nvidia-h100-x1 --mpirun "mpirun --allow-run-as-root --oversubscribe --bind-to none"         --out results/ranks-e2e-h100.json
 """
 
 import argparse
@@ -85,6 +92,58 @@ def bench_graph(spec, ranks_list, launcher, work, backend, log, save, only=None)
     return rows, root
 
 
+RANK_PHASES = ("compile", "read", "build", "partition", "store_write", "share", "store_read", "transfer", "prepare",
+               "count", "other")
+
+
+def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log):
+    """One process against R ranks on the same graph, as a user runs them (see the module's text)."""
+    files = {"spec": spec}
+    name = os.path.join(work, spec.replace(":", "-"))
+    if "h5" in forms:
+        files["h5"] = name + ".h5"
+        subprocess.run([sys.executable, "-m", "tcdist", "convert", spec, files["h5"], "-q"], check=True)
+    if "txt" in forms:
+        files["txt"] = name + ".txt"
+        subprocess.run([sys.executable, "-m", "tcdist", "generate", spec, "-o", files["txt"], "-q"], check=True)
+    rows = []
+    for form in forms:
+        for ranks in [1, *ranks_list]:
+            runs = []
+            for _ in range(repeat):
+                args = ("count", files[form], "--backend", backend)
+                runs.append(tcdist_json(launcher, ranks, *args) if ranks > 1 else _alone(*args))
+            best = min(runs, key=lambda r: r["job_wall_s"])
+            row = {"graph": spec, "form": form, "ranks": ranks, "triangles": best["triangles"], "mode": best["mode"],
+                   "mode_reason": best["mode_reason"], "job_wall_s": best["job_wall_s"],
+                   "job_wall_all_s": [r["job_wall_s"] for r in runs],
+                   "rank_phases": [{k: r["timings"][k] for k in RANK_PHASES} | {
+                       "read_bytes": r["read_bytes"], "received_bytes": r["received_bytes"]}
+                       for r in best["rank_stats"]]}
+            rows.append(row)
+            one = next(r for r in rows if r["form"] == form and r["ranks"] == 1)
+            if row["triangles"] != one["triangles"]:
+                raise SystemExit(f"{spec} {form} R={ranks}: {row['triangles']} != {one['triangles']}")
+            slowest = max(row["rank_phases"], key=lambda p: sum(p[k] for k in RANK_PHASES))
+            log(f"{spec} {form:4s} R={ranks}: {row['job_wall_s']:.2f} s wall ({row['job_wall_s'] / one['job_wall_s']:.2f}x "
+                f"one process), mode {row['mode']}; slowest rank "
+                + ", ".join(f"{k} {v:.2f}" for k, v in slowest.items() if k in RANK_PHASES and v >= 0.005))
+    for path in files.values():
+        if path != spec:
+            os.remove(path)
+    return rows
+
+
+def _alone(*args):
+    """A one-process run, no launcher (what a user of one GPU types)."""
+    command = [sys.executable, "-m", "tcdist", *map(str, args), "--json", "-q"]
+    t0 = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr[-3000:]}")
+    return {**json.loads(done.stdout), "job_wall_s": time.perf_counter() - t0}
+
+
 def speedups(rows, root=None):
     """R ranks against one rank with the same schedule and code (a row's 'commit', where rows of
     several runs are merged): on the same store where that job ran, else on the one-part store
@@ -154,6 +213,10 @@ def main():
     p.add_argument("--work", default="/tmp/tcdist-bench", help="folder for the stores")
     p.add_argument("--out", required=True)
     p.add_argument("--plot")
+    p.add_argument("--end-to-end", action="store_true", help="one process against R ranks, as a user runs them")
+    p.add_argument("--forms", nargs="+", choices=("spec", "h5", "txt"), default=["spec"],
+                   help="with --end-to-end: the graph as its spec, .h5 or text")
+    p.add_argument("--repeat", type=int, default=2, help="with --end-to-end: runs of each row (the best is kept)")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     launcher = shlex.split(args.mpirun)
@@ -161,6 +224,14 @@ def main():
 
     def log(line):
         print(line, flush=True)
+
+    if args.end_to_end:
+        for spec in args.graphs:
+            result["rows"] += end_to_end(spec, args.ranks, launcher, args.work, args.backend, args.forms, args.repeat,
+                                         log)
+            with open(args.out, "w") as f:
+                json.dump(result, f, indent=1)
+        return
 
     for spec in args.graphs:
         done = list(result["rows"])
