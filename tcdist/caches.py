@@ -6,7 +6,9 @@ NUMBA_CACHE_DIR says otherwise; else each library keeps its own default. `tcdist
 them.
 """
 
+import fcntl
 import os
+from contextlib import contextmanager
 
 HOME_CUPY = os.path.join("~", ".cupy", "kernel_cache")  # CuPy's own default
 
@@ -21,6 +23,29 @@ def use_cache_dir() -> None:
 
 def places() -> dict[str, str]:
     """Where each kind of compiled code is kept now."""
-    return {"CUDA kernels (CuPy)": os.path.expanduser(os.environ.get("CUPY_CACHE_DIR", HOME_CUPY)),
+    return {"CUDA kernels (CuPy)": cuda_folder(),
             "CPU functions (Numba)": os.environ.get("NUMBA_CACHE_DIR") or "beside tcdist's modules (__pycache__), "
                                                                             "else Numba's folder in ~/.cache"}
+
+
+def cuda_folder() -> str:
+    return os.path.expanduser(os.environ.get("CUPY_CACHE_DIR", HOME_CUPY))
+
+
+@contextmanager
+def one_compiler():
+    """Held while a CUDA module is compiled or loaded: the ranks of a host take turns, so the
+    first compiles into the cache and the others load what it wrote, instead of all compiling
+    the same code at once. Where the lock cannot be taken (a read-only cache), nothing waits."""
+    try:
+        os.makedirs(cuda_folder(), exist_ok=True)
+        held = open(os.path.join(cuda_folder(), ".tcdist-compile.lock"), "a")
+    except OSError:
+        yield
+        return
+    with held:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield

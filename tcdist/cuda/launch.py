@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import cupy
 
+from tcdist.caches import one_compiler
 from tcdist.cuda.build import COL_TYPES, name_expression, source
 
 MAX_GRID = 1 << 30
@@ -17,8 +18,11 @@ MAX_GRID = 1 << 30
 
 @cupy.memoize(for_each_device=True)
 def _module(files: tuple[str, ...], declarations: tuple[str, ...]):
-    return cupy.RawModule(code=source(files), options=("-std=c++17",),
-                          name_expressions=[name_expression(d) for d in declarations] or None)
+    module = cupy.RawModule(code=source(files), options=("-std=c++17",),
+                            name_expressions=[name_expression(d) for d in declarations] or None)
+    with one_compiler():
+        module.compile()
+    return module
 
 
 @functools.cache
