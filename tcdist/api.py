@@ -76,8 +76,8 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
                     threads: int | None = None, parts: int | None = None, scheme: str | None = None,
                     prune: str | None = None, seed: int = 0, store: str | os.PathLike | None = None,
                     schedule: str = "static", resume: bool = False,
-                    per_vertex: bool = False, gpu_memory_limit: int | str | None = None, comm=None,
-                    debug: bool = False) -> TriangleCount:
+                    per_vertex: bool = False, per_edge: bool = False, gpu_memory_limit: int | str | None = None,
+                    comm=None, debug: bool = False) -> TriangleCount:
     """Count the triangles of a source exactly (see load_graph for the sources accepted).
 
     parts, scheme, prune: count LSTC parts (default: the whole graph as one part; one part per
@@ -93,6 +93,10 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     result's per_vertex holds .vertex (source ids or labels), .triangles and .clustering
     (on rank 0), a row per vertex sorted by id (labels: sorted, or in a networkx graph's node
     order), and transitivity and average_clustering are set.
+    per_edge: also count the triangles each edge is in (its support, as k-truss reads it; CPU or
+    GPU, parts and ranks): the result's per_edge holds .u, .v (source ids or labels, u before v
+    in the order above) and .triangles (uint64) on rank 0, a row per edge of the simple graph,
+    edges in no triangle too, sorted by (u, v).
     gpu_memory_limit: bytes or a size such as '4GiB': the most the run's GPU arrays hold at once; parts='auto'
     picks the fewest parts whose largest fits it (else nine tenths of the free memory).
     """
@@ -103,7 +107,7 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
             raise OptionValueError(f"{{gpu_memory_limit}}: {e}") from None
     config = CountConfig(backend=backend, kernel=kernel, threads=threads, parts=parts, scheme=scheme, prune=prune,
                          seed=seed, store=store, schedule=schedule, resume=resume, per_vertex=per_vertex,
-                         gpu_memory_limit=gpu_memory_limit)
+                         per_edge=per_edge, gpu_memory_limit=gpu_memory_limit)
     comm = as_comm(comm)
     try:
         return run.count(comm, source, config, debug=debug)

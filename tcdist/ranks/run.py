@@ -24,6 +24,7 @@ from tcdist.clustering import per_vertex_result
 from tcdist.config import CountConfig
 from tcdist.device import Device, resolve
 from tcdist.device.binding import numba_threads
+from tcdist.edge_triangles import EdgeCredits, per_edge_result, summed
 from tcdist.errors import TcdistError
 from tcdist.partition.journal import Journal
 from tcdist.partition.store import Store
@@ -39,7 +40,7 @@ from tcdist.xp import to_numpy
 
 def count(comm, source, config: CountConfig, *, debug: bool = False) -> TriangleCount:
     """Count the triangles of source on every rank of comm; every rank returns the same result
-    (with per_vertex, rank 0's also holds the per-vertex arrays)."""
+    (with per_vertex or per_edge, rank 0's also holds the per-vertex or per-edge arrays)."""
     local_rank, local_size = node_local(comm)
     start = time.perf_counter()
     mine = []  # this rank's device, to close if another rank's resolve failed
@@ -59,7 +60,8 @@ def count(comm, source, config: CountConfig, *, debug: bool = False) -> Triangle
         with numba_threads(device.threads):
             timings = Timings(compile=time.perf_counter() - start)
             builds = comm.rank == 0 and builds_graph(source)  # only rank 0 reads the source
-            collective(comm, lambda: device.start_warm_up(config.per_vertex, builds), debug=debug)  # a GPU's goes on
+            collective(comm, lambda: device.start_warm_up(config.per_vertex, builds, config.per_edge),
+                       debug=debug)  # a GPU's goes on
             return _count_on(comm, device, source, config, timings, start, debug)
     finally:
         device.close()
@@ -83,9 +85,11 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         collective(comm, device.warming.raise_failed, debug=debug)
         credits = collective(comm, lambda: np.zeros(prepared.header["n"], np.uint64), debug=debug) \
             if config.per_vertex else None
+        edges = EdgeCredits(prepared.header["n"]) if config.per_edge else None
         with signals.temporary(ours) if ours else nullcontext():
-            results = _count_mine(comm, config, prepared, device, held.parts, credits, debug)
+            results = _count_mine(comm, config, prepared, device, held.parts, credits, edges, debug)
         credits = None if credits is None else sum_to_root(comm, credits)
+        edges = None if edges is None else comm.gather(edges.summed(), root=0)
         timings = timings + sum((r.timings for r in results), Timings())
         timings.compile += device.warming.waited
         timings.compile_overlapped = max(device.warming.seconds - device.warming.waited, 0.0)
@@ -101,11 +105,17 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         if ours is not None and os.path.exists(ours):
             os.remove(ours)
     result = _result(prepared, device, config, counted, everyone, comm.size)
+    if not (config.per_vertex or config.per_edge):
+        return result
+    result.kernel, result.kernel_options = ", ".join(sorted(result.kernels)), {}  # each part's, as counted
+    if comm.rank != 0:
+        return result
+    ids, degree, order = _vertices(held.graph, prepared)
     if credits is not None:
-        ids, degree, order = _vertices(held.graph, prepared)
         result.per_vertex, result.transitivity, result.average_clustering = per_vertex_result(
             ids[order], degree[order], credits[order], result.triangles)
-        result.kernel, result.kernel_options = ", ".join(sorted(result.kernels)), {}  # each part's, as counted
+    if edges is not None:
+        result.per_edge = per_edge_result(*summed(edges), result.n, result.m, result.triangles, ids, order)
     return result
 
 
@@ -128,7 +138,7 @@ def _my_parts(comm, config: CountConfig, prepared: Prepared):
     return mine, len(mine)
 
 
-def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, in_memory, credits,
+def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, in_memory, credits, edges,
                 debug: bool) -> list[PartResult]:
     """Count this rank's parts, from rank 0's memory (one rank) or from the store every rank opens."""
     store = None if in_memory is not None else collective(comm, lambda: Store(prepared.store), debug=debug)
@@ -141,7 +151,8 @@ def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, i
             return count_parts(device, mine, in_memory.__getitem__ if store is None else store.part,
                                num_parts=prepared.header["parts"], rank=comm.rank,
                                record=journal.record if journal else None, expected=expected, check=check,
-                               per_vertex=credits, read_ahead=not dynamic)  # a queue's next part is not taken early
+                               per_vertex=credits, per_edge=edges,
+                               read_ahead=not dynamic)  # a queue's next part is not taken early
 
         return independently(comm, work, then=mine.close if dynamic else None, debug=debug)
     finally:
