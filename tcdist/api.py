@@ -119,7 +119,7 @@ def warm_up(backend: str = "auto") -> dict:
     """Compile every kernel tcdist may run on this host into the caches (caches.py), so that later
     runs, and every process sharing those caches (the ranks of a host, the nodes of a cluster on a
     shared folder), compile nothing: the CPU's Numba functions (a small text graph read, built,
-    partitioned and counted), and where a GPU is usable (backend 'auto' or 'gpu'), every CUDA kernel
+    partitioned and counted, per vertex and per edge too), and where a GPU is usable (backend 'auto' or 'gpu'), every CUDA kernel
     instance and the passes of a build. Returns the seconds taken, the kernel instances and
     where the caches are."""
     import tempfile
@@ -134,7 +134,7 @@ def warm_up(backend: str = "auto") -> dict:
         with open(path, "w") as f:
             f.writelines(f"{u}\t{v}\n" for u in range(12) for v in range(u + 1, 12))
         count_triangles(path, backend="cpu")
-        count_triangles(path, backend="cpu", parts=2)
+        count_triangles(path, backend="cpu", parts=2, per_vertex=True, per_edge=True)
     problem = gpu.problem() if config.backend != "cpu" else "not asked for"
     if problem and config.backend == "gpu":
         raise TcdistError(f"cannot warm up the GPU: {problem}")
