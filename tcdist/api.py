@@ -119,9 +119,9 @@ def warm_up(backend: str = "auto") -> dict:
     """Compile every kernel tcdist may run on this host into the caches (caches.py), so that later
     runs, and every process sharing those caches (the ranks of a host, the nodes of a cluster on a
     shared folder), compile nothing: the CPU's Numba functions (a small text graph read, built,
-    partitioned and counted, per vertex and per edge too), and where a GPU is usable (backend 'auto' or 'gpu'), every CUDA kernel
-    instance and the passes of a build. Returns the seconds taken, the kernel instances and
-    where the caches are."""
+    partitioned and counted, per vertex and per edge too), and where a GPU is usable (backend
+    'auto' or 'gpu'), every CUDA kernel instance and the passes of a build. Returns the seconds
+    taken, the kernel instances and where the caches are."""
     import tempfile
 
     from tcdist import caches
