@@ -76,8 +76,8 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
                     threads: int | None = None, parts: int | None = None, scheme: str | None = None,
                     prune: str | None = None, seed: int = 0, store: str | os.PathLike | None = None,
                     schedule: str = "static", resume: bool = False,
-                    per_vertex: bool = False, gpu_memory_limit: int | str | None = None, comm=None,
-                    labels: bool = False, debug: bool = False) -> TriangleCount:
+                    per_vertex: bool = False, per_edge: bool = False, gpu_memory_limit: int | str | None = None,
+                    comm=None, labels: bool = False, debug: bool = False) -> TriangleCount:
     """Count the triangles of a source exactly (see load_graph for the sources accepted).
 
     parts, scheme, prune: count LSTC parts (default: the whole graph as one part; one part per
@@ -93,6 +93,10 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     result's per_vertex holds .vertex (source ids or labels), .triangles and .clustering
     (on rank 0), a row per vertex sorted by id (labels: sorted, or in a networkx graph's node
     order), and transitivity and average_clustering are set.
+    per_edge: also count the triangles each edge is in (its support, as k-truss reads it; CPU or
+    GPU, parts and ranks): the result's per_edge holds .u, .v (source ids or labels, u before v
+    in the order above) and .triangles (uint64) on rank 0, a row per edge of the simple graph,
+    edges in no triangle too, sorted by (u, v).
     gpu_memory_limit: bytes or a size such as '4GiB': the most the run's GPU arrays hold at once; parts='auto'
     picks the fewest parts whose largest fits it (else nine tenths of the free memory).
     labels: the source is a text edge list whose ids are names (load_graph).
@@ -104,7 +108,7 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
             raise OptionValueError(f"{{gpu_memory_limit}}: {e}") from None
     config = CountConfig(backend=backend, kernel=kernel, threads=threads, parts=parts, scheme=scheme, prune=prune,
                          seed=seed, store=store, schedule=schedule, resume=resume, per_vertex=per_vertex,
-                         gpu_memory_limit=gpu_memory_limit, labels=labels)
+                         per_edge=per_edge, gpu_memory_limit=gpu_memory_limit, labels=labels)
     comm = as_comm(comm)
     try:
         return run.count(comm, source, config, debug=debug)
@@ -116,9 +120,9 @@ def warm_up(backend: str = "auto") -> dict:
     """Compile every kernel tcdist may run on this host into the caches (caches.py), so that later
     runs, and every process sharing those caches (the ranks of a host, the nodes of a cluster on a
     shared folder), compile nothing: the CPU's Numba functions (a small text graph read, built,
-    partitioned and counted), and where a GPU is usable (backend 'auto' or 'gpu'), every CUDA kernel
-    instance and the passes of a build. Returns the seconds taken, the kernel instances and
-    where the caches are."""
+    partitioned and counted, per vertex and per edge too), and where a GPU is usable (backend
+    'auto' or 'gpu'), every CUDA kernel instance and the passes of a build. Returns the seconds
+    taken, the kernel instances and where the caches are."""
     import tempfile
 
     from tcdist import caches
@@ -131,7 +135,7 @@ def warm_up(backend: str = "auto") -> dict:
         with open(path, "w") as f:
             f.writelines(f"{u}\t{v}\n" for u in range(12) for v in range(u + 1, 12))
         count_triangles(path, backend="cpu")
-        count_triangles(path, backend="cpu", parts=2)
+        count_triangles(path, backend="cpu", parts=2, per_vertex=True, per_edge=True)
     problem = gpu.problem() if config.backend != "cpu" else "not asked for"
     if problem and config.backend == "gpu":
         raise TcdistError(f"cannot warm up the GPU: {problem}")

@@ -33,31 +33,40 @@ def _emit(args, record, lines, warnings=(), out=None):
 
 def cmd_count(args, comm):
     from tcdist.api import count_triangles
+    from tcdist.io.per_edge import per_edge_kind, write_per_edge
     from tcdist.io.per_vertex import per_vertex_kind, write_per_vertex
     from tcdist.io.write import check_outputs, stream_fd
     from tcdist.ranks.guard import collective
 
+    tables = {"per_vertex": per_vertex_kind, "per_edge": per_edge_kind}
+
     def check():  # every output, before any work
-        check_outputs({"store": args.store, "json_file": args.json_file, "per_vertex": args.per_vertex},
-                      inputs=[args.graph], streams=("json_file", "per_vertex"), kept=("store",))
-        if args.per_vertex is not None and stream_fd(args.per_vertex) is None:
-            per_vertex_kind(args.per_vertex)
+        check_outputs({"store": args.store, "json_file": args.json_file, "per_vertex": args.per_vertex,
+                       "per_edge": args.per_edge},
+                      inputs=[args.graph], streams=("json_file", *tables), kept=("store",))
+        for option, kind in tables.items():
+            path = getattr(args, option)
+            if path is not None and stream_fd(path) is None:
+                kind(path)
 
     collective(comm, check, root_only=True, debug=args.debug)
     r = count_triangles(args.graph, backend=args.backend, kernel=args.kernel, threads=args.threads,
                         parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store,
                         schedule=args.schedule, resume=args.resume,
-                        per_vertex=args.per_vertex is not None, gpu_memory_limit=args.gpu_memory_limit, comm=comm,
-                        labels=args.labels, debug=args.debug)
+                        per_vertex=args.per_vertex is not None, per_edge=args.per_edge is not None,
+                        gpu_memory_limit=args.gpu_memory_limit, comm=comm, labels=args.labels, debug=args.debug)
     if comm.rank != 0:
         return 0
     if r.per_vertex is not None:
         write_per_vertex(r.per_vertex, args.per_vertex)
-    on_stdout = args.per_vertex is not None and stream_fd(args.per_vertex) == 1
-    shown = "standard output" if on_stdout else args.per_vertex
-    lines = [str(r.triangles)] if args.quiet else report.count_lines(r, shown)
-    # with the per-vertex CSV on stdout, the summary goes to stderr: stdout stays one CSV
-    _emit(args, r.to_dict(), lines, r.warnings, out=sys.stderr if on_stdout else None)
+    if r.per_edge is not None:
+        write_per_edge(r.per_edge, args.per_edge)
+    files = (args.per_vertex, args.per_edge)
+    on_stdout = [path is not None and stream_fd(path) == 1 for path in files]
+    shown = ("standard output" if out else path for out, path in zip(on_stdout, files))
+    lines = [str(r.triangles)] if args.quiet else report.count_lines(r, *shown)
+    # with a per-vertex or per-edge CSV on stdout, the summary goes to stderr: stdout stays one CSV
+    _emit(args, r.to_dict(), lines, r.warnings, out=sys.stderr if any(on_stdout) else None)
     return 0
 
 

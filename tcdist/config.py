@@ -68,6 +68,7 @@ class CountConfig:
     schedule: str = "static"
     resume: bool = False
     per_vertex: bool = False
+    per_edge: bool = False
     gpu_memory_limit: int | None = None
     labels: bool = False            # a text source's ids are names
 
@@ -85,12 +86,13 @@ class CountConfig:
             raise OptionTypeError(f"{{store}} must be a path, got {type(self.store).__name__} {self.store!r}")
         if self.store is not None:
             object.__setattr__(self, "store", os.fspath(self.store))
-        for name in ("resume", "per_vertex", "labels"):
+        for name in ("resume", "per_vertex", "per_edge", "labels"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionTypeError(f"{{{name}}} must be True or False, got {getattr(self, name)!r}")
-        if self.per_vertex and self.resume:
-            raise OptionValueError("{per_vertex} cannot resume a count (the journal holds totals only); leave out "
-                                   "{resume}")
+        for name in ("per_vertex", "per_edge"):
+            if getattr(self, name) and self.resume:
+                raise OptionValueError(f"{{{name}}} cannot resume a count (the journal holds totals only); leave out "
+                                       "{resume}")
 
     @property
     def whole(self) -> bool:

@@ -184,6 +184,10 @@ def build_parser():
                             "input's own ids, and add "
                             "the transitivity and average clustering to the summary (CPU or GPU, parts and ranks); "
                             "- (or another stream): CSV on standard output, and the summary on standard error")
+    count.add_argument("--per-edge", metavar="FILE",
+                       help="also write the triangles each edge is in to FILE (u,v,triangles; .csv, .parquet or .h5), "
+                            "a row per edge with u < v in the input's own ids, sorted; - (or another stream): CSV on "
+                            "standard output, and the summary on standard error")
     _labels(count)
     _common(count, quiet="print the number of triangles alone (with --json, the record alone): no summary, "
                          "progress bars or warnings")

@@ -26,7 +26,7 @@ def seconds(timings):
     return " | ".join(f"{k} {v:.3f} s" for k, v in timings.items() if v >= 0.0005 or k == "total")
 
 
-def count_lines(r, per_vertex_file=None) -> list[str]:
+def count_lines(r, per_vertex_file=None, per_edge_file=None) -> list[str]:
     """What `tcdist count` prints: the graph, the count, the run, its parts and ranks."""
     lines = [
         r.name,
@@ -53,6 +53,8 @@ def count_lines(r, per_vertex_file=None) -> list[str]:
         lines[4:4] = [f"  memory     {'; '.join(filter(None, (budget, sliced, peak)))}"]
     if r.mode_reason:
         lines[4:4] = [f"  mode       {r.mode_reason}"]
+    if r.per_edge is not None:
+        lines[4:4] = [f"  per edge   the triangles of each of the {r.m:,} edges in {per_edge_file}"]
     if r.per_vertex is not None:
         lines[4:4] = [f"  clustering transitivity {r.transitivity:.6f}, average local {r.average_clustering:.6f}; "
                       f"per vertex in {per_vertex_file}"]

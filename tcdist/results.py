@@ -68,6 +68,16 @@ class PerVertex:
 
 
 @dataclass
+class PerEdge:
+    """Per edge of the graph: its ends u and v in the source (ids or labels, u first in their
+    order) and the triangles it is in (NumPy arrays of one length, sorted by (u, v))."""
+
+    u: object
+    v: object
+    triangles: object
+
+
+@dataclass
 class PartResult:
     """One counted part: its exact count, who counted it and how long each step took."""
 
@@ -169,6 +179,7 @@ class TriangleCount:
     transitivity: float | None = None         # 3 T / wedges (with per_vertex)
     average_clustering: float | None = None   # the mean local clustering over the graph's vertices
     per_vertex: PerVertex | None = None       # on rank 0 only (the arrays are reduced there)
+    per_edge: PerEdge | None = None           # likewise
     kernel_options: dict = field(default_factory=dict)  # the kernel's options, as it ran
     kernels: dict = field(default_factory=dict)  # kernel spec -> parts it counted (--kernel auto chooses per part)
     slices: int = 0  # pieces counted: one per part, more where a part too large for the device was sliced
@@ -177,5 +188,5 @@ class TriangleCount:
         return self.triangles
 
     def to_dict(self) -> dict:
-        """Everything but the per-vertex arrays (written to their own file)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "per_vertex"}
+        """Everything but the per-vertex and per-edge arrays (written to their own files)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("per_vertex", "per_edge")}

@@ -42,6 +42,20 @@ def brute_force_triangles(pairs):
     return sum(1 for u in adj for v in adj[u] if u < v for w in adj[u] & adj[v] if v < w)
 
 
+def read_table(path, columns):
+    """A per-vertex or per-edge file as {column: list}, by its format; a CSV's header checked."""
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    if str(path).endswith(".csv"):
+        assert Path(path).read_text().startswith(",".join(columns) + "\n")
+        return pcsv.read_csv(path).to_pydict()
+    if str(path).endswith(".parquet"):
+        return pq.read_table(path).to_pydict()
+    with h5py.File(path) as f:
+        return {k: f[k][()].tolist() for k in columns}
+
+
 def count_read_once(how, data: bytes, tmp_path):
     """``tcdist count --json`` of bytes that can be read only once: through a FIFO (as <(...)
     gives), or standard input ('-', '/dev/stdin')."""

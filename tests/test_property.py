@@ -97,17 +97,21 @@ def _per_vertex(result) -> dict:
     return dict(zip(result.per_vertex.vertex.tolist(), result.per_vertex.triangles.tolist()))
 
 
+def _per_edge(result) -> dict:
+    return dict(zip(zip(result.per_edge.u.tolist(), result.per_edge.v.tolist()), result.per_edge.triangles.tolist()))
+
+
 @settings(max_examples=60, deadline=None)
 @given(pairs.filter(lambda e: len(e) > 0), st.integers(0, 2**32 - 1), st.sampled_from([None, 3]))
 def test_relabelling_reversing_repeating_and_loops_change_no_count(edges, seed, parts):
     """Permuted ids, reversed edges, repeated edges and self loops: the same total and the same
-    triangles at every vertex (mapped through the permutation), whole and in parts."""
+    triangles at every vertex and edge (mapped through the permutation), whole and in parts."""
     rng = np.random.default_rng(seed)
     if parts and len({x for p in edges if p[0] != p[1] for x in p}) < parts:
         parts = None  # every part needs a vertex
     src = np.array([u for u, _ in edges], np.int64)
     dst = np.array([v for _, v in edges], np.int64)
-    before = tcdist.count_triangles((src, dst), backend="cpu", parts=parts, per_vertex=True)
+    before = tcdist.count_triangles((src, dst), backend="cpu", parts=parts, per_vertex=True, per_edge=True)
     relabel = rng.permutation(10**6)[: 31] * 1000 + 7  # ids far apart, in another order
     flip = rng.random(src.size) < 0.5
     a, b = np.where(flip, dst, src), np.where(flip, src, dst)
@@ -117,6 +121,7 @@ def test_relabelling_reversing_repeating_and_loops_change_no_count(edges, seed, 
     b = np.concatenate([b, a[repeat], loops])
     order = rng.permutation(a.size)
     after = tcdist.count_triangles((relabel[a[order]], relabel[b[order]]), backend="cpu", parts=parts,
-                                   per_vertex=True)
+                                   per_vertex=True, per_edge=True)
     assert after.triangles == before.triangles == brute_force_triangles(edges)
     assert _per_vertex(after) == {int(relabel[v]): t for v, t in _per_vertex(before).items()}
+    assert _per_edge(after) == {tuple(sorted(map(int, relabel[[u, v]]))): t for (u, v), t in _per_edge(before).items()}

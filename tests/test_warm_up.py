@@ -28,15 +28,17 @@ def test_the_cpu_functions_land_in_the_cache_folder(tmp_path):
     assert done["caches"]["CPU functions (Numba)"] == str(tmp_path / "numba") and not done["gpu"]
     cached = {p.name.split(".")[0] for p in (tmp_path / "numba").rglob("*.nbi")}
     assert {"grammar", "cpu", "host"} <= cached, cached  # the parser, the CPU kernels, the host partitioner
+    functions = {p.name.split(".")[1].split("-")[0] for p in (tmp_path / "numba").rglob("cpu.*.nbi")}
+    assert {"_marker", "_per_vertex_rows", "_third_edges"} <= functions, functions  # per vertex and edge too
 
 
 @pytest.mark.gpu
 def test_every_gpu_kernel_instance_lands_in_the_cache_folder(tmp_path):
     from tcdist.count.registry import of_backend
-    from tcdist.cuda.build import DEGREE_STATS, PARSE, PER_VERTEX
+    from tcdist.cuda.build import DEGREE_STATS, PARSE, PER_EDGE, PER_VERTEX
 
     done = warm_up(tmp_path, "gpu")
-    modules = [*of_backend("gpu").values(), PARSE, PER_VERTEX, DEGREE_STATS]
+    modules = [*of_backend("gpu").values(), PARSE, PER_VERTEX, PER_EDGE, DEGREE_STATS]
     assert done["gpu"] and done["gpu_kernel_instances"] == sum(len(m.instantiations()) for m in modules)
     assert done["caches"]["CUDA kernels (CuPy)"] == str(tmp_path / "cupy")
     assert len(list((tmp_path / "cupy").iterdir())) >= done["gpu_kernel_instances"]  # one file a program, and CuPy's own

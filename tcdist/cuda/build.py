@@ -46,6 +46,8 @@ def name_expression(declaration: str) -> str:
 PER_VERTEX = CudaModule(("per_vertex.cu",), lambda: [
     declaration for template in ("lstc_per_vertex", "forward_per_vertex")
     for declaration in declare(template, list(COL_TYPES.values()), "const i64*, const {col}*, i64, u64*")])
+PER_EDGE = CudaModule(("per_edge.cu",), lambda: declare("lstc_per_edge", list(COL_TYPES.values()),
+                                                        "const i64*, const {col}*, i64, u64*"))
 DEGREE_STATS = CudaModule(("degree_stats.cu",), lambda: declare("degree_stats", ["long long"],
                                                                 "const {col}*, i64, u64*"))
 PASSES = CudaModule(("passes.cu",), list)  # extern "C" kernels only: one program (launch.kernel)

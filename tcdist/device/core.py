@@ -15,7 +15,7 @@ from tcdist.budget import model
 from tcdist.count.auto import Auto
 from tcdist.count.registry import spec_of
 from tcdist.device.warmup import WarmUp, self_test
-from tcdist.errors import InputError, TcdistError
+from tcdist.errors import InputError, OptionError, TcdistError
 from tcdist.graph.check import csr_problem
 from tcdist.partition import slices
 from tcdist.partition.part import Part
@@ -133,9 +133,9 @@ class Device:
         self.tested(label, part.col.dtype)
         return label, self._prepared(label, part)
 
-    def self_test(self, labels, dtypes=(np.int32, np.int64), per_vertex: bool = False) -> None:
+    def self_test(self, labels, dtypes=(np.int32, np.int64), per_vertex: bool = False, per_edge: bool = False) -> None:
         """Check these kernels on K_40 now (warmup.self_test), so that no part checks them again."""
-        self_test(self, labels, dtypes, per_vertex)
+        self_test(self, labels, dtypes, per_vertex, per_edge)
         self._tested.update((label, np.dtype(dtype)) for label in labels for dtype in dtypes)
 
     def tested(self, label: str, dtype) -> None:
@@ -164,4 +164,12 @@ class Device:
     def finished(self, value):
         """value, once the device has finished what made it (so a step's time is its own)."""
         return value
+
+    @staticmethod
+    def refuse_slice(part: Part) -> None:
+        """Per-edge credits are counted on whole parts: a slice of a part holds only some of the
+        rows whose edges a triangle credits."""
+        if part.slice is not None:
+            raise OptionError(f"part {part.index} does not fit the device whole, and {{per_edge}} counts whole parts "
+                              "only; count in more parts ({parts} auto picks them)")
 

@@ -32,9 +32,9 @@ class CpuDevice(Device):
         are tested without a GPU)."""
         return self.memory_limit is not None
 
-    def start_warm_up(self, per_vertex: bool = False, builds: bool = True) -> None:
+    def start_warm_up(self, per_vertex: bool = False, builds: bool = True, per_edge: bool = False) -> None:
         """Now, not on a thread: Numba's compiling must not meet a partitioning's parallel loops."""
-        self.warming.run(lambda: self.self_test(list(self.candidates()), per_vertex=per_vertex))
+        self.warming.run(lambda: self.self_test(list(self.candidates()), per_vertex=per_vertex, per_edge=per_edge))
 
     def placed(self, part: Part) -> Part:
         return part
@@ -54,11 +54,21 @@ class CpuDevice(Device):
 
         return self._interruptible(lambda: per_vertex(part.rowptr, part.col, part.n_local))
 
+    def count_per_edge(self, part: Part):
+        """The triangles each edge of the part is in, from its local rows (uint64 per CSR position)."""
+        from tcdist.count.cpu import per_edge
+
+        self.refuse_slice(part)
+        return self._interruptible(lambda: per_edge(part.rowptr, part.col, part.n_local))
+
     def per_vertex_all(self, part: Part) -> list:
         return [self.count_per_vertex(part)]
 
     def per_vertex_kernel(self, part: Part) -> str:
         return "per-vertex (marker)"
+
+    def per_edge_kernel(self, part: Part) -> str:
+        return "per-edge (marker)"
 
     def _interruptible(self, work: Callable):
         """work() on a daemon thread with this device's Numba threads, waited for in steps short

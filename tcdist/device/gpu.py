@@ -125,7 +125,7 @@ class GpuDevice(Device):
 
     # The warm-up: on a thread of its own, so that the first part is read meanwhile.
 
-    def start_warm_up(self, per_vertex: bool = False, builds: bool = True) -> None:
+    def start_warm_up(self, per_vertex: bool = False, builds: bool = True, per_edge: bool = False) -> None:
         """On a thread: where this process builds the graph, the text parser and the build's passes
         compiled (or loaded) while it is read; a kernel given by name checked; auto's choice
         is checked per part."""
@@ -138,8 +138,8 @@ class GpuDevice(Device):
                 if builds:
                     launch.compile_every_instance(PARSE)
                     warm_up_build()
-                if self._auto is None or per_vertex:
-                    self.self_test([] if self._auto else [self.spec], [np.int32], per_vertex)
+                if self._auto is None or per_vertex or per_edge:
+                    self.self_test([] if self._auto else [self.spec], [np.int32], per_vertex, per_edge)
 
         self._test_when_needed = True
         self.warming.start(warm)
@@ -214,6 +214,15 @@ class GpuDevice(Device):
         with self.within_memory(part):
             return per_vertex(part.rowptr, part.col, part.n_local, Auto.per_vertex_by_thread(part)).get()
 
+    def count_per_edge(self, part: Part):
+        """The triangles each edge of the part is in, from its local rows (uint64 per CSR position,
+        in host memory)."""
+        from tcdist.count.per_edge import per_edge
+
+        self.refuse_slice(part)
+        with self.within_memory(part):
+            return per_edge(part.rowptr, part.col, part.n_local).get()
+
     def per_vertex_all(self, part: Part) -> list:
         """The part's per-vertex credits by every per-vertex kernel (warm-up)."""
         from tcdist.count.per_vertex import per_vertex
@@ -222,4 +231,7 @@ class GpuDevice(Device):
 
     def per_vertex_kernel(self, part: Part) -> str:
         return "per-vertex (thread per vertex)" if Auto.per_vertex_by_thread(part) else "per-vertex (edge warps)"
+
+    def per_edge_kernel(self, part: Part) -> str:
+        return "per-edge (edge warps)"
 

@@ -20,11 +20,11 @@ from tcdist.partition.part import Part
 CLIQUE = 40  # rows up to 39 long: both the short-row and the long-row paths of a kernel run
 
 
-def self_test(device, labels, dtypes=(np.int32, np.int64), per_vertex: bool = False) -> None:
+def self_test(device, labels, dtypes=(np.int32, np.int64), per_vertex: bool = False, per_edge: bool = False) -> None:
     """Run the device's kernels of these labels on K_40 with each column type of dtypes, whole and
     in two slices put on the device as a sliced part is (copy, layout, CSR check), and check that
     each gives C(40, 3); with per_vertex, also that every per-vertex kernel credits every vertex
-    C(39, 2)."""
+    C(39, 2); with per_edge, that the per-edge kernel credits every edge 38."""
     n = CLIQUE
     rowptr = np.concatenate([[0], np.cumsum(np.arange(n - 1, -1, -1))]).astype(np.int64)
     col = np.concatenate([np.arange(u + 1, n) for u in range(n)])
@@ -42,6 +42,9 @@ def self_test(device, labels, dtypes=(np.int32, np.int64), per_vertex: bool = Fa
         credits = device.per_vertex_all(clique) if per_vertex else []
         if not all((c == (n - 1) * (n - 2) // 2).all() for c in credits):
             raise TcdistError(f"a per-vertex kernel miscounts K_{n} on {device.describe()}: this device or build "
+                              "is broken")
+        if per_edge and not (device.count_per_edge(clique) == n - 2).all():
+            raise TcdistError(f"the per-edge kernel miscounts K_{n} on {device.describe()}: this device or build "
                               "is broken")
 
 
@@ -121,9 +124,9 @@ def prebuild_gpu() -> int:
     into CuPy's cache: the number of kernel instances."""
     from tcdist.count.registry import of_backend
     from tcdist.cuda import launch
-    from tcdist.cuda.build import DEGREE_STATS, PARSE, PER_VERTEX
+    from tcdist.cuda.build import DEGREE_STATS, PARSE, PER_EDGE, PER_VERTEX
 
-    modules = [*of_backend("gpu").values(), PARSE, PER_VERTEX, DEGREE_STATS]
+    modules = [*of_backend("gpu").values(), PARSE, PER_VERTEX, PER_EDGE, DEGREE_STATS]
     for module in modules:
         launch.compile_every_instance(module)
     warm_up_build()

@@ -19,6 +19,8 @@ from tcdist import progress
 from tcdist.budget.model import csr_bytes
 from tcdist.budget.slices import pieces
 from tcdist.device.core import Device
+from tcdist.edge_triangles import EdgeCredits
+from tcdist.errors import TcdistError
 from tcdist.graph.degrees import exact_sum
 from tcdist.partition import slices
 from tcdist.partition.part import Part, recorded
@@ -29,7 +31,7 @@ from tcdist.xp import to_numpy
 def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], Part], *, num_parts: int,
                 rank: int = 0, record: Callable[[PartResult], None] | None = None,
                 expected: int | None = None, check: Callable[[], None] | None = None,
-                per_vertex=None, read_ahead: bool = True) -> list[PartResult]:
+                per_vertex=None, per_edge: EdgeCredits | None = None, read_ahead: bool = True) -> list[PartResult]:
     """Count the parts named by indices, one at a time (the next one read meanwhile); a part too
     large for the device is counted in slices (Device.pieces), one result for all of them.
 
@@ -41,8 +43,10 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     expected is how many parts this rank will count, for the progress bar (None when dynamic);
     check, if given, is called before each piece and raises to stop (another rank failed);
     per_vertex, if given (uint64, one entry per vertex of the graph), receives the triangles of
-    every vertex, each part crediting its vertices by global id; read_ahead=False reads each part
-    only when it is due (a dynamic queue's next part must not be claimed early).
+    every vertex, each part crediting its vertices by global id; per_edge, if given, receives
+    each part's per-edge triangles (whole parts only); with either, the part's count is taken
+    from those credits; read_ahead=False reads each part only when it is due (a dynamic queue's
+    next part must not be claimed early).
     """
     results, pending = [], None
     stages = expected is None or expected > 1  # a lone part has no count to hide its copy behind
@@ -54,10 +58,13 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
             part, put_wait, copied = device.put(part)
             transfer = stage_wait + put_wait
             t1 = time.perf_counter()
-            prepared = device.prepare(part) if per_vertex is None else None
+            credits = per_vertex is not None or per_edge is not None
+            prepared = None if credits else device.prepare(part)
             t2 = time.perf_counter()
-            found = device.count(part, prepared) if per_vertex is None else _credit(device, part, per_vertex)
-            kernel = device.per_vertex_kernel(part) if per_vertex is not None else prepared[0]
+            if credits:
+                found, kernel = _credited(device, part, per_vertex, per_edge)
+            else:
+                found, kernel = device.count(part, prepared), prepared[0]
             del prepared  # what the kernel's prepare step holds on the device goes before the next part comes
             result = PartResult(index, rank, found, read_wait, transfer, time.perf_counter() - t2,
                                 recorded(part.stats), read_overlapped=max(reading - read_wait, 0.0),
@@ -140,6 +147,22 @@ def _read_when_due(pieces, check, device: Device):
         del item
         yield index, part, (seconds, seconds), (0.0, 0.0)
         del part
+
+
+def _credited(device: Device, part: Part, per_vertex, per_edge: EdgeCredits | None) -> tuple[int, str]:
+    """(the part's count, the kernels that gave it) from its per-vertex and per-edge credits, each
+    its own pass; given both, they must find the same triangles."""
+    found = {}
+    if per_vertex is not None:
+        found[device.per_vertex_kernel(part)] = _credit(device, part, per_vertex)
+    if per_edge is not None:
+        credits = device.count_per_edge(part)
+        per_edge.add(part, credits)
+        found[device.per_edge_kernel(part)] = exact_sum(credits) // 3
+    if len(set(found.values())) != 1:
+        raise TcdistError(f"internal error: part {part.index}: the per-vertex and per-edge passes found "
+                          f"{' and '.join(map(str, found.values()))} triangles")
+    return next(iter(found.values())), ", ".join(found)
 
 
 def _credit(device: Device, part: Part, per_vertex) -> int:

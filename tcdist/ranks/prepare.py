@@ -141,7 +141,9 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
     graph = held.graph = load_graph(source, seed=config.seed, timings=timings, device=device, labels=config.labels)
     if config.whole and ranks == 1:
         return _whole(graph, held)
-    if ranks > 1 and graph.n and config.parts in (None, "auto") and config.store is None and config.scheme is None \
+    if ranks > 1 and config.per_edge:
+        replicated_not = "per-edge counts are made in whole parts"
+    elif ranks > 1 and graph.n and config.parts in (None, "auto") and config.store is None and config.scheme is None \
             and config.prune is None:
         need = device.need(graph.n, graph.m, graph.n, graph.col.itemsize)
         if need <= rank_budget:

@@ -24,6 +24,7 @@ from tcdist.clustering import per_vertex_result
 from tcdist.config import CountConfig
 from tcdist.device import Device, resolve
 from tcdist.device.binding import numba_threads
+from tcdist.edge_triangles import EdgeCredits, per_edge_result, summed
 from tcdist.errors import TcdistError
 from tcdist.partition import slices
 from tcdist.partition.journal import Journal
@@ -42,7 +43,7 @@ from tcdist.xp import to_numpy
 
 def count(comm, source, config: CountConfig, *, debug: bool = False) -> TriangleCount:
     """Count the triangles of source on every rank of comm; every rank returns the same result
-    (with per_vertex, rank 0's also holds the per-vertex arrays)."""
+    (with per_vertex or per_edge, rank 0's also holds the per-vertex or per-edge arrays)."""
     local_rank, local_size = node_local(comm)
     start = time.perf_counter()
     mine = []  # this rank's device, to close if another rank's resolve failed
@@ -62,7 +63,8 @@ def count(comm, source, config: CountConfig, *, debug: bool = False) -> Triangle
         with numba_threads(device.threads):
             timings = Timings(compile=time.perf_counter() - start)
             builds = comm.rank == 0 and builds_graph(source)  # only rank 0 reads the source
-            collective(comm, lambda: device.start_warm_up(config.per_vertex, builds), debug=debug)  # a GPU's goes on
+            collective(comm, lambda: device.start_warm_up(config.per_vertex, builds, config.per_edge),
+                       debug=debug)  # a GPU's goes on
             return _count_on(comm, device, source, config, timings, start, debug)
     finally:
         device.close()
@@ -89,6 +91,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         collective(comm, device.warming.raise_failed, debug=debug)
         credits = collective(comm, lambda: np.zeros(prepared.header["n"], np.uint64), debug=debug) \
             if config.per_vertex else None
+        edges = EdgeCredits(prepared.header["n"]) if config.per_edge else None
         in_memory, read = held.parts, [0]
         if prepared.mode == "replicated":
             t0 = time.perf_counter()
@@ -96,8 +99,9 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
             in_memory = _Shares(shared, prepared)
             timings.share += time.perf_counter() - t0
         with signals.temporary(ours) if ours else nullcontext():
-            results = _count_mine(comm, config, prepared, device, in_memory, credits, read, debug)
+            results = _count_mine(comm, config, prepared, device, in_memory, credits, edges, read, debug)
         credits = None if credits is None else sum_to_root(comm, credits)
+        edges = None if edges is None else comm.gather(edges.summed(), root=0)
         timings = timings + sum((r.timings for r in results), Timings())
         timings.compile += device.warming.waited
         timings.compile_overlapped = max(device.warming.seconds - device.warming.waited, 0.0)
@@ -117,11 +121,17 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         if ours is not None and os.path.exists(ours):
             os.remove(ours)
     result = _result(prepared, device, config, counted, everyone, comm.size)
+    if not (config.per_vertex or config.per_edge):
+        return result
+    result.kernel, result.kernel_options = ", ".join(sorted(result.kernels)), {}  # each part's, as counted
+    if comm.rank != 0:
+        return result
+    ids, degree, order = _vertices(held.graph, prepared)
     if credits is not None:
-        ids, degree, order = _vertices(held.graph, prepared)
         result.per_vertex, result.transitivity, result.average_clustering = per_vertex_result(
             ids[order], degree[order], credits[order], result.triangles)
-        result.kernel, result.kernel_options = ", ".join(sorted(result.kernels)), {}  # each part's, as counted
+    if edges is not None:
+        result.per_edge = per_edge_result(*summed(edges), result.n, result.m, result.triangles, ids, order)
     return result
 
 
@@ -168,7 +178,7 @@ def _my_parts(comm, config: CountConfig, prepared: Prepared):
     return mine, len(mine)
 
 
-def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, in_memory, credits, read: list,
+def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, in_memory, credits, edges, read: list,
                 debug: bool) -> list[PartResult]:
     """Count this rank's parts, from memory (rank 0's parts with one rank; shares of the whole graph,
     replicated) or from the store every rank opens; read[0] receives the bytes read from it."""
@@ -188,7 +198,8 @@ def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, i
             return count_parts(device, mine, in_memory.__getitem__ if store is None else from_store,
                                num_parts=prepared.header["parts"], rank=comm.rank,
                                record=journal.record if journal else None, expected=expected, check=check,
-                               per_vertex=credits, read_ahead=not dynamic)  # a queue's next part is not taken early
+                               per_vertex=credits, per_edge=edges,
+                               read_ahead=not dynamic)  # a queue's next part is not taken early
 
         return independently(comm, work, then=mine.close if dynamic else None, debug=debug)
     finally:

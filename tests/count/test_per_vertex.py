@@ -1,12 +1,9 @@
 """Per-vertex triangles and clustering against networkx, vertex by vertex, whole and in parts."""
 
-import h5py
 import networkx as nx
 import numpy as np
-import pyarrow.csv as pcsv
-import pyarrow.parquet as pq
 import pytest
-from conftest import DATASETS, dataset_params, manifest
+from conftest import DATASETS, dataset_params, manifest, read_table
 
 import tcdist
 from tcdist.io import read
@@ -119,14 +116,7 @@ def test_the_per_vertex_file(tmp_path, cli, name):
     record = result.json()
     g = networkx_graph(path)
     assert record["transitivity"] == pytest.approx(reference(g)[2], rel=1e-12)
-    if name.endswith(".csv"):
-        assert out.read_text().startswith("vertex,triangles,clustering\n")
-        table = pcsv.read_csv(out).to_pydict()
-    elif name.endswith(".parquet"):
-        table = pq.read_table(out).to_pydict()
-    else:
-        with h5py.File(out) as f:
-            table = {k: f[k][()].tolist() for k in ("vertex", "triangles", "clustering")}
+    table = read_table(out, ("vertex", "triangles", "clustering"))
     triangles = nx.triangles(g)
     assert {v: t for v, t in zip(table["vertex"], table["triangles"])} == triangles
     again = cli("count", tmp_path / "s.h5", "--per-vertex", tmp_path / ("again" + out.suffix), "--json")

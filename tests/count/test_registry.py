@@ -90,7 +90,7 @@ def test_a_prepare_step_is_timed_apart_and_handed_to_count():
 
 
 def test_a_kernel_that_miscounts_the_clique_stops_before_it_counts():
-    """Every kernel, and every per-vertex kernel when asked for, must get K_40 right first."""
+    """Every kernel, and every per-vertex and per-edge kernel when asked for, must get K_40 right first."""
     from tcdist.count.cpu import count_marker
     from tcdist.count.registry import Kernel
 
@@ -102,6 +102,10 @@ def test_a_kernel_that_miscounts_the_clique_stops_before_it_counts():
     device.count_per_vertex = lambda part: np.zeros(part.rowptr.size - 1, np.uint64)
     with pytest.raises(TcdistError, match="a per-vertex kernel miscounts K_40"):
         device.start_warm_up(per_vertex=True)
+    device.start_warm_up(per_edge=True)
+    device.count_per_edge = lambda part: np.ones(part.col.size, np.uint64)
+    with pytest.raises(TcdistError, match="the per-edge kernel miscounts K_40"):
+        device.start_warm_up(per_edge=True)
 
 
 def test_a_kernel_s_own_bytes_join_the_part_model():

@@ -8,10 +8,11 @@ import subprocess
 import pytest
 
 from tcdist.count.registry import of_backend
-from tcdist.cuda.build import DEGREE_STATS, PER_VERTEX, source
+from tcdist.cuda.build import DEGREE_STATS, PER_EDGE, PER_VERTEX, source
 
 MODULES = [(k.name, k.sources, k.instantiations) for k in of_backend("gpu").values()] + \
     [("per-vertex", PER_VERTEX.sources, PER_VERTEX.instantiations),
+     ("per-edge", PER_EDGE.sources, PER_EDGE.instantiations),
      ("degree-stats", DEGREE_STATS.sources, DEGREE_STATS.instantiations)]
 
 

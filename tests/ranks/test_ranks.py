@@ -208,6 +208,22 @@ def test_per_vertex_under_ranks_equals_one_process(tmp_path, cli, schedule):
     assert ranked.read_bytes() == alone.read_bytes()
 
 
+@pytest.mark.parametrize("ranks,schedule", [(2, "static"), (3, "dynamic")])
+def test_per_edge_under_ranks_equals_one_process(tmp_path, cli, ranks, schedule):
+    """Each rank sums the edge credits of its parts by edge; rank 0 sums the ranks' and writes."""
+    alone = tmp_path / "alone.csv"
+    assert cli("count", GRAPH, "--backend", "cpu", "--per-edge", alone).code == 0
+    ranked = tmp_path / "ranked.csv"
+    record = mpiexec_json(ranks, "count", GRAPH, "--backend", "cpu", "-P", "5", "--schedule", schedule,
+                          "--per-edge", ranked, "--per-vertex", tmp_path / "vertices.csv")
+    assert record["triangles"] == 727_044 and record["kernel"] == "per-vertex (marker), per-edge (marker)"
+    check_parts(record, 5)
+    assert ranked.read_bytes() == alone.read_bytes()
+    rows = alone.read_text().splitlines()
+    assert rows[0] == "u,v,triangles" and len(rows) == 1 + record["m"]
+    assert sum(int(row.rsplit(",", 1)[1]) for row in rows[1:]) == 3 * 727_044
+
+
 @pytest.mark.parametrize("schedule", ["static", "dynamic"])
 def test_sliced_parts_under_ranks_equal_one_process(tmp_path, cli, schedule):
     """Parts over the limit, each counted in slices on the rank that takes it (a dynamic queue's

@@ -72,15 +72,17 @@ def test_a_store_counted_by_gpu_ranks_equals_cpu_ranks(tmp_path, gpus):
     assert on_gpu["triangles"] == on_cpu["triangles"] and on_cpu["parts"] == 6
 
 
+@pytest.mark.parametrize("option", ["--per-vertex", "--per-edge"])
 @pytest.mark.parametrize("schedule", ["static", "dynamic"])
-def test_per_vertex_on_gpu_ranks_equals_one_cpu_process(tmp_path, cli, gpus, schedule):
-    """Each GPU rank credits the vertices of its parts (cuda/per_vertex.cu); rank 0 reduces."""
+def test_per_vertex_and_per_edge_on_gpu_ranks_equal_one_cpu_process(tmp_path, cli, gpus, schedule, option):
+    """Each GPU rank credits the vertices (cuda/per_vertex.cu) or edges (cuda/per_edge.cu) of its
+    parts; rank 0 reduces."""
     graph = DATASETS / "email-Enron.txt.gz"
     alone = tmp_path / "alone.csv"
-    assert cli("count", graph, "--backend", "cpu", "--per-vertex", alone).code == 0
+    assert cli("count", graph, "--backend", "cpu", option, alone).code == 0
     ranked = tmp_path / "ranked.csv"
     result = mpiexec(max(len(gpus), 2), "count", graph, "--backend", "gpu", "-P", 5, "--schedule", schedule,
-                     "--per-vertex", ranked)
+                     option, ranked)
     assert result.returncode == 0, result.stderr
     assert ranked.read_bytes() == alone.read_bytes()
 
@@ -111,7 +113,7 @@ from tcdist.errors import TcdistError
 if MPI.COMM_WORLD.rank == 1:
     def broken(self, per_vertex=False):
         raise TcdistError("the warm-up found this GPU broken")
-    gpu.GpuDevice.start_warm_up = lambda self, per_vertex=False, builds=True: self.warming.start(lambda: broken(self))
+    gpu.GpuDevice.start_warm_up = lambda self, per_vertex=False, builds=True, per_edge=False: self.warming.start(lambda: broken(self))
 else:  # the root partitions for a while: rank 1's warm-up has long failed when it is done
     made = prepare.prepare
     run.prepare = lambda *args: (time.sleep(1.0), made(*args))[1]

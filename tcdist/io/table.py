@@ -1,0 +1,59 @@
+"""A result table (named columns of one length, ids possibly labels) as CSV, Parquet or HDF5 by
+the file's name; to a stream as CSV. The per-vertex and per-edge files are such tables."""
+
+from __future__ import annotations
+
+from tcdist.errors import OptionError
+from tcdist.io.write import atomic_path, stream_fd, stream_writer, suffix_kind
+
+TABLE_KINDS = {".csv": "csv", ".parquet": "parquet", ".h5": "hdf5", ".hdf5": "hdf5"}
+
+
+def table_kind(path, option: str) -> str:
+    """csv, parquet or hdf5, by the file's name; a one-line error naming the option for any other."""
+    kind = suffix_kind(path, TABLE_KINDS)
+    if kind is None:
+        raise OptionError(f"{path}: {{{option}}} writes .csv, .parquet or .h5 files; name it so")
+    return kind
+
+
+def write_table(columns: dict, path, option: str) -> None:
+    """The columns, one row per entry, written atomically; to a stream (stream_fd) as CSV."""
+    fd = stream_fd(path)
+    if fd is not None:
+        with stream_writer(fd, path) as out:
+            _write_csv(columns, out)
+        return
+    kind = table_kind(path, option)
+    with atomic_path(path) as tmp:
+        if kind == "hdf5":
+            import h5py
+
+            with h5py.File(tmp, "w") as f:
+                for name, values in columns.items():
+                    if values.dtype == object:  # labels, as HDF5 strings
+                        f.create_dataset(name, data=values.astype(str).astype(object), dtype=h5py.string_dtype())
+                    else:
+                        f.create_dataset(name, data=values)
+        elif kind == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(_arrow(columns), tmp)
+        else:
+            with open(tmp, "wb") as f:
+                _write_csv(columns, f)
+
+
+def _arrow(columns: dict):
+    import pyarrow as pa
+
+    return pa.table({name: values.astype(str) if values.dtype == object else values
+                     for name, values in columns.items()})
+
+
+def _write_csv(columns: dict, out) -> None:
+    import pyarrow.csv as pcsv
+
+    out.write((",".join(columns) + "\n").encode())  # the header unquoted; labels quoted where they need it
+    quoting = "needed" if any(values.dtype == object for values in columns.values()) else "none"
+    pcsv.write_csv(_arrow(columns), out, pcsv.WriteOptions(include_header=False, quoting_style=quoting))
