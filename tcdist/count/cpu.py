@@ -78,9 +78,7 @@ def _per_vertex_rows(rowptr, col, n_local, lowest, into, strides, first, last, m
             begin, end = rowptr[u], rowptr[u + 1]
             if end - begin < 2:
                 continue
-            highest = col[end - 1]
-            for e in range(begin, end):
-                m[col[e]] = np.uint32(e - begin + 1)
+            highest = _mark_row(col, begin, end, m)
             for e in range(begin, end):
                 v = col[e]
                 for f in range(rowptr[v], rowptr[v + 1]):
@@ -92,8 +90,21 @@ def _per_vertex_rows(rowptr, col, n_local, lowest, into, strides, first, last, m
                         lowest[u] += np.uint64(1)
                         into[e] += np.uint32(1)
                         into[begin + at - 1] += np.uint32(1)
-            for e in range(begin, end):
-                m[col[e]] = 0
+            _unmark_row(col, begin, end, m)
+
+
+@njit(cache=True, nogil=True)
+def _mark_row(col, begin, end, m):
+    """m[w] = w's position in the row col[begin:end], plus one; the row's largest column."""
+    for e in range(begin, end):
+        m[col[e]] = np.uint32(e - begin + 1)
+    return col[end - 1]
+
+
+@njit(cache=True, nogil=True)
+def _unmark_row(col, begin, end, m):
+    for e in range(begin, end):
+        m[col[e]] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -144,9 +155,7 @@ def _third_edges(rowptr, col, in_ptr, in_row, rows, into, strides, first, last, 
             begin, end = rowptr[v], rowptr[v + 1]
             if begin == end or in_ptr[v] == in_ptr[v + 1]:
                 continue
-            highest = col[end - 1]
-            for e in range(begin, end):
-                m[col[e]] = np.uint32(e - begin + 1)
+            highest = _mark_row(col, begin, end, m)
             for i in range(in_ptr[v], in_ptr[v + 1]):
                 u = in_row[i]
                 for f in range(rowptr[u], rowptr[u + 1]):
@@ -156,8 +165,7 @@ def _third_edges(rowptr, col, in_ptr, in_row, rows, into, strides, first, last, 
                     at = np.int64(m[w])
                     if at:
                         into[begin + at - 1] += np.uint32(1)
-            for e in range(begin, end):
-                m[col[e]] = 0
+            _unmark_row(col, begin, end, m)
 
 
 def per_edge(rowptr, col, n_local):
