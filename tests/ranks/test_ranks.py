@@ -167,26 +167,34 @@ def test_count_triangles_takes_a_communicator(tmp_path):
     assert rows == [[0, 727044, 3], [1, 727044, 3], [2, 727044, 3]]  # every rank returns the total
 
 
-def test_a_rank_killed_mid_count_is_resumed_exactly(tmp_path):
-    """SIGKILL one rank once it has journalled a part; --resume recounts only what is missing."""
+@pytest.mark.parametrize("ranks,cliques", [(2, 1), (4, 2)])
+def test_a_rank_killed_mid_count_is_resumed_exactly(tmp_path, ranks, cliques):
+    """SIGKILL the last rank (with cliques, on another "node" than rank 0) once it has journalled a
+    part: the job ends within 30 s, leaving only the store and its journal; --resume recounts
+    only what is missing."""
     store, parts = tmp_path / "parts.h5", 16
     journal = tmp_path / "parts.h5.journal"
     assert mpiexec(1, "partition", "complete:1000", "-o", store, "-P", parts).returncode == 0
-    command = [*launcher(), "-n", "2", sys.executable, "-m", "tcdist", "count", str(store), "--backend", "cpu",
+    command = [*launcher(), "-n", str(ranks), sys.executable, "-m", "tcdist", "count", str(store), "--backend", "cpu",
                "--kernel", "merge", "--threads", "1", "--json"]
-    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "MPIR_CVAR_NUM_CLIQUES": str(cliques)}
+    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
     victim, deadline = None, time.monotonic() + 120
     while victim is None and time.monotonic() < deadline and job.poll() is None:
         for entry in journal.glob("part*.json") if journal.exists() else []:
             record = json.loads(entry.read_text())
-            if record["rank"] == 1:
+            if record["rank"] == ranks - 1:
                 victim = record["pid"]
                 break
         time.sleep(0.002)
-    assert victim is not None, "rank 1 finished no part before the job ended"
+    assert victim is not None, f"rank {ranks - 1} finished no part before the job ended"
     os.kill(victim, signal.SIGKILL)
+    killed = time.monotonic()
     job.communicate(timeout=60)
+    assert time.monotonic() - killed < 30
     assert job.returncode != 0
+    left = {p.name for p in tmp_path.iterdir()}  # and the store's lock, where the launcher killed rank 0 too
+    assert left - {"parts.h5.lock"} == {"parts.h5", "parts.h5.journal"}
     finished = len(list(journal.glob("part*.json")))
     assert 0 < finished < parts, f"the kill came after {finished} of {parts} parts"
     record = mpiexec_json(2, "count", store, "--backend", "cpu", "--resume")
@@ -195,6 +203,7 @@ def test_a_rank_killed_mid_count_is_resumed_exactly(tmp_path):
     assert sum(len(s["parts"]) for s in record["rank_stats"]) == parts - finished
     again = mpiexec_json(1, "count", store, "--backend", "cpu", "--resume")
     assert (again["triangles"], again["resumed_parts"]) == (record["triangles"], parts)
+    assert not (tmp_path / "parts.h5.lock").exists()  # a lock left by a killed run is taken over and removed
 
 
 @pytest.mark.parametrize("schedule", ["static", "dynamic"])
