@@ -181,6 +181,7 @@ def atomic_path(path, *, replace=True):
     """
     target = output_target(path)
     tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp-{this_process()}")
+    stale_beside(target)  # what writes of this file by processes now gone left behind
     try:
         with signals.temporary(tmp):
             yield tmp

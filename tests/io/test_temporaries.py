@@ -33,3 +33,18 @@ def test_only_temporaries_of_gone_processes_of_this_host_are_removed(tmp_path):
     assert stale_beside(tmp_path / "s.h5") == [str(gone)]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (alive, elsewhere, other_file))
     assert remove_stale(str(tmp_path), r"\.t\.h5\.tmp-(.+-\d+)") == [str(other_file)]
+
+
+def test_every_output_sweeps_what_dead_writers_of_it_left(tmp_path, cli):
+    """A killed run's partial per-vertex, per-edge, JSON or converted file is removed by the next
+    run that writes the same file; a live process's is kept."""
+    host = this_process().rsplit("-", 1)[0]
+    outputs = {"v.csv": ("--per-vertex",), "e.csv": ("--per-edge",), "r.json": ("--json-file",)}
+    gone = [tmp_path / f".{name}.tmp-{host}-{_gone_pid()}" for name in [*outputs, "g.h5"]]
+    alive = tmp_path / f".v.csv.tmp-{host}-{os.getppid()}"
+    for path in (*gone, alive):
+        path.write_text("partial")
+    flags = [a for name, (flag,) in outputs.items() for a in (flag, tmp_path / name)]
+    assert cli("count", "rmat:8", "--backend", "cpu", *flags).code == 0
+    assert cli("convert", "rmat:8", tmp_path / "g.h5").code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["v.csv", "e.csv", "r.json", "g.h5", alive.name])
