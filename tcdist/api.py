@@ -11,6 +11,7 @@ from tcdist.config import DEFAULT_PRUNE, DEFAULT_SCHEME, CountConfig, OptionValu
 from tcdist.errors import OptionError, TcdistError
 from tcdist.io.write import check_outputs, output_kind, output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
+from tcdist.partition.journal import lock_store
 from tcdist.partition.store import write_store
 from tcdist.ranks import run
 from tcdist.ranks.comm import as_comm
@@ -48,12 +49,17 @@ def partition(source: Source = None, *, parts: int, scheme: str = DEFAULT_SCHEME
     check_parts(parts, graph)
     if output is not None:
         graph.refuse_labels("a partition store")
-    replace = force or _same_graph_store(output, graph)
-    t0 = time.perf_counter()
-    result = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=output is not None)
-    timings.partition += time.perf_counter() - t0
-    if output is not None:
-        write_store(result, output, replace=replace, timings=timings)
+    held = lock_store(output) if output is not None else None  # a count journalling in it is not written over
+    try:
+        replace = force or _same_graph_store(output, graph)
+        t0 = time.perf_counter()
+        result = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=output is not None)
+        timings.partition += time.perf_counter() - t0
+        if output is not None:
+            write_store(result, output, replace=replace, timings=timings)
+    finally:
+        if held is not None:
+            held.release()
     timings.finish(started)
     return result
 

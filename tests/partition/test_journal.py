@@ -17,7 +17,8 @@ def in_use(store):
 
 def test_a_second_run_on_a_store_in_use_is_refused_and_leaves_its_journal(tmp_path, cli, monkeypatch):
     """A run without --resume emptied the journal another run was writing in: FileNotFoundError
-    (partNNN.json.tmpPID), a traceback and exit 1 for the first run."""
+    (partNNN.json.tmpPID), a traceback and exit 1 for the first run; `partition --force` wrote
+    the store over while it was being counted."""
     store = tmp_path / "s.h5"
     assert cli("count", "complete:6", "-P", "2", "--store", store).code == 0
     real_record, others = journal.Journal.record, []
@@ -26,6 +27,7 @@ def test_a_second_run_on_a_store_in_use_is_refused_and_leaves_its_journal(tmp_pa
         if not others:
             others.extend(run_module("count", *args, "-q") for args in (
                 ("complete:6", "-P", "2", "--store", store), (store,), (store, "--resume")))
+            others.append(run_module("partition", "complete:6", "-o", store, "-P", "3", "--force", "-q"))
         real_record(self, result)
 
     monkeypatch.setattr(journal.Journal, "record", record)
