@@ -294,55 +294,65 @@ def _kept(prune, source, target):
     return prune != 2 or (source & LOCAL) != 0 or ((source & OUT) != 0 and (target & OUT) != 0)
 
 
+class PartBuilder:
+    """What building any part of LSTC's partitioning of a graph in host memory needs, made once:
+    each vertex's set of the parts its out-neighbours are in (in_parts) for up to _MASK_PARTS
+    parts, else the transpose (reversed_edges() if given: a caller partitioning the graph several
+    times keeps it), and each part's vertices in rank order. build(p) makes part p with a team of
+    `team` threads; a rank that builds only its own parts calls it for those."""
+
+    def __init__(self, graph, assignment, num_parts, prune="lstc", reversed_edges=None):
+        self.rowptr, self.col, self.n = np.asarray(graph.rowptr), np.asarray(graph.col), graph.n
+        assignment = np.asarray(assignment, dtype=np.int64)
+        self.prune = _PRUNE_CODES[prune]
+        if num_parts <= _MASK_PARTS:
+            pieces = max(numba.get_num_threads(), 1) * RANGES_PER_THREAD
+            self.in_parts = parts_reached(self.rowptr, self.col, assignment.astype(np.uint8), pieces)
+            self.in_ptr, self.in_col = np.zeros(1, np.int64), np.zeros(0, self.col.dtype)
+        else:
+            self.in_parts = np.zeros(0, np.uint64)
+            self.in_ptr, self.in_col = reversed_edges() if reversed_edges is not None else transpose(graph)
+        self.order = np.argsort(assignment, kind="stable")  # each part's vertices, in rank order
+        self.offsets = np.searchsorted(assignment[self.order], np.arange(num_parts + 1))
+        self._scratch = threading.local()
+
+    def build(self, p: int, team: int = 1) -> Part:
+        scratch = self._scratch
+        if not hasattr(scratch, "flags"):  # once per thread: its scratch, reused by its parts, and its team
+            scratch.flags, scratch.new_id = np.zeros(self.n, np.uint8), np.full(self.n, -1, self.col.dtype)
+            numba.set_num_threads(team)  # this thread's own setting
+        bit = np.uint64(1 << p if self.in_parts.size else 0)
+        builder = _build_part_parallel if team > 1 else _build_part
+        built = builder(self.rowptr, self.col, self.in_ptr, self.in_col, self.in_parts, bit,
+                        self.order[self.offsets[p]:self.offsets[p + 1]], self.prune, scratch.flags, scratch.new_id,
+                        team)
+        part_rowptr, part_col, global_id, n_local, v_ind, e_ind = built
+        return Part.make(index=p, rowptr=part_rowptr, col=part_col.astype(col_dtype(global_id.size), copy=False),
+                         global_id=global_id, n_local=int(n_local), v_ind=int(v_ind), e_ind=int(e_ind))
+
+
 def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, reversed_edges=None):
     """The parts of LSTC's partitioning of a graph held in host memory (see build_parts), in part
-    order, as they are built: side by side, at most one per thread built or waiting at any time,
-    each by a team of `team` threads (None: the threads shared out among the parts side by side
-    where the graph has at least _LARGE_PART edges a part, e.g. 8 parts on 16 threads in teams of
-    2; else 1, a part a thread). A part's in-neighbours come from each vertex's set of the parts
-    its out-neighbours are in (in_parts) for up to _MASK_PARTS parts, else from the transpose:
-    reversed_edges() if given (a caller partitioning the graph several times keeps it), else
-    made here."""
-    rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
-    assignment = np.asarray(assignment, dtype=np.int64)
+    order, as they are built (PartBuilder): side by side, at most one per thread built or waiting
+    at any time, each by a team of `team` threads (None: the threads shared out among the parts
+    side by side where the graph has at least _LARGE_PART edges a part, e.g. 8 parts on 16 threads
+    in teams of 2; else 1, a part a thread)."""
     threads = max(numba.get_num_threads(), 1)
     with progress.bar(num_parts + 1, f"partition into {num_parts} parts", "steps") as bar:
-        if num_parts <= _MASK_PARTS:
-            in_parts = parts_reached(rowptr, col, assignment.astype(np.uint8), threads * RANGES_PER_THREAD)
-            in_ptr, in_col = np.zeros(1, np.int64), np.zeros(0, col.dtype)
-        else:
-            in_parts = np.zeros(0, np.uint64)
-            in_ptr, in_col = reversed_edges() if reversed_edges is not None else transpose(graph)
+        builder = PartBuilder(graph, assignment, num_parts, prune, reversed_edges)
         bar.update()
         side_by_side = max(1, min(num_parts, threads))
         if team is None:
-            team = threads // side_by_side if col.size >= _LARGE_PART * max(num_parts, 1) else 1
+            team = threads // side_by_side if builder.col.size >= _LARGE_PART * max(num_parts, 1) else 1
         team = max(1, min(team, threads))
         side_by_side = max(1, min(num_parts, threads // team))
         if team > 1 and side_by_side > 1 and numba.threading_layer() == "workqueue":
             team, side_by_side = 1, max(1, min(num_parts, threads))  # it runs one parallel region at a time
-        builder = _build_part_parallel if team > 1 else _build_part
-        order = np.argsort(assignment, kind="stable")  # each part's vertices, in rank order
-        offsets = np.searchsorted(assignment[order], np.arange(num_parts + 1))
-
-        scratch = threading.local()
-
-        def build(p):
-            if not hasattr(scratch, "flags"):  # once per thread: its scratch, reused by its parts, and its team
-                scratch.flags, scratch.new_id = np.zeros(graph.n, np.uint8), np.full(graph.n, -1, col.dtype)
-                numba.set_num_threads(team)  # this thread's own setting
-            bit = np.uint64(1 << p if in_parts.size else 0)
-            built = builder(rowptr, col, in_ptr, in_col, in_parts, bit, order[offsets[p]:offsets[p + 1]],
-                            _PRUNE_CODES[prune], scratch.flags, scratch.new_id, team)
-            part_rowptr, part_col, global_id, n_local, v_ind, e_ind = built
-            return Part.make(index=p, rowptr=part_rowptr, col=part_col.astype(col_dtype(global_id.size), copy=False),
-                             global_id=global_id, n_local=int(n_local), v_ind=int(v_ind), e_ind=int(e_ind))
-
         with ThreadPoolExecutor(side_by_side) as pool:
             pending, submitted = deque(), 0
             while pending or submitted < num_parts:
                 while submitted < num_parts and len(pending) < side_by_side:
-                    pending.append(pool.submit(build, submitted))
+                    pending.append(pool.submit(builder.build, submitted, team))
                     submitted += 1
                 part = pending.popleft().result()
                 bar.update()
