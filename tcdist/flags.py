@@ -162,8 +162,8 @@ def build_parser():
     _partition_options(count, required=False)
     count.add_argument("--store", metavar="FILE",
                        help="partition store to reuse if it holds this partitioning, else to write; finished parts "
-                            "are journalled in FILE.journal/, one run at a time (FILE.lock) [with several ranks: a "
-                            "temporary store in the working directory, removed at the end]")
+                            "are journalled in FILE.journal/, one run at a time (FILE.lock) [none: nothing is written; "
+                            "with several ranks, each builds the parts it counts]")
     count.add_argument("--schedule", choices=list(SCHEDULES), default=SCHEDULES[0],
                        help="which rank counts which part: static (heaviest part to the least loaded rank, by each "
                             "part's estimated work) or dynamic (an idle rank takes the next part) [static]")

@@ -1,13 +1,13 @@
-"""Rank 0's side of a run: read and build the graph (or open a store), decide what fits (the
-whole graph, parts, or slices), partition, and write a store where one is asked for or ranks
-read their parts from it. What every rank is told is a Prepared; what rank 0 keeps in memory
-(the graph, the parts of a one-rank run) is a Held."""
+"""Rank 0's side of a run: read and build the graph (or open a store), decide what fits (with
+several ranks the whole graph on every rank, else parts; slices), and partition: the part of
+every vertex where the ranks build their own parts, or every part, written to a store where one
+is asked for. What every rank is told is a Prepared; what rank 0 keeps in memory (the graph, the
+arrays every rank receives, the parts of a one-rank run) is a Held."""
 
 from __future__ import annotations
 
 import os
 import time
-import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,10 +19,11 @@ from tcdist.budget.slices import refuse_unsliceable
 from tcdist.config import CountConfig
 from tcdist.device.core import Device
 from tcdist.errors import InputError, OptionError, TcdistError
-from tcdist.io.write import OutputExists, output_target, remove_stale, stale_beside, this_process
-from tcdist.partition import Part, check_parts, partition_graph
+from tcdist.io.write import OutputExists, output_target, stale_beside
+from tcdist.partition import Part, assign, check_parts, partition_graph
 from tcdist.partition.journal import Journal, StoreLock, lock_store
 from tcdist.partition.store import Store, write_store
+from tcdist.ranks.share import layout
 from tcdist.results import Timings
 from tcdist.source import load_graph, open_store_source
 
@@ -34,7 +35,6 @@ class Prepared:
     header: dict
     work: dict                       # part -> estimated work, for scheduling
     store: str | None = None         # the store every rank reads (None: parts held in memory by rank 0)
-    temporary: bool = False          # the store is this run's own, removed at the end
     journal: str | None = None       # the partitioning id its finished parts are journalled under
     drop_journal: bool = False       # the journal goes when the run succeeds (kept only for a --resume)
     done: dict = field(default_factory=dict)  # part -> PartResult taken from the journal
@@ -51,6 +51,7 @@ class Held:
 
     graph: object = None
     parts: object = None
+    shared: dict | None = None  # the arrays every rank receives (ranks/share.py; header["shared"] their layout)
     locks: list[StoreLock] = field(default_factory=list)
 
     def lock(self, store_path) -> None:
@@ -89,20 +90,12 @@ def _from_store(store: Store, config: CountConfig) -> Prepared:
                     store=os.path.abspath(store.path), journal=store.partitioning_id)
 
 
-TEMPORARY_STORE = r"\.?\.tcdist-parts-(.+-\d+)-[0-9a-f]{12}\.h5(?:\.tmp-.+-\d+)?"  # and its write's own temporary
-
-
-def _temporary_store() -> str:
-    """A store of this run's own in the working directory, named by its host and process."""
-    return os.path.abspath(f".tcdist-parts-{this_process()}-{uuid.uuid4().hex[:12]}.h5")
-
-
 def _stale(config: CountConfig) -> list[str]:
-    """Remove the temporary stores, and the partial writes of the store, that runs whose process
-    is gone (on this host) left behind; say so."""
-    removed = remove_stale(os.getcwd(), TEMPORARY_STORE)
+    """Remove the partial writes of the store that runs whose process is gone (on this host) left
+    behind; say so."""
+    removed = []
     if config.store is not None and os.path.isdir(os.path.dirname(os.path.abspath(config.store))):
-        removed += stale_beside(config.store)
+        removed = stale_beside(config.store)
     return [f"removed {path}, a temporary file of a run whose process is gone" for path in removed]
 
 
@@ -150,7 +143,7 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
             t0 = time.perf_counter()
             held.graph = graph.on_host()  # the ranks share it from host memory
             timings.transfer += time.perf_counter() - t0
-            return _replicated(held.graph, ranks, config.schedule, f"the graph needs {size_text(need)} on a device "
+            return _replicated(held, ranks, config.schedule, f"the graph needs {size_text(need)} on a device "
                                f"and every rank may take {size_text(rank_budget)}")
         replicated_not = f"the graph needs {size_text(need)} on a device, over the {size_text(rank_budget)} a rank " \
                          "may take"
@@ -210,9 +203,10 @@ def _whole(graph, held: Held, budget: int | None = None) -> Prepared:
 SHARES_PER_RANK = {"static": 1, "dynamic": 4}  # a dynamic queue balances smaller shares as ranks free up
 
 
-def _replicated(graph, ranks: int, schedule: str, reason: str) -> Prepared:
+def _replicated(held: Held, ranks: int, schedule: str, reason: str) -> Prepared:
     """Every rank holds the whole graph (ranks/share.py) and counts shares of its rows, of about
     equal estimated work (the wedges and edges of their rows)."""
+    graph = held.graph
     out = np.diff(graph.rowptr)
     work = np.concatenate([[0], np.cumsum(out * (out - 1) // 2 + out)])
     count = max(1, min(ranks * SHARES_PER_RANK[schedule], graph.n))
@@ -220,20 +214,23 @@ def _replicated(graph, ranks: int, schedule: str, reason: str) -> Prepared:
     bounds[0], bounds[-1] = 0, graph.n
     shares = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [(0, graph.n)]
     header = _header_of_graph(graph, len(shares), None, None)
-    header["degrees"], header["col_dtype"] = graph.degrees, graph.col.dtype.str
+    held.shared = {"rowptr": graph.rowptr, "col": graph.col}
+    header["degrees"], header["shared"] = graph.degrees, layout(held.shared)
     return Prepared(header, {i: int(work[b] - work[a]) for i, (a, b) in enumerate(shares)}, partitioned=False,
                     mode="replicated", reason=f"replicated: {reason}", shares=shares)
 
 
 def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str, writes: bool, timings: Timings,
                  held: Held, budgeted: bool) -> Prepared:
-    """The P-way partitioning of the graph: held in memory, or written to a store as it is built;
-    budgeted (under a memory limit, the graph on the host): one rank takes the parts as they are
-    built, never holding them all."""
+    """The P-way partitioning of the graph: built by the ranks themselves (several, no store), held
+    in memory, or written to a store as it is built; budgeted (under a memory limit, the graph on
+    the host): one rank takes the parts as they are built, never holding them all."""
     if config.store is not None:
-        graph.refuse_labels("a partition store")  # a temporary store is read for counts only
+        graph.refuse_labels("a partition store")
     if config.store is not None and os.path.exists(config.store):
         return _reuse(config, graph, parts, scheme, prune)
+    if writes and config.store is None:  # several ranks: each builds its own parts, nothing is written
+        return _built_by_ranks(config, graph, parts, scheme, prune, timings, held)
     t0 = time.perf_counter()
     one_by_one = writes or budgeted and parts > 1  # built on the host as they are written or counted
     partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=config.seed, lazy=one_by_one)
@@ -245,13 +242,34 @@ def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str
     if not writes:
         held.parts = partitioning.parts
         return Prepared(header, {p.index: p.stats["work"] for p in partitioning.parts})
-    store = os.path.abspath(config.store) if config.store is not None else _temporary_store()
+    store = os.path.abspath(config.store)
     try:  # parts are built as the store is written
         stats = write_store(partitioning, store, replace=False, timings=timings)
     except OutputExists:  # another run wrote the store meanwhile: use it if it is this partitioning
         return _reuse(config, graph, parts, scheme, prune)
-    return Prepared(header, {i: s["work"] for i, s in enumerate(stats)}, store=store, temporary=config.store is None,
-                    journal=None if config.store is None else partitioning.id)
+    return Prepared(header, {i: s["work"] for i, s in enumerate(stats)}, store=store, journal=partitioning.id)
+
+
+def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: str, timings: Timings,
+                    held: Held) -> Prepared:
+    """LSTC's partitioning made by the ranks themselves: rank 0 gives every vertex its part, the
+    graph and that assignment reach every rank as a replicated graph does (ranks/share.py), and
+    each rank builds the parts it counts (partition.host.PartBuilder). A part's work is estimated
+    from the whole graph: the probes of its local rows, as a part's own statistics count them."""
+    t0 = time.perf_counter()
+    graph = held.graph = graph.on_host()
+    assignment = assign(graph, scheme, parts, config.seed).astype(np.int32)
+    out = np.diff(graph.rowptr)
+    probes = np.zeros(graph.n, np.int64)
+    rows = np.flatnonzero(out)
+    probes[rows] = np.add.reduceat(out[graph.col], graph.rowptr[rows])
+    work = np.zeros(parts, np.int64)
+    np.add.at(work, assignment, probes)
+    timings.partition += time.perf_counter() - t0
+    header = _header_of_graph(graph, parts, scheme, prune)
+    held.shared = {"rowptr": graph.rowptr, "col": graph.col, "assignment": assignment}
+    header["shared"] = layout(held.shared)
+    return Prepared(header, {p: int(w) for p, w in enumerate(work)}, mode="parts")
 
 
 class _InOrder:

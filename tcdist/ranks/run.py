@@ -2,24 +2,25 @@
 
 every rank: resolve its device (node-local rank -> GPU), start its warm-up
 rank 0:     read -> build -> what fits -> partition -> store, if one is asked for (ranks/prepare.py)
-every rank: its parts (static or dynamic) -> put, prepare, count (ranks/pipeline.py)
+every rank: the graph from rank 0 through a node's shared memory (ranks/share.py), unless it reads
+            a store; its shares or parts (static or dynamic) -> build (its own parts), put,
+            prepare, count (ranks/pipeline.py)
 all:        an MPI reduce of the uint64 counts, every rank's results gathered into one TriangleCount.
 
-With one rank and no store asked for, nothing is written: the parts (or the whole graph) are
-counted from rank 0's memory.
+Without a store asked for, nothing is written.
 """
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 from collections import Counter
-from contextlib import nullcontext
+from functools import partial
+from types import SimpleNamespace
 
+import numba
 import numpy as np
 
-from tcdist import signals
 from tcdist.clustering import per_vertex_result
 from tcdist.config import CountConfig
 from tcdist.device import Device, resolve
@@ -27,6 +28,7 @@ from tcdist.device.binding import numba_threads
 from tcdist.edge_triangles import EdgeCredits, per_edge_result, summed
 from tcdist.errors import TcdistError
 from tcdist.partition import slices
+from tcdist.partition.host import PartBuilder
 from tcdist.partition.journal import Journal
 from tcdist.partition.part import Part
 from tcdist.partition.store import Store
@@ -35,7 +37,7 @@ from tcdist.ranks.guard import collective, independently
 from tcdist.ranks.pipeline import count_parts
 from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal
 from tcdist.ranks.schedule import DynamicQueue, by_work, static_plan
-from tcdist.ranks.share import SharedGraph
+from tcdist.ranks.share import SharedArrays
 from tcdist.results import PartResult, RankResult, Timings, TriangleCount
 from tcdist.source import builds as builds_graph
 from tcdist.xp import to_numpy
@@ -84,7 +86,6 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         return made, held
 
     prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()), debug=debug)
-    ours = prepared.store if prepared.temporary and comm.rank == 0 else None
     shared = None
     try:
         # a GPU whose warm-up failed says so now, not when its rank first counts
@@ -93,13 +94,12 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
             if config.per_vertex else None
         edges = EdgeCredits(prepared.header["n"]) if config.per_edge else None
         in_memory, read = held.parts, [0]
-        if prepared.mode == "replicated":
+        if "shared" in prepared.header:  # the graph reaches every rank: replicated, or parts each rank builds
             t0 = time.perf_counter()
-            shared = collective(comm, lambda: SharedGraph(comm, held.graph, prepared.header), debug=debug)
-            in_memory = _Shares(shared, prepared)
+            shared = collective(comm, lambda: SharedArrays(comm, held.shared, prepared.header["shared"]), debug=debug)
+            in_memory = (_Shares if prepared.mode == "replicated" else _OwnParts)(shared, prepared)
             timings.share += time.perf_counter() - t0
-        with signals.temporary(ours) if ours else nullcontext():
-            results = _count_mine(comm, config, prepared, device, in_memory, credits, edges, read, debug)
+        results = _count_mine(comm, config, prepared, device, in_memory, credits, edges, read, debug)
         credits = None if credits is None else sum_to_root(comm, credits)
         edges = None if edges is None else comm.gather(edges.summed(), root=0)
         timings = timings + sum((r.timings for r in results), Timings())
@@ -118,8 +118,6 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         if shared is not None:
             shared.close()  # on every rank of a node together
         held.release()  # rank 0's store locks: held while any rank may journal
-        if ours is not None and os.path.exists(ours):
-            os.remove(ours)
     result = _result(prepared, device, config, counted, everyone, comm.size)
     if not (config.per_vertex or config.per_edge):
         return result
@@ -140,14 +138,31 @@ class _Shares:
     whose sources are the share's rows and whose targets are every row from its first on (a
     source's out-neighbours rank above it)."""
 
-    def __init__(self, shared: SharedGraph, prepared: Prepared):
+    def __init__(self, shared: SharedArrays, prepared: Prepared):
         self.shared, self.shares, self.degrees = shared, prepared.shares, prepared.header["degrees"]
 
     def __getitem__(self, index: int) -> slices.Slice:
-        rowptr, col = self.shared.rowptr, self.shared.col
+        rowptr, col = self.shared.arrays["rowptr"], self.shared.arrays["col"]
         n, (first, last) = rowptr.size - 1, self.shares[index]
         whole = Part(index, rowptr, col, None, n, {"degrees": self.degrees})
         return next(slices.cut(whole, [(first, last, first, n)]))
+
+
+class _OwnParts:
+    """The parts a rank counts, each built by the rank when it is due, from the shared graph and the
+    part of every vertex (LSTC's partitioner needs nothing else: no part crosses a rank)."""
+
+    def __init__(self, shared: SharedArrays, prepared: Prepared):
+        arrays, h = shared.arrays, prepared.header
+        graph = SimpleNamespace(rowptr=arrays["rowptr"], col=arrays["col"], n=arrays["rowptr"].size - 1)
+        self._made = partial(PartBuilder, graph, arrays["assignment"], h["parts"], h["prune"])
+        self._team = numba.get_num_threads()  # this rank's threads, here where the count set them
+        self._builder = None
+
+    def __getitem__(self, index: int) -> Part:
+        if self._builder is None:  # what every part needs, made with the first
+            self._builder = self._made()
+        return self._builder.build(index, self._team)
 
 
 def _vertices(graph, prepared: Prepared):
@@ -221,7 +236,7 @@ def _result(prepared: Prepared, device: Device, config: CountConfig, counted: in
         parts=h["parts"], ranks=ranks,
         name=h["name"], timings=Timings.slowest([r.timings for r in everyone]).to_dict(), scheme=h["scheme"],
         prune=h["prune"], schedule=config.schedule if prepared.partitioned else None,
-        store=None if prepared.temporary else prepared.store,
+        store=prepared.store,
         part_stats=[p.to_dict() for p in parts] if prepared.partitioned else [],
         rank_stats=[r.to_dict() for r in everyone], resumed_parts=len(prepared.done), warnings=h["warnings"],
         memory_budget=h.get("budget"), slices=sum(p.slices for p in parts),

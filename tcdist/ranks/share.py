@@ -1,8 +1,8 @@
-"""The whole graph on every rank, read once: rank 0's CSR is put in memory that the ranks of its
-node share (an MPI shared-memory window), and broadcast to one rank of every other node, which
-puts it in its own node's window; so a node holds the graph once, and nothing goes through a
-file. Where MPI cannot give a shared window (a small /dev/shm, say), each rank receives its own
-copy by broadcast."""
+"""The whole graph on every rank, read once: rank 0's arrays (the CSR, and where ranks build their
+own parts, the part of every vertex) are put in memory that the ranks of its node share (an MPI
+shared-memory window), and broadcast to one rank of every other node, which puts them in its own
+node's window; so a node holds them once, and nothing goes through a file. Where MPI cannot give
+a shared window (a small /dev/shm, say), each rank receives its own copy by broadcast."""
 
 from __future__ import annotations
 
@@ -11,18 +11,24 @@ import numpy as np
 CHUNK = 1 << 30  # bytes a broadcast moves at once: under MPI's 2^31 count limit of one message
 
 
-class SharedGraph:
-    """rowptr and col of the whole graph on this rank (views of a window or of a private copy),
-    the bytes this rank received from another, and close(), which gives the memory back (a
-    collective on the node)."""
+def layout(arrays: dict) -> list:
+    """(name, dtype, length) of each array: what every rank is told, to map the shared bytes."""
+    return [(name, np.dtype(a.dtype).str, int(a.size)) for name, a in arrays.items()]
 
-    def __init__(self, comm, graph, header: dict):
-        """graph: the Graph on rank 0 (in host memory), None on the others; header: its n, m and
-        col_dtype, as every rank was told."""
+
+class SharedArrays:
+    """Rank 0's arrays on this rank, by name (views of a window or of a private copy), the bytes
+    this rank received from another, and close(), which gives the memory back (a collective on
+    the node)."""
+
+    def __init__(self, comm, arrays: dict | None, shape: list):
+        """arrays: rank 0's (in host memory), None on the others; shape: their layout()."""
         from mpi4py import MPI
 
-        n, m, col_dtype = header["n"], header["m"], np.dtype(header["col_dtype"])
-        nbytes = 8 * (n + 1) + col_dtype.itemsize * m
+        spans, nbytes = [], 0
+        for name, dtype, length in shape:
+            spans.append((name, np.dtype(dtype), nbytes, length))
+            nbytes += -(-np.dtype(dtype).itemsize * length // 8) * 8  # each array 8-byte aligned
         self._node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
         leader = self._node.rank == 0
         self._leaders = comm.Split(0 if leader else MPI.UNDEFINED, comm.rank)
@@ -37,7 +43,9 @@ class SharedGraph:
             shared = False
         shared = bool(self._node.allreduce(shared, op=MPI.LAND))
         if comm.rank == 0:
-            _fill(memory, graph.rowptr, graph.col)
+            for name, dtype, start, length in spans:
+                data = np.ascontiguousarray(arrays[name], dtype).view(np.uint8)
+                memory[start : start + data.size] = data
         self.received = 0
         if shared:
             if leader:
@@ -45,11 +53,11 @@ class SharedGraph:
             self._node.Barrier()  # the node's leader has filled the window
         else:
             self.received = _broadcast(comm, memory)
-        self.rowptr = memory[: 8 * (n + 1)].view(np.int64)
-        self.col = memory[8 * (n + 1) :].view(col_dtype)
+        self.arrays = {name: memory[start : start + dtype.itemsize * length].view(dtype)
+                       for name, dtype, start, length in spans}
 
     def close(self) -> None:
-        self.rowptr = self.col = None
+        self.arrays = None
         if self._window is not None:
             self._window.Free()
             self._window = None
@@ -63,13 +71,6 @@ def _null():
     from mpi4py import MPI
 
     return MPI.COMM_NULL
-
-
-def _fill(memory, rowptr, col) -> None:
-    """rowptr then col, into the window's bytes."""
-    split = rowptr.nbytes
-    memory[:split] = np.asarray(rowptr, np.int64).view(np.uint8)
-    memory[split:] = np.ascontiguousarray(col).view(np.uint8).ravel()
 
 
 def _broadcast(comm, memory) -> int:

@@ -84,8 +84,8 @@ def test_a_signal_ends_every_rank_and_removes_the_temporaries(tmp_path, phase, t
     if phase == "count":  # a store to count slowly, part by part, journalled as each is done
         assert mpiexec(1, "partition", "complete:1200", "-o", store, "-P", 24).returncode == 0
         args = [store, "--kernel", "merge"]
-    else:
-        args = ["rmat:18", "--parts", 8]
+    else:  # a store asked for, written by rank 0 (without one, each rank builds its own parts in memory)
+        args = ["rmat:18", "--parts", 8, "--store", store]
     command = [*launcher(), "-n", "2", sys.executable, "-m", "tcdist", "count", *map(str, args), "--backend", "cpu",
                "--threads", "1", "-q"]
     job = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -118,11 +118,12 @@ def test_a_signal_ends_every_rank_and_removes_the_temporaries(tmp_path, phase, t
 
 
 def test_a_rank_killed_outright_leaves_temporaries_that_the_next_run_removes(tmp_path):
-    """SIGKILL cannot be handled: MPICH then kills the other ranks, and the temporary store (or
-    its partial write) stays. It names its host and process, so the next run in that directory
-    removes it, once that process is gone, and says so."""
+    """SIGKILL cannot be handled: MPICH then kills the other ranks, and the store's partial write
+    stays. It names its host and process, so the next run writing that store removes it, once
+    that process is gone, and says so."""
+    store = tmp_path / "parts.h5"
     command = [*launcher(), "-n", "2", sys.executable, "-m", "tcdist", "count", "rmat:18", "--parts", "8",
-               "--backend", "cpu", "--threads", "1", "-q"]
+               "--store", str(store), "--backend", "cpu", "--threads", "1", "-q"]
     job = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_for(lambda: len(_rank_pids(job)) == 2 and _temporaries(tmp_path), job)
@@ -133,8 +134,8 @@ def test_a_rank_killed_outright_leaves_temporaries_that_the_next_run_removes(tmp
             job.kill()
     left = _temporaries(tmp_path)
     assert left, "the killed job left nothing to remove"
-    again = subprocess.run([sys.executable, "-m", "tcdist", "count", "complete:6", "--backend", "cpu", "--parts", "2"],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    again = subprocess.run([sys.executable, "-m", "tcdist", "count", "complete:6", "--backend", "cpu", "--parts", "2",
+                            "--store", str(store)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     assert _temporaries(tmp_path) == []
     for name in left:
