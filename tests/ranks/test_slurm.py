@@ -61,18 +61,19 @@ def test_srun_without_pmi_is_refused_not_counted_twice(sbatch):
 
 def test_scancel_ends_every_rank_and_removes_the_temporaries(tmp_path, sbatch):
     """scancel (and a time limit) sends SIGTERM to the job's ranks: they end within seconds, the
-    job's temporary store is removed, and the log says why."""
+    store's partial write is removed, and the log says why."""
     import time
 
     env = {**os.environ, "TCDIST_RESULTS": str(tmp_path / "results"), "TCDIST_PYTHON": sys.executable}
     command = [sbatch, "--parsable", "--gpus-per-task=0", f"--chdir={tmp_path}", f"--output={tmp_path}/slurm-%j.out",
-               str(REPO / "slurm" / "cluster.sh"), "rmat:18", "--backend", "cpu", "--parts", "8", "--threads", "1"]
+               str(REPO / "slurm" / "cluster.sh"), "rmat:18", "--backend", "cpu", "--parts", "8", "--threads", "1",
+               "--store", str(tmp_path / "parts.h5")]
     submitted = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
     assert submitted.returncode == 0, submitted.stderr
     job = submitted.stdout.strip().split(";")[0]
 
     def temporaries():
-        return [p.name for p in tmp_path.iterdir() if ".tcdist-parts-" in p.name]
+        return [p.name for p in tmp_path.iterdir() if ".parts.h5.tmp-" in p.name]
 
     def running():
         state = subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True, timeout=30)
@@ -81,7 +82,7 @@ def test_scancel_ends_every_rank_and_removes_the_temporaries(tmp_path, sbatch):
     deadline = time.monotonic() + 300
     while not temporaries():
         assert running() in ("PENDING", "RUNNING", "CONFIGURING"), "the job ended before it wrote its store"
-        assert time.monotonic() < deadline, "the job wrote no temporary store in 300 s"
+        assert time.monotonic() < deadline, "the job began no store in 300 s"
         time.sleep(0.05)
     subprocess.run(["scancel", job], check=True, timeout=30)
     sent = time.monotonic()
@@ -92,3 +93,23 @@ def test_scancel_ends_every_rank_and_removes_the_temporaries(tmp_path, sbatch):
     assert "tcdist: stopped by SIGTERM (temporary files removed)" in log, log
     assert "Traceback" not in log, log
     assert temporaries() == []
+
+
+def test_a_job_on_two_nodes_shares_the_graph_once_per_node(tmp_path, sbatch):
+    """The job script on two "nodes" (MPICH's cliques: two ranks each that share memory, as two
+    hosts would): the graph that fits is read once by rank 0, received once by the other node,
+    shared by the ranks of each, and counted exactly."""
+    env = {**os.environ, "TCDIST_RESULTS": str(tmp_path / "results"), "TCDIST_PYTHON": sys.executable,
+           "MPIR_CVAR_NUM_CLIQUES": "2"}
+    command = [sbatch, "--wait", "--nodes=1", "--ntasks=4", "--overcommit", "--gpus-per-task=0", f"--chdir={tmp_path}",
+               f"--output={tmp_path}/slurm-%j.out", str(REPO / "slurm" / "cluster.sh"),
+               str(DATASETS / "email-Enron.txt.gz"), "--backend", "cpu"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    logs = "".join(p.read_text() for p in tmp_path.glob("slurm-*.out"))
+    assert result.returncode == 0, result.stderr + logs
+    (record_file,) = (tmp_path / "results").glob("tcdist-*.json")
+    record = json.loads(record_file.read_text())
+    assert (record["triangles"], record["ranks"], record["mode"]) == (727044, 4, "replicated")
+    assert sum(s["read_bytes"] > 0 for s in record["rank_stats"]) == 1
+    assert sum(s["received_bytes"] > 0 for s in record["rank_stats"]) == 1  # one copy for the other node
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results", *sorted(p.name for p in tmp_path.glob("slurm-*"))]
