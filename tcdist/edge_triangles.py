@@ -13,7 +13,7 @@ import numpy as np
 from tcdist.errors import TcdistError
 from tcdist.graph.degrees import exact_sum
 from tcdist.results import PerEdge
-from tcdist.xp import to_numpy
+from tcdist.xp import segment_ids, to_numpy
 
 
 def sum_by_key(keys, credits) -> tuple[np.ndarray, np.ndarray]:
@@ -46,7 +46,7 @@ class EdgeCredits:
         # proxies' rows matter only where credited
         keep = credits > 0
         keep[:int(rowptr[part.n_local])] = True
-        rows = np.repeat(np.arange(rowptr.size - 1), np.diff(rowptr))[keep]
+        rows = segment_ids(np.diff(rowptr))[keep]
         heads = col[keep]
         if part.global_id is not None:
             global_id = to_numpy(part.global_id)

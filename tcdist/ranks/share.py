@@ -57,20 +57,16 @@ class SharedArrays:
                        for name, dtype, start, length in spans}
 
     def close(self) -> None:
+        from mpi4py import MPI
+
         self.arrays = None
         if self._window is not None:
             self._window.Free()
             self._window = None
         for comm in (self._node, self._leaders):
-            if comm is not None and comm != _null():
+            if comm is not None and comm != MPI.COMM_NULL:
                 comm.Free()
         self._node = self._leaders = None
-
-
-def _null():
-    from mpi4py import MPI
-
-    return MPI.COMM_NULL
 
 
 def _broadcast(comm, memory) -> int:
