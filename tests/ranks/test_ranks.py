@@ -77,7 +77,7 @@ def test_parts_are_made_when_asked_for_or_when_the_graph_does_not_fit(tmp_path):
     assert (small["triangles"], small["mode"]) == (727044, "parts")
     assert small["mode_reason"].startswith("parts: the graph needs ") and "over the 1.0 MiB a rank may take" in \
         small["mode_reason"]
-    assert list(tmp_path.iterdir()) == []  # the temporary store of the parts removed
+    assert list(tmp_path.iterdir()) == []  # nothing written: each rank built the parts it counted
 
 
 def test_cpu_threads_are_shared_among_the_ranks_of_a_node():

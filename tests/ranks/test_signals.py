@@ -1,5 +1,5 @@
 """A signal ends the whole MPI job: SIGINT or SIGTERM to the launcher or to any one rank, while
-rank 0 reads, writes the temporary store or while the ranks count, ends every rank within 10 s
+rank 0 reads, writes the store asked for or while the ranks count, ends every rank within 10 s
 with the signal's exit status, and leaves no temporary file behind."""
 
 import os
