@@ -16,7 +16,10 @@ parts counted from memory on one GPU (the root run).
 With --end-to-end, what a user waits for instead: `tcdist count G` as one process (no
 launcher) against `mpirun -n R ... count G` for each R, the graph given as its spec and, with
 --forms, as .h5 and text files written once (`tcdist convert`, `tcdist generate`); the job's wall
-clock (best of --repeat), every rank's phases and the bytes each rank read and received:
+clock (best of --repeat), every rank's phases, the bytes each rank read and received, and the
+seconds from the job's start to each rank's first kernel launch; beside them the launcher's floor
+(Python started and ended alone, and R ranks started by the launcher with MPI, nothing else), and with --cold
+the same runs with empty compile caches (one compiling rank, the others loading its code):
 
     python jobs/bench_ranks.py --end-to-end --graphs rmat:24 --ranks 4 --forms spec h5 txt         --device nvidia-h100-x1 --mpirun "mpirun --allow-run-as-root --oversubscribe --bind-to none"         --out results/ranks-e2e-h100.json
 """
@@ -25,8 +28,10 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 from meta import metadata
@@ -92,12 +97,15 @@ def bench_graph(spec, ranks_list, launcher, work, backend, log, save, only=None)
     return rows, root
 
 
-RANK_PHASES = ("compile", "read", "build", "partition", "store_write", "share", "store_read", "transfer", "prepare",
-               "count", "other")
+RANK_PHASES = ("compile", "generate", "read", "build", "partition", "store_write", "share", "store_read", "transfer",
+               "prepare", "count", "other")
+CACHE_VARS = ("CUPY_CACHE_DIR", "NUMBA_CACHE_DIR", "CUDA_CACHE_PATH")  # emptied for a cold run
 
 
-def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log):
-    """One process against R ranks on the same graph, as a user runs them (see the module's text)."""
+def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, save, count_args=(), rank_args=(),
+               cold=False):
+    """One process against R ranks on the same graph, as a user runs them (see the module's text);
+    save(rows) after every row."""
     files = {"spec": spec}
     name = os.path.join(work, spec.replace(":", "-"))
     if "h5" in forms:
@@ -108,40 +116,75 @@ def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log):
         subprocess.run([sys.executable, "-m", "tcdist", "generate", spec, "-o", files["txt"], "-q"], check=True)
     rows = []
     for form in forms:
-        for ranks in [1, *ranks_list]:
-            runs = []
-            for _ in range(repeat):
-                args = ("count", files[form], "--backend", backend)
-                runs.append(tcdist_json(launcher, ranks, *args) if ranks > 1 else _alone(*args))
-            best = min(runs, key=lambda r: r["job_wall_s"])
-            row = {"graph": spec, "form": form, "ranks": ranks, "triangles": best["triangles"], "mode": best["mode"],
-                   "mode_reason": best["mode_reason"], "job_wall_s": best["job_wall_s"],
-                   "job_wall_all_s": [r["job_wall_s"] for r in runs],
-                   "rank_phases": [{k: r["timings"][k] for k in RANK_PHASES} | {
-                       "read_bytes": r["read_bytes"], "received_bytes": r["received_bytes"]}
-                       for r in best["rank_stats"]]}
-            rows.append(row)
-            one = next(r for r in rows if r["form"] == form and r["ranks"] == 1)
-            if row["triangles"] != one["triangles"]:
-                raise SystemExit(f"{spec} {form} R={ranks}: {row['triangles']} != {one['triangles']}")
-            slowest = max(row["rank_phases"], key=lambda p: sum(p[k] for k in RANK_PHASES))
-            log(f"{spec} {form:4s} R={ranks}: {row['job_wall_s']:.2f} s wall ({row['job_wall_s'] / one['job_wall_s']:.2f}x "
-                f"one process), mode {row['mode']}; slowest rank "
-                + ", ".join(f"{k} {v:.2f}" for k, v in slowest.items() if k in RANK_PHASES and v >= 0.005))
+        for caches in ("cold", "warm") if cold else ("warm",):
+            for ranks in [1, *ranks_list]:
+                args = ("count", files[form], "--backend", backend, *count_args, *(rank_args if ranks > 1 else ()))
+                runs = [_timed(launcher if ranks > 1 else None, ranks, args, work if caches == "cold" else None)
+                        for _ in range(1 if caches == "cold" else repeat)]
+                best = min(runs, key=lambda r: r["job_wall_s"])
+                row = {"graph": spec, "form": form, "caches": caches, "ranks": ranks, "args": list(args),
+                       "triangles": best["triangles"], "mode": best["mode"], "mode_reason": best["mode_reason"],
+                       "job_wall_s": best["job_wall_s"], "job_wall_all_s": [r["job_wall_s"] for r in runs],
+                       "rank_phases": [{k: r["timings"][k] for k in RANK_PHASES} | {
+                           "read_bytes": r["read_bytes"], "received_bytes": r["received_bytes"],
+                           "first_kernel_s": r["first_kernel_s"]} for r in best["rank_stats"]]}
+                rows.append(row)
+                save(rows)
+                one = next(r for r in rows if (r["form"], r["caches"], r["ranks"]) == (form, caches, 1))
+                if row["triangles"] != one["triangles"]:
+                    raise SystemExit(f"{spec} {form} R={ranks}: {row['triangles']} != {one['triangles']}")
+                slowest = max(row["rank_phases"], key=lambda p: sum(p[k] for k in RANK_PHASES))
+                first = max(p["first_kernel_s"] or 0.0 for p in row["rank_phases"])
+                log(f"{spec} {form:4s} {caches} R={ranks}: {row['job_wall_s']:.2f} s wall "
+                    f"({row['job_wall_s'] / one['job_wall_s']:.2f}x one process), mode {row['mode']}; first kernel "
+                    f"by {first:.2f} s; slowest rank "
+                    + ", ".join(f"{k} {v:.2f}" for k, v in slowest.items() if k in RANK_PHASES and v >= 0.005))
     for path in files.values():
         if path != spec:
             os.remove(path)
     return rows
 
 
-def _alone(*args):
-    """A one-process run, no launcher (what a user of one GPU types)."""
-    command = [sys.executable, "-m", "tcdist", *map(str, args), "--json", "-q"]
-    t0 = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
+def launcher_floor(ranks_list, launcher, repeat):
+    """What a job of R ranks pays before and after any of tcdist's work: the wall clock of Python
+    started and ended alone ("python"), and of R ranks started by the launcher that start MPI,
+    meet once and end (by R), best of repeat."""
+    def best(command):
+        walls = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            subprocess.run(command, check=True)
+            walls.append(time.perf_counter() - t0)
+        return min(walls)
+
+    floor = {"python": best([sys.executable, "-c", "pass"])}
+    for ranks in ranks_list:
+        floor[ranks] = best([*launcher, "-n", str(ranks), sys.executable, "-c",
+                             "from mpi4py import MPI; MPI.COMM_WORLD.Barrier()"])
+    return floor
+
+
+def _timed(launcher, ranks, args, cold_in=None):
+    """One run of tcdist (under the launcher with R ranks, or alone: what a user of one GPU types),
+    its JSON with the job's wall clock and each rank's seconds from the job's start to its first
+    kernel launch; cold_in: a folder under which the run gets empty compile caches."""
+    command = [*([*launcher, "-n", str(ranks)] if launcher else []), sys.executable, "-m", "tcdist", *map(str, args),
+               "--json", "-q"]
+    env = None
+    if cold_in is not None:
+        caches = tempfile.mkdtemp(dir=cold_in)
+        env = dict(os.environ, **{var: os.path.join(caches, var) for var in CACHE_VARS})
+    started, t0 = time.time(), time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if cold_in is not None:
+        shutil.rmtree(caches)
     if done.returncode != 0:
         raise SystemExit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr[-3000:]}")
-    return {**json.loads(done.stdout), "job_wall_s": time.perf_counter() - t0}
+    record = json.loads(done.stdout)
+    for r in record["rank_stats"]:
+        r["first_kernel_s"] = r["first_kernel_at"] and r["first_kernel_at"] - started
+    return {**record, "job_wall_s": wall}
 
 
 def speedups(rows, root=None):
@@ -217,6 +260,12 @@ def main():
     p.add_argument("--forms", nargs="+", choices=("spec", "h5", "txt"), default=["spec"],
                    help="with --end-to-end: the graph as its spec, .h5 or text")
     p.add_argument("--repeat", type=int, default=2, help="with --end-to-end: runs of each row (the best is kept)")
+    p.add_argument("--count-args", default="", help="with --end-to-end: options for every count, e.g. "
+                   "'--gpu-memory-limit 3GiB' (parts forced)")
+    p.add_argument("--rank-args", default="", help="with --end-to-end: options for the jobs of R > 1 ranks only, "
+                   "e.g. '--threads 4'")
+    p.add_argument("--cold", action="store_true", help="with --end-to-end: also a run of each with empty compile "
+                   "caches (one for all of a job's ranks)")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     launcher = shlex.split(args.mpirun)
@@ -226,11 +275,19 @@ def main():
         print(line, flush=True)
 
     if args.end_to_end:
+        result["launcher_floor_s"] = launcher_floor(args.ranks, launcher, args.repeat)
+        log("launcher floor (started and ended, nothing else): " + ", ".join(
+            f"{r if r == 'python' else f'R={r} with MPI'}: {s:.2f} s" for r, s in result["launcher_floor_s"].items()))
         for spec in args.graphs:
-            result["rows"] += end_to_end(spec, args.ranks, launcher, args.work, args.backend, args.forms, args.repeat,
-                                         log)
-            with open(args.out, "w") as f:
-                json.dump(result, f, indent=1)
+            done = list(result["rows"])
+
+            def save_rows(rows):  # after every run, so a cut-off benchmark keeps what it measured
+                result["rows"] = done + rows
+                with open(args.out, "w") as f:
+                    json.dump(result, f, indent=1)
+
+            end_to_end(spec, args.ranks, launcher, args.work, args.backend, args.forms, args.repeat, log, save_rows,
+                       shlex.split(args.count_args), shlex.split(args.rank_args), args.cold)
         return
 
     for spec in args.graphs:

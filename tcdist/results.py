@@ -94,6 +94,7 @@ class PartResult:
     kernel: str = ""          # the kernel that counted it (a spec; with --kernel auto, the rule's choice)
     journalled: bool = False  # taken from the journal of an earlier run (--resume), not counted now
     slices: int = 1           # pieces it was counted in (a part too large for the device: partition/slices.py)
+    launched_at: float = 0.0  # when its first kernel was launched (seconds since the epoch: comparable across ranks)
 
     @property
     def timings(self) -> Timings:
@@ -134,6 +135,12 @@ class RankResult:
     gpu_peak_bytes: int | None = None  # the most the GPU memory pool held in use at once
     read_bytes: int = 0        # bytes it read from files (the input, or its parts of a store)
     received_bytes: int = 0    # bytes it received from other ranks (the graph, replicated)
+    graph_via: str = ""        # how rank 0's graph reached it: gpu (opened on rank 0's GPU), shared memory, broadcast
+
+    @property
+    def first_kernel_at(self) -> float | None:
+        """When it launched its first kernel (seconds since the epoch), None if it counted nothing."""
+        return min((p.launched_at for p in self.parts if not p.journalled), default=None)
 
     @property
     def triangles(self) -> int:
@@ -144,7 +151,8 @@ class RankResult:
                 "gpu_bus_id": self.gpu_bus_id, "threads": self.threads,
                 "parts": [p.part for p in self.parts if not p.journalled], "triangles": self.triangles,
                 "timings": self.timings.to_dict(), "gpu_peak_bytes": self.gpu_peak_bytes, "read_bytes": self.read_bytes,
-                "received_bytes": self.received_bytes}
+                "received_bytes": self.received_bytes, "graph_via": self.graph_via,
+                "first_kernel_at": self.first_kernel_at}
 
 
 @dataclass

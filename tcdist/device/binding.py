@@ -22,6 +22,15 @@ def cpu_threads(local_size: int) -> int:
     return max(1, bound // max(local_size, 1))
 
 
+def idle_node_threads(node_threads: list[int]) -> int:
+    """CPU threads for work that one rank of a node does while the node's other ranks wait for it
+    (rank 0 reading and building the graph): theirs added to its own, on the cores it may run on."""
+    import numba
+
+    bound = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(sum(node_threads), bound, numba.config.NUMBA_NUM_THREADS))
+
+
 @contextmanager
 def numba_threads(threads: int) -> Iterator[None]:
     """Numba's parallel loops of the calling thread use this many threads inside the block (the

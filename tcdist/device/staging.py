@@ -1,7 +1,8 @@
 """Copies of parts to the GPU beside the count: a non-blocking stream of its own, fed from
 pinned host memory (pageable memory would make every copy synchronous and half as fast).
 
-A part is pinned where it lies (its pages registered with CUDA) while it, or each of its
+A slice of a graph that another rank shares on its GPU (ranks/share.py) is copied device to
+device. A part is pinned where it lies (its pages registered with CUDA) while it, or each of its
 slices, is copied; a small one, or one whose pages cannot be registered, goes through two pinned
 buffers used in turn, and where pinned memory is refused, copies go from pageable memory.
 Registering costs a fraction of allocating a pinned buffer of the part's size
@@ -22,6 +23,7 @@ import numpy as np
 from tcdist.errors import TcdistError
 from tcdist.partition import slices
 from tcdist.partition.part import Part
+from tcdist.xp import copy_into
 
 _FILL_PIECE = 32 << 20  # bytes each copier thread copies into pinned memory at a time
 REGISTER_FROM = 32 << 20  # a part of this many bytes or more is registered, not copied into pinned buffers
@@ -106,9 +108,12 @@ class Stager:
         if self.last_copy[slot] is not None:
             self.last_copy[slot].synchronize()  # the slot's buffer is free again
         whole = part.part if isinstance(part, slices.Slice) else part
+        on_device = isinstance(whole.col, cupy.ndarray)  # a slice of a graph another rank shares on a GPU
         registers = whole.rowptr.nbytes + whole.col.nbytes >= REGISTER_FROM and \
             all(run.dtype == into.dtype for run, into in runs)  # a slice's wider ids need a cast: buffers
-        if registers and self._pin(whole):
+        if on_device:
+            hosts = [run for run, _ in runs]
+        elif registers and self._pin(whole):
             hosts = [run for run, _ in runs]
         else:
             hosts = self._filled(slot, runs, pageable=registers)
@@ -116,7 +121,12 @@ class Stager:
             started = cupy.cuda.Event()
             started.record()
             for host, (_, into) in zip(hosts, runs):
-                into.set(host, stream=self.stream)
+                if not on_device:
+                    into.set(host, stream=self.stream)
+                elif host.dtype == into.dtype:
+                    copy_into(into, host)  # device to device, from a peer GPU too (NVLink)
+                else:
+                    into[...] = host  # ids widened: the cast reads the peer's memory
             moved = make()
             done = cupy.cuda.Event()
             done.record()

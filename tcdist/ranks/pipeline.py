@@ -60,7 +60,7 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
             t1 = time.perf_counter()
             credits = per_vertex is not None or per_edge is not None
             prepared = None if credits else device.prepare(part)
-            t2 = time.perf_counter()
+            t2, launched_at = time.perf_counter(), time.time()
             if credits:
                 found, kernel = _credited(device, part, per_vertex, per_edge)
             else:
@@ -69,7 +69,7 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
             result = PartResult(index, rank, found, read_wait, transfer, time.perf_counter() - t2,
                                 recorded(part.stats), read_overlapped=max(reading - read_wait, 0.0),
                                 transfer_overlapped=max(staging + copied - transfer, 0.0), prepare=t2 - t1,
-                                kernel=kernel)
+                                kernel=kernel, launched_at=launched_at)
             pending = result if pending is None else pending.joined(result)
             last = part.slice is None or part.slice.k == part.slice.of - 1
             del part

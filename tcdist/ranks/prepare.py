@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from tcdist.budget.slices import refuse_unsliceable
 from tcdist.config import CountConfig
 from tcdist.device.core import Device
 from tcdist.errors import InputError, OptionError, TcdistError
+from tcdist.graph.degrees import degree_summary
 from tcdist.io.write import OutputExists, output_target, stale_beside
 from tcdist.partition import Part, assign, check_parts, partition_graph
 from tcdist.partition.journal import Journal, StoreLock, lock_store
@@ -26,6 +27,7 @@ from tcdist.partition.store import Store, write_store
 from tcdist.ranks.share import layout
 from tcdist.results import Timings
 from tcdist.source import load_graph, open_store_source
+from tcdist.xp import to_numpy
 
 
 @dataclass
@@ -139,12 +141,16 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
     elif ranks > 1 and graph.n and config.parts in (None, "auto") and config.store is None and config.scheme is None \
             and config.prune is None:
         need = device.need(graph.n, graph.m, graph.n, graph.col.itemsize)
+        if device.is_gpu:  # the graph is held on rank 0's GPU too, where the ranks open it
+            need += model.csr_bytes(graph.n, graph.col.size, graph.n, graph.col.itemsize)
         if need <= rank_budget:
-            t0 = time.perf_counter()
-            held.graph = graph.on_host()  # the ranks share it from host memory
-            timings.transfer += time.perf_counter() - t0
+            if device.is_gpu and graph.xp is np:  # read from a file into host memory: uploaded once
+                t0 = time.perf_counter()
+                whole, _, _ = device.moved(Part(0, graph.rowptr, graph.col, None, graph.n, {}))
+                held.graph = replace(graph, rowptr=whole.rowptr, col=whole.col)
+                timings.transfer += time.perf_counter() - t0
             return _replicated(held, ranks, config.schedule, f"the graph needs {size_text(need)} on a device "
-                               f"and every rank may take {size_text(rank_budget)}")
+                               f"and every rank may take {size_text(rank_budget)}", device.bus_id)
         replicated_not = f"the graph needs {size_text(need)} on a device, over the {size_text(rank_budget)} a rank " \
                          "may take"
     else:
@@ -203,20 +209,27 @@ def _whole(graph, held: Held, budget: int | None = None) -> Prepared:
 SHARES_PER_RANK = {"static": 1, "dynamic": 4}  # a dynamic queue balances smaller shares as ranks free up
 
 
-def _replicated(held: Held, ranks: int, schedule: str, reason: str) -> Prepared:
-    """Every rank holds the whole graph (ranks/share.py) and counts shares of its rows, of about
-    equal estimated work (the wedges and edges of their rows)."""
-    graph = held.graph
-    out = np.diff(graph.rowptr)
-    work = np.concatenate([[0], np.cumsum(out * (out - 1) // 2 + out)])
+def _replicated(held: Held, ranks: int, schedule: str, reason: str, gpu: str | None) -> Prepared:
+    """Every rank holds the whole graph (ranks/share.py: opened where it lies on rank 0's GPU, gpu
+    its bus id) and counts shares of its rows, of about equal estimated work (the edges of their
+    rows and the probes that intersecting them takes)."""
+    graph, xp = held.graph, held.graph.xp
+    work = _probes_before(graph) + graph.rowptr  # before each row: the edges walked and probed
     count = max(1, min(ranks * SHARES_PER_RANK[schedule], graph.n))
-    bounds = np.unique(np.searchsorted(work, np.linspace(0, work[-1], count + 1), side="left"))
+    goals = xp.asarray(np.linspace(0, int(work[-1]), count + 1))
+    bounds = np.unique(to_numpy(xp.searchsorted(work, goals, side="left")))  # where the graph lies: n is long
     bounds[0], bounds[-1] = 0, graph.n
-    shares = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [(0, graph.n)]
+    bounds = np.unique(bounds)
+    before = dict(zip(bounds.tolist(), to_numpy(work[xp.asarray(bounds)]).tolist()))
+    shares = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])] or [(0, graph.n)]
     header = _header_of_graph(graph, len(shares), None, None)
     held.shared = {"rowptr": graph.rowptr, "col": graph.col}
-    header["degrees"], header["shared"] = graph.degrees, layout(held.shared)
-    return Prepared(header, {i: int(work[b] - work[a]) for i, (a, b) in enumerate(shares)}, partitioned=False,
+    if graph.xp is not np:
+        header["gpu"] = gpu
+    header["degrees"] = graph.degrees if graph.degrees is not None else degree_summary(graph.rowptr, graph.n)
+    header["shared"] = layout(held.shared)
+    return Prepared(header, {i: before.get(b, 0) - before.get(a, 0) for i, (a, b) in enumerate(shares)},
+                    partitioned=False,
                     mode="replicated", reason=f"replicated: {reason}", shares=shares)
 
 
@@ -259,17 +272,32 @@ def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: 
     t0 = time.perf_counter()
     graph = held.graph = graph.on_host()
     assignment = assign(graph, scheme, parts, config.seed).astype(np.int32)
-    out = np.diff(graph.rowptr)
-    probes = np.zeros(graph.n, np.int64)
-    rows = np.flatnonzero(out)
-    probes[rows] = np.add.reduceat(out[graph.col], graph.rowptr[rows])
     work = np.zeros(parts, np.int64)
-    np.add.at(work, assignment, probes)
+    np.add.at(work, assignment, np.diff(_probes_before(graph)))  # the graph is on the host here
     timings.partition += time.perf_counter() - t0
     header = _header_of_graph(graph, parts, scheme, prune)
     held.shared = {"rowptr": graph.rowptr, "col": graph.col, "assignment": assignment}
     header["shared"] = layout(held.shared)
     return Prepared(header, {p: int(w) for p, w in enumerate(work)}, mode="parts")
+
+
+PROBES_STEP = 1 << 26  # edges whose probes are summed at once (two int64 temporaries of this length)
+
+
+def _probes_before(graph):
+    """The probes of the rows before each row (n + 1 of them, where the graph lies: NumPy or
+    CuPy): a row's probes are the out-degrees of its out-neighbours, what intersecting its edges'
+    rows costs (the work estimate of a part's statistics). Summed a step of edges at a time, so the
+    temporaries stay small beside the graph."""
+    xp, out, rowptr = graph.xp, graph.out_degree(), graph.rowptr
+    before, carried = xp.zeros(graph.n + 1, np.int64), 0
+    for start in range(0, int(graph.col.size), PROBES_STEP):
+        end = min(start + PROBES_STEP, int(graph.col.size))
+        summed = xp.cumsum(out[graph.col[start:end]])
+        first, last = (int(i) for i in xp.searchsorted(rowptr, xp.asarray([start, end]), side="right"))
+        before[first:last] = carried + summed[rowptr[first:last] - start - 1]  # rows that start in this step
+        carried += int(summed[-1])
+    return before
 
 
 class _InOrder:

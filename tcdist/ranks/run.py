@@ -1,10 +1,11 @@
 """One count, on any number of ranks (one process is the one-rank case).
 
 every rank: resolve its device (node-local rank -> GPU), start its warm-up
-rank 0:     read -> build -> what fits -> partition -> store, if one is asked for (ranks/prepare.py)
-every rank: the graph from rank 0 through a node's shared memory (ranks/share.py), unless it reads
-            a store; its shares or parts (static or dynamic) -> build (its own parts), put,
-            prepare, count (ranks/pipeline.py)
+rank 0:     read -> build -> what fits -> partition -> store, if one is asked for (ranks/prepare.py),
+            on its node's cores (the node's other ranks wait)
+every rank: the graph from rank 0, opened on its GPU or through a node's shared memory
+            (ranks/share.py), unless it reads a store; its shares or parts (static or dynamic) ->
+            build (its own parts), put, prepare, count (ranks/pipeline.py)
 all:        an MPI reduce of the uint64 counts, every rank's results gathered into one TriangleCount.
 
 Without a store asked for, nothing is written.
@@ -24,7 +25,7 @@ import numpy as np
 from tcdist.clustering import per_vertex_result
 from tcdist.config import CountConfig
 from tcdist.device import Device, resolve
-from tcdist.device.binding import numba_threads
+from tcdist.device.binding import idle_node_threads, numba_threads
 from tcdist.edge_triangles import EdgeCredits, per_edge_result, summed
 from tcdist.errors import TcdistError
 from tcdist.partition import slices
@@ -37,7 +38,7 @@ from tcdist.ranks.guard import collective, independently
 from tcdist.ranks.pipeline import count_parts
 from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal
 from tcdist.ranks.schedule import DynamicQueue, by_work, static_plan
-from tcdist.ranks.share import SharedArrays
+from tcdist.ranks.share import share
 from tcdist.results import PartResult, RankResult, Timings, TriangleCount
 from tcdist.source import builds as builds_graph
 from tcdist.xp import to_numpy
@@ -75,9 +76,11 @@ def count(comm, source, config: CountConfig, *, debug: bool = False) -> Triangle
 def _count_on(comm, device: Device, source, config: CountConfig, timings: Timings, start: float,
               debug: bool) -> TriangleCount:
     rank_budget = _rank_budget(comm, device)
+    threads = idle_node_threads(on_my_node(comm, device.threads))
 
     def root():
-        made, held = prepare(source, config, device, comm.size, timings, rank_budget)
+        with numba_threads(threads):  # the node's other ranks wait meanwhile: their cores too
+            made, held = prepare(source, config, device, comm.size, timings, rank_budget)
         try:
             start_journal(made, config)
         except BaseException:
@@ -96,7 +99,8 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         in_memory, read = held.parts, [0]
         if "shared" in prepared.header:  # the graph reaches every rank: replicated, or parts each rank builds
             t0 = time.perf_counter()
-            shared = collective(comm, lambda: SharedArrays(comm, held.shared, prepared.header["shared"]), debug=debug)
+            h = prepared.header
+            shared = collective(comm, lambda: share(comm, held.shared, h["shared"], h.get("gpu")), debug=debug)
             in_memory = (_Shares if prepared.mode == "replicated" else _OwnParts)(shared, prepared)
             timings.share += time.perf_counter() - t0
         results = _count_mine(comm, config, prepared, device, in_memory, credits, edges, read, debug)
@@ -109,7 +113,8 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         mine = RankResult(comm.rank, socket.gethostname(), device.kind, device.gpu, device.bus_id, device.threads,
                           results, timings, device.gpu_peak_bytes,
                           read_bytes=read[0] + (prepared.header.get("read_bytes", 0) if comm.rank == 0 else 0),
-                          received_bytes=0 if shared is None else shared.received)
+                          received_bytes=0 if shared is None else shared.received,
+                          graph_via="" if shared is None else shared.via)
         everyone = comm.allgather(mine)
         counted = sum_uint64(comm, mine.triangles)
         if comm.rank == 0 and prepared.drop_journal and prepared.journal is not None:  # every rank has journalled
@@ -138,7 +143,7 @@ class _Shares:
     whose sources are the share's rows and whose targets are every row from its first on (a
     source's out-neighbours rank above it)."""
 
-    def __init__(self, shared: SharedArrays, prepared: Prepared):
+    def __init__(self, shared, prepared: Prepared):
         self.shared, self.shares, self.degrees = shared, prepared.shares, prepared.header["degrees"]
 
     def __getitem__(self, index: int) -> slices.Slice:
@@ -152,7 +157,7 @@ class _OwnParts:
     """The parts a rank counts, each built by the rank when it is due, from the shared graph and the
     part of every vertex (LSTC's partitioner needs nothing else: no part crosses a rank)."""
 
-    def __init__(self, shared: SharedArrays, prepared: Prepared):
+    def __init__(self, shared, prepared: Prepared):
         arrays, h = shared.arrays, prepared.header
         graph = SimpleNamespace(rowptr=arrays["rowptr"], col=arrays["col"], n=arrays["rowptr"].size - 1)
         self._made = partial(PartBuilder, graph, arrays["assignment"], h["parts"], h["prune"])

@@ -1,14 +1,30 @@
-"""The whole graph on every rank, read once: rank 0's arrays (the CSR, and where ranks build their
-own parts, the part of every vertex) are put in memory that the ranks of its node share (an MPI
-shared-memory window), and broadcast to one rank of every other node, which puts them in its own
-node's window; so a node holds them once, and nothing goes through a file. Where MPI cannot give
-a shared window (a small /dev/shm, say), each rank receives its own copy by broadcast."""
+"""The whole graph on every rank, read once.
+
+Where rank 0 built it on its GPU and every rank is on its node, the ranks open rank 0's device
+arrays in place (CUDA IPC) and copy what they count from there, device to device (over NVLink
+from another GPU); nothing goes through host memory. Else rank 0's arrays (the CSR, and where
+ranks build their own parts, the part of every vertex) are put in memory that the ranks of its
+node share (an MPI shared-memory window), and broadcast to one rank of every other node, which
+puts them in its own node's window; so a node holds them once, and nothing goes through a file.
+Where MPI cannot give a shared window (a small /dev/shm, say), each rank receives its own copy by
+broadcast."""
 
 from __future__ import annotations
 
 import numpy as np
 
 CHUNK = 1 << 30  # bytes a broadcast moves at once: under MPI's 2^31 count limit of one message
+
+
+def share(comm, arrays: dict | None, shape: list, gpu: str | None = None):
+    """Rank 0's arrays on every rank (a collective): opened on rank 0's GPU where they lie there
+    (gpu: its PCI bus id) and every rank can open them, else through host memory (SharedArrays).
+    arrays: rank 0's, None on the others; shape: their layout()."""
+    if gpu is not None:
+        opened = GpuArrays.opened(comm, arrays, shape, gpu)
+        if opened is not None:
+            return opened
+    return SharedArrays(comm, arrays, shape)
 
 
 def layout(arrays: dict) -> list:
@@ -18,7 +34,7 @@ def layout(arrays: dict) -> list:
 
 class SharedArrays:
     """Rank 0's arrays on this rank, by name (views of a window or of a private copy), the bytes
-    this rank received from another, and close(), which gives the memory back (a collective on
+    this rank received from another, how they came (via), and close(), which gives the memory back (a collective on
     the node)."""
 
     def __init__(self, comm, arrays: dict | None, shape: list):
@@ -44,8 +60,11 @@ class SharedArrays:
         shared = bool(self._node.allreduce(shared, op=MPI.LAND))
         if comm.rank == 0:
             for name, dtype, start, length in spans:
-                data = np.ascontiguousarray(arrays[name], dtype).view(np.uint8)
-                memory[start : start + data.size] = data
+                into = memory[start : start + dtype.itemsize * length].view(dtype)
+                if isinstance(arrays[name], np.ndarray):
+                    into[...] = arrays[name]
+                else:  # a device array (GPU ranks on several nodes): downloaded straight into the window
+                    arrays[name].get(out=into)
         self.received = 0
         if shared:
             if leader:
@@ -55,6 +74,7 @@ class SharedArrays:
             self.received = _broadcast(comm, memory)
         self.arrays = {name: memory[start : start + dtype.itemsize * length].view(dtype)
                        for name, dtype, start, length in spans}
+        self.via = "shared memory" if shared else "broadcast"
 
     def close(self) -> None:
         from mpi4py import MPI
@@ -76,3 +96,110 @@ def _broadcast(comm, memory) -> int:
     for start in range(0, memory.size, CHUNK):
         comm.Bcast(memory[start : start + CHUNK], root=0)
     return 0 if comm.rank == 0 else int(memory.size)
+
+
+class GpuArrays:
+    """Rank 0's device arrays opened on every rank of a one-node job by CUDA IPC: views of rank 0's
+    memory (on its GPU, which the others reach as a peer), by name; close() lets go of them (a
+    collective: rank 0 frees nothing before every rank has)."""
+
+    def __init__(self, comm, arrays: dict, opened: list):
+        self._comm, self.arrays, self._opened, self.received, self.via = comm, arrays, opened, 0, "gpu"
+
+    @classmethod
+    def opened(cls, comm, arrays: dict | None, shape: list, gpu: str) -> "GpuArrays | None":
+        """The arrays on every rank, or None on every rank where any rank could not open them
+        (ranks on several nodes, rank 0's GPU not visible to a rank, IPC refused)."""
+        from mpi4py import MPI
+
+        node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
+        one_node = node.size == comm.size
+        node.Free()
+        if not one_node:
+            return None
+        handles = None
+        if comm.rank == 0:
+            try:
+                handles = _handles(arrays)
+            except Exception:  # noqa: BLE001 - no IPC here: the host path serves instead
+                handles = None
+        handles = comm.bcast(handles, root=0)
+        if handles is None:
+            return None
+        views, opened, failed = (dict(arrays), [], None) if comm.rank == 0 else ({}, [], None)
+        if comm.rank != 0:
+            try:
+                views, opened = _open(handles, shape, gpu)
+            except Exception as e:  # noqa: BLE001 - any CUDA refusal: the host path serves instead
+                failed = f"{type(e).__name__}: {e}"
+        if comm.allreduce(failed is not None, op=MPI.LOR):
+            _close(opened)
+            return None
+        return cls(comm, views, opened)
+
+    def close(self) -> None:
+        self.arrays = None
+        _close(self._opened)
+        self._opened = []
+        self._comm.Barrier()  # rank 0's arrays outlive every rank's use of them
+
+
+def _address_range(pointer: int) -> tuple[int, int]:
+    """(start, bytes) of the device allocation holding pointer (an IPC handle names a whole
+    allocation, and CuPy's pool hands out pieces of them)."""
+    import ctypes
+
+    cuda = ctypes.CDLL("libcuda.so.1")
+    start, size = ctypes.c_uint64(), ctypes.c_size_t()
+    status = cuda.cuMemGetAddressRange_v2(ctypes.byref(start), ctypes.byref(size), ctypes.c_uint64(pointer))
+    if status != 0:
+        raise RuntimeError(f"cuMemGetAddressRange failed ({status})")
+    return start.value, size.value
+
+
+def _handles(arrays: dict) -> dict:
+    """Rank 0: name -> (IPC handle of the allocation holding the array, the array's offset in it)."""
+    import cupy
+
+    found = {}
+    for name, a in arrays.items():
+        start, _ = _address_range(a.data.ptr) if a.size else (a.data.ptr, 0)
+        found[name] = (bytes(cupy.cuda.runtime.ipcGetMemHandle(start)), a.data.ptr - start) if a.size else None
+    return found
+
+
+def _open(handles: dict, shape: list, gpu: str) -> tuple[dict, list]:
+    """Another rank: views of rank 0's arrays, and the (device, pointer) of each allocation opened."""
+    import cupy
+
+    device = cupy.cuda.runtime.deviceGetByPCIBusId(gpu)
+    starts, views, opened = {}, {}, []
+    try:
+        with cupy.cuda.Device(device):
+            for name, dtype, length in shape:
+                dtype = np.dtype(dtype)
+                if handles[name] is None:
+                    views[name] = cupy.empty(0, dtype)
+                    continue
+                handle, offset = handles[name]
+                if handle not in starts:  # an allocation is opened once, however many arrays lie in it
+                    starts[handle] = cupy.cuda.runtime.ipcOpenMemHandle(handle)
+                    opened.append((device, starts[handle]))
+                memory = cupy.cuda.UnownedMemory(starts[handle], offset + dtype.itemsize * length, handles, device)
+                views[name] = cupy.ndarray(length, dtype, cupy.cuda.MemoryPointer(memory, offset))
+    except BaseException:
+        _close(opened)
+        raise
+    return views, opened
+
+
+def _close(opened: list) -> None:
+    """Let go of the allocations opened, once this rank's work on them is done."""
+    import cupy
+
+    if opened:
+        cupy.cuda.Device().synchronize()  # this rank's copies from them are done
+    for device, start in opened:
+        with cupy.cuda.Device(device):
+            cupy.cuda.Device(device).synchronize()
+            cupy.cuda.runtime.ipcCloseMemHandle(start)

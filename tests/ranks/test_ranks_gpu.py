@@ -3,6 +3,7 @@
 Run on a GPU host with ``pytest -m "gpu or mpi"`` (TCDIST_MPIEXEC names the host's mpirun).
 """
 
+import json
 import os
 import re
 import subprocess
@@ -88,19 +89,28 @@ def test_per_vertex_and_per_edge_on_gpu_ranks_equal_one_cpu_process(tmp_path, cl
 
 
 @pytest.mark.parametrize("schedule", ["static", "dynamic"])
-def test_gpu_ranks_share_a_graph_that_fits_and_count_as_one_process(tmp_path, cli, gpus, schedule):
-    """Four ranks (sharing the GPUs there are): the graph read once, shared in host memory, each
-    rank's shares of the rows uploaded to its GPU as slices; no store. Counts and every vertex's
-    triangles are one CPU process's."""
+@pytest.mark.parametrize("form", ["text", "h5"])
+def test_gpu_ranks_share_a_graph_that_fits_and_count_as_one_process(tmp_path, cli, gpus, schedule, form):
+    """Four ranks (sharing the GPUs there are): the graph read once and shared, each rank counting
+    its shares of the rows as slices; no store. Counts and every vertex's triangles are one CPU
+    process's, from text (built by rank 0) and from tcdist's HDF5 (read built, no degree summary)."""
     graph = DATASETS / "soc-Epinions1.txt.gz"
+    if form == "h5":
+        assert cli("convert", graph, tmp_path / "graph.h5").code == 0
+        graph = tmp_path / "graph.h5"
     alone = tmp_path / "alone.csv"
-    assert cli("count", graph, "--backend", "cpu", "--per-vertex", alone).code == 0
+    done = cli("count", graph, "--backend", "cpu", "--per-vertex", alone, "--json")
+    assert done.code == 0
     ranked = tmp_path / "ranked.csv"
     record = mpiexec_json(4, "count", graph, "--backend", "gpu", "--schedule", schedule, "--per-vertex", ranked,
                           cwd=tmp_path)
     assert record["mode"] == "replicated" and record["store"] is None
     assert ranked.read_bytes() == alone.read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["alone.csv", "ranked.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["alone.csv", "ranked.csv", *["graph.h5"] * (form == "h5")])
+    counted = mpiexec_json(4, "count", graph, "--backend", "gpu", "--schedule", schedule, cwd=tmp_path)
+    assert counted["mode"] == "replicated" and counted["triangles"] == json.loads(done.out)["triangles"]
+    # built on rank 0's GPU (text) or uploaded by it (h5): every rank opens it there, none receives bytes
+    assert [(r["graph_via"], r["received_bytes"]) for r in counted["rank_stats"]] == [("gpu", 0)] * 4
 
 
 _BROKEN_WARM_UP = """
