@@ -10,7 +10,9 @@ Python runs a handler only between bytecodes of the main thread, never while tha
 inside C (an MPI collective, a compiled loop). So the signal is also written to a pipe
 (signal.set_wakeup_fd) that a thread of its own reads at once: ``on_signal`` callbacks run
 there (ranks/stop.py tells the other ranks and, if the main thread stays stuck, ends the
-process), and ``temporary`` names the files such an end removes.
+process), after the files named by ``temporary`` are removed: at once, since a launcher may follow
+SIGTERM with SIGKILL soon after. The main thread then finds them gone, as the end it was going to
+make anyway.
 """
 
 import os
@@ -66,10 +68,15 @@ def install():
 
 
 def _watch(read: int) -> None:
-    """Tell every on_signal callback of each handled signal as soon as it arrives."""
+    """As each handled signal arrives: remove the run's temporary files (the main thread may be
+    inside compiled code for a while, and a launcher may send SIGKILL soon after SIGTERM), then
+    tell every on_signal callback."""
+    global _received
     while True:
         for signum in os.read(read, 64):
             if signum in HANDLED:
+                _received = _received or signum  # a file put in place from now on would be a removed one
+                remove_temporaries()
                 for callback in list(_callbacks):
                     callback(signum)
 

@@ -1,0 +1,45 @@
+"""A signal removes the run's temporary files at once, even while the main thread is inside
+compiled code that lets go of the GIL (a launcher may send SIGKILL soon after SIGTERM)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+_STUCK = """
+import os, sys, numba
+from tcdist import signals
+
+@numba.njit(nogil=True)
+def spin(n):
+    x = 0
+    for i in range(n):
+        x = (x * 31 + i) % 1000003
+    return x
+
+spin(10)  # compiled before the file exists
+signals.install()
+path = sys.argv[1]
+with signals.temporary(path):
+    open(path, "w").close()
+    print("ready", flush=True)
+    spin(1 << 40)  # minutes inside compiled code: the main thread runs no Python meanwhile
+"""
+
+
+def test_a_signal_removes_the_temporaries_while_the_main_thread_is_in_compiled_code(tmp_path):
+    path = tmp_path / ".out.tmp-1"
+    job = subprocess.Popen([sys.executable, "-c", _STUCK, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert job.stdout.readline() == "ready\n" and path.exists()
+        job.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 1.0  # well before any launcher's SIGKILL
+        while path.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not path.exists(), "the temporary outlived the signal by a second"
+        assert job.poll() is None  # the main thread still spins: nothing but the watcher has run
+    finally:
+        job.kill()
+        job.communicate()
+    assert not os.path.exists(path)
