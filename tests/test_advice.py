@@ -1,0 +1,33 @@
+"""An error that advises an option or a value is followed here, and the run it advises succeeds
+with the count one process gives without it."""
+
+import json
+
+import pytest
+
+import tcdist
+from tcdist.api import partition
+from tcdist.errors import OptionError
+
+
+@pytest.fixture(scope="module")
+def rmat10():
+    return tcdist.count_triangles("rmat:10", backend="cpu").triangles
+
+
+def test_resume_without_a_store_advises_one_and_resumes_with_it(tmp_path, cli, rmat10):
+    refused = cli("count", "rmat:10", "--backend", "cpu", "--resume")
+    assert refused.code == 2 and "give --store FILE or count a store" in refused.err
+    followed = cli("count", "rmat:10", "--backend", "cpu", "--resume", "--store", tmp_path / "parts.h5", "-P", 3,
+                   "--json")
+    assert followed.code == 0, followed.err
+    assert json.loads(followed.out)["triangles"] == rmat10
+
+
+def test_writing_a_store_of_auto_parts_advises_a_number_and_a_number_writes_it(tmp_path, rmat10):
+    store = tmp_path / "parts.h5"
+    with pytest.raises(OptionError, match="give a number of parts to write a store"):
+        partition("rmat:10", parts="auto", output=store)
+    assert not store.exists()
+    partition("rmat:10", parts=4, output=store)
+    assert tcdist.count_triangles(store, backend="cpu").triangles == rmat10
