@@ -8,23 +8,30 @@ import sys
 import time
 
 _STUCK = """
-import os, sys, numba
+import sys, threading, time
+import numba, numpy as np
 from tcdist import signals
 
 @numba.njit(nogil=True)
-def spin(n):
+def spin(n, inside):
+    inside[0] = 1
     x = 0
     for i in range(n):
         x = (x * 31 + i) % 1000003
     return x
 
-spin(10)  # compiled before the file exists
+def announce(inside):  # once the main thread is inside compiled code, not a moment before
+    while not inside[0]:
+        time.sleep(0.001)
+    print("ready", flush=True)
+
+spin(10, np.zeros(1, np.int64))  # compiled before the file exists
 signals.install()
-path = sys.argv[1]
+path, inside = sys.argv[1], np.zeros(1, np.int64)
+threading.Thread(target=announce, args=(inside,), daemon=True).start()
 with signals.temporary(path):
     open(path, "w").close()
-    print("ready", flush=True)
-    spin(1 << 40)  # minutes inside compiled code: the main thread runs no Python meanwhile
+    spin(1 << 40, inside)  # minutes inside compiled code: the main thread runs no Python meanwhile
 """
 
 

@@ -21,11 +21,11 @@ _STRIDES_PER_THREAD = 64
 
 
 @njit(cache=True, nogil=True)
-def _marker(rowptr, col, n_local, strides, first, last, m):
+def _marker(rowptr, col, start, n_local, strides, first, last, m):
     """Mark N+(u) in this thread's byte array m, then look up the w of every N+(v) up to max N+(u)."""
     found = np.uint64(0)
     for s in range(first, last):
-        for u in range(s, n_local, strides):
+        for u in range(start + s, n_local, strides):
             begin, end = rowptr[u], rowptr[u + 1]
             if end - begin < 2:
                 continue
@@ -45,11 +45,11 @@ def _marker(rowptr, col, n_local, strides, first, last, m):
 
 
 @njit(cache=True, nogil=True)
-def _merge(rowptr, col, n_local, strides, first, last, m):
+def _merge(rowptr, col, start, n_local, strides, first, last, m):
     """Merge the sorted rows N+(u) and N+(v) for every oriented edge u -> v (m is unused)."""
     found = np.uint64(0)
     for s in range(first, last):
-        for u in range(s, n_local, strides):
+        for u in range(start + s, n_local, strides):
             begin, end = rowptr[u], rowptr[u + 1]
             for e in range(begin, end):
                 v = col[e]
@@ -68,13 +68,13 @@ def _merge(rowptr, col, n_local, strides, first, last, m):
 
 
 @njit(cache=True, nogil=True)
-def _per_vertex_rows(rowptr, col, n_local, lowest, into, strides, first, last, m):
+def _per_vertex_rows(rowptr, col, start, n_local, lowest, into, strides, first, last, m):
     """The marker kernel, crediting corners: each thread marks N+(u) with the position (+1) of
     every entry in u's row, so a triangle u -> v, u -> w, v -> w found from u credits u in
     lowest[u] and v and w in into[] at the positions of u -> v and u -> w: all in u's own row,
     so no two threads ever write the same entry."""
     for s in range(first, last):
-        for u in range(s, n_local, strides):
+        for u in range(start + s, n_local, strides):
             begin, end = rowptr[u], rowptr[u + 1]
             if end - begin < 2:
                 continue
@@ -108,22 +108,22 @@ def _unmark_row(col, begin, end, m):
 
 
 @njit(cache=True, nogil=True)
-def _credit_heads(col, edges, into, triangles):
-    """triangles[col[e]] += into[e] over the local rows' edges (one pass; a serial scatter)."""
-    for e in range(edges):
+def _credit_heads(col, begin, end, into, triangles):
+    """triangles[col[e]] += into[e] over the counted rows' edges (one pass; a serial scatter)."""
+    for e in range(begin, end):
         triangles[col[e]] += np.uint64(into[e])
 
 
-def per_vertex(rowptr, col, n_local):
-    """The triangles each vertex of a part (or graph) is in, counted from its local rows: uint64
-    per vertex. Its sum is three times the part's count. into[] is uint32: an edge lies in at
-    most n - 2 < 2^32 triangles (n <= MAX_VERTICES)."""
+def per_vertex(rowptr, col, n_local, start=0):
+    """The triangles each vertex of a part (or graph) is in, counted from its local rows (from row
+    start on): uint64 per vertex. Its sum is three times the part's count. into[] is uint32: an
+    edge lies in at most n - 2 < 2^32 triangles (n <= MAX_VERTICES)."""
     rowptr, col = np.asarray(rowptr), np.asarray(col)
     n = rowptr.size - 1
     triangles = np.zeros(n, np.uint64)
     into = np.zeros(int(rowptr[n_local]) if n else 0, np.uint32)
-    _side_by_side(_per_vertex_rows, (rowptr, col, int(n_local), triangles, into), _position_marks(n))
-    _credit_heads(col, into.size, into, triangles)
+    _side_by_side(_per_vertex_rows, (rowptr, col, int(start), int(n_local), triangles, into), _position_marks(n))
+    _credit_heads(col, int(rowptr[start]) if n else 0, into.size, into, triangles)
     return triangles
 
 
@@ -179,7 +179,7 @@ def per_edge(rowptr, col, n_local):
     n = rowptr.size - 1
     into = np.zeros(col.size, np.uint32)
     marks = _position_marks(n)
-    _side_by_side(_per_vertex_rows, (rowptr, col, int(n_local), np.zeros(n, np.uint64), into), marks)
+    _side_by_side(_per_vertex_rows, (rowptr, col, 0, int(n_local), np.zeros(n, np.uint64), into), marks)
     in_ptr, in_row = _local_in_edges(rowptr, col, int(n_local), n)
     _side_by_side(_third_edges, (rowptr, col, in_ptr, in_row, n, into), marks)
     return into.astype(np.uint64)
@@ -196,7 +196,7 @@ def lowest_triangles(rowptr, col):
     n = rowptr.size - 1
     lowest = np.zeros(n, np.uint64)
     into = np.zeros(col.size, np.uint32)
-    _side_by_side(_per_vertex_rows, (rowptr, col, n, lowest, into), _position_marks(n))
+    _side_by_side(_per_vertex_rows, (rowptr, col, 0, n, lowest, into), _position_marks(n))
     return lowest
 
 
@@ -215,15 +215,16 @@ def _side_by_side(kernel, args, mark) -> list:
         return list(pool.map(share, range(threads)))
 
 
-def _launch(kernel, rowptr, col, n_local, marks):
+def _launch(kernel, rowptr, col, n_local, start, marks):
     n = max(rowptr.size - 1, 1) if marks else 1
     mark = np.zeros((numba.get_num_threads(), n), np.uint8)  # one row per thread
-    return int(sum(_side_by_side(kernel, (np.asarray(rowptr), np.asarray(col), int(n_local)), mark)))
+    return int(sum(_side_by_side(kernel, (np.asarray(rowptr), np.asarray(col), int(start), int(n_local)), mark)))
 
 
-def count_marker(rowptr, col, n_local):
-    return _launch(_marker, rowptr, col, n_local, marks=True)
+def count_marker(rowptr, col, n_local, start=0):
+    """Triangles whose lowest vertex is a local row from row start on."""
+    return _launch(_marker, rowptr, col, n_local, start, marks=True)
 
 
-def count_merge(rowptr, col, n_local):
-    return _launch(_merge, rowptr, col, n_local, marks=False)
+def count_merge(rowptr, col, n_local, start=0):
+    return _launch(_merge, rowptr, col, n_local, start, marks=False)

@@ -159,6 +159,7 @@ class Device:
         label, state = prepared if prepared is not None else self.prepare(part)
         kernel, options = self.candidates()[label]
         given = {} if kernel.prepare is None else {"prepared": state}
+        given |= {"start": part.start} if part.start else {}  # only the CPU's kernels count from a row on
         return self.run(part, lambda: kernel.count(part.rowptr, part.col, part.n_local, **given, **options))
 
     def finished(self, value):
@@ -169,7 +170,7 @@ class Device:
     def refuse_slice(part: Part) -> None:
         """Per-edge credits are counted on whole parts: a slice of a part holds only some of the
         rows whose edges a triangle credits."""
-        if part.slice is not None:
+        if part.slice is not None or part.start:
             raise OptionError(f"part {part.index} does not fit the device whole, and {{per_edge}} counts whole parts "
                               "only; count in more parts ({parts} auto picks them)")
 

@@ -40,7 +40,11 @@ class CpuDevice(Device):
         return part
 
     def moved(self, part) -> tuple[Part, float, float]:
-        return (part.made() if isinstance(part, slices.Slice) else part), 0.0, 0.0
+        """A slice counted where it lies when it can be (a share of the graph the ranks share: no
+        copy per rank), else laid out in host memory."""
+        if isinstance(part, slices.Slice):
+            part = part.in_place() or part.made()
+        return part, 0.0, 0.0
 
     def within_memory(self, part: Part):
         return nullcontext()
@@ -52,7 +56,7 @@ class CpuDevice(Device):
         """The triangles each vertex of the part is in, from its local rows (uint64 per row)."""
         from tcdist.count.cpu import per_vertex
 
-        return self._interruptible(lambda: per_vertex(part.rowptr, part.col, part.n_local))
+        return self._interruptible(lambda: per_vertex(part.rowptr, part.col, part.n_local, part.start))
 
     def count_per_edge(self, part: Part):
         """The triangles each edge of the part is in, from its local rows (uint64 per CSR position)."""

@@ -43,7 +43,8 @@ def partitioning_id(fingerprint: str, parts: int, scheme: str, prune: str, seed:
 
 @dataclass(eq=False)
 class Part(CSR):
-    """One part: an oriented CSR whose first ``n_local`` vertices are local, rows sorted.
+    """One part: an oriented CSR whose first ``n_local`` vertices are local, rows sorted; a
+    kernel counts the local rows from ``start`` on.
 
     ``global_id[k]`` is the vertex of the whole graph (its rank) that local id k stands for.
     """
@@ -56,6 +57,7 @@ class Part(CSR):
     stats: dict
     source: str | None = None  # the store it was read from, for messages
     slice: tuple | None = None  # a slice of part index: which one (slices.SliceOf)
+    start: int = 0  # local rows before this one are not counted (a share of a graph counted in place, on the CPU)
 
     @classmethod
     def make(cls, *, index, rowptr, col, global_id, n_local, v_ind, e_ind):

@@ -50,13 +50,23 @@ def cut(part: Part, bounds: list[tuple[int, int, int, int]]) -> Iterator[Slice]:
         yield Slice(part, a, b, c, d, SliceOf(k, len(bounds), a, ordered))
 
 
+def share(part: Part, first: int, last: int) -> Slice:
+    """Rows first..last-1 of a whole graph (a part with no proxies, ids ranks) as one slice whose
+    targets are every row from first on: a rank's share of a replicated graph, counted in place
+    where the device can (in_place)."""
+    part.degrees()
+    n = part.rowptr.size - 1
+    return Slice(part, first, last, first, n, SliceOf(0, 1, first, part.n_local == n), share=True)
+
+
 class Slice:
     """A slice of a part, not made yet: four runs of the part's arrays (the pointers and columns
     of its source rows, and of its target rows) that copies() moves to a device and lays out as
     a Part there, so that a GPU receives the runs only, not the slice's filled pointers."""
 
-    def __init__(self, part: Part, a: int, b: int, c: int, d: int, label: SliceOf):
+    def __init__(self, part: Part, a: int, b: int, c: int, d: int, label: SliceOf, share: bool = False):
         self.part, self.bounds, self.slice, self.index = part, (a, b, c, d), label, part.index
+        self.share = share  # a share of a replicated graph (a counted piece of its own, not one of a part's slices)
         self.n_local = b - a
         rowptr = part.rowptr
         self.spans = (int(rowptr[a]), int(rowptr[b]), int(rowptr[c]), int(rowptr[d]))
@@ -91,6 +101,16 @@ class Slice:
                         slice=self.slice)
 
         return runs, make
+
+    def in_place(self) -> Part | None:
+        """A share as its graph's own arrays, counted from its first row on (its targets are every
+        row from there on, and ids are ranks, so no row below them is reached): the same count, no
+        copy; None for any other slice (made() lays it out)."""
+        (a, b, c, d), part = self.bounds, self.part
+        if not (self.share and self.slice.ordered and part.global_id is None and c == a and d == part.rowptr.size - 1):
+            return None
+        stats = {**recorded(part.stats), "degrees": part.stats["degrees"]}
+        return Part(self.index, part.rowptr, part.col, None, b, stats, part.source, start=a)
 
     def made(self) -> Part:
         """The slice in host memory."""

@@ -149,8 +149,7 @@ class _Shares:
     def __getitem__(self, index: int) -> slices.Slice:
         rowptr, col = self.shared.arrays["rowptr"], self.shared.arrays["col"]
         n, (first, last) = rowptr.size - 1, self.shares[index]
-        whole = Part(index, rowptr, col, None, n, {"degrees": self.degrees})
-        return next(slices.cut(whole, [(first, last, first, n)]))
+        return slices.share(Part(index, rowptr, col, None, n, {"degrees": self.degrees}), first, last)
 
 
 class _OwnParts:
