@@ -7,13 +7,17 @@ import os
 import time
 from importlib import resources
 
+import numpy as np
+
 from tcdist import io
+from tcdist.budget import host as memory
 from tcdist.budget import model
 from tcdist.device.core import Device
 from tcdist.device.gpu import free_bytes as free_gpu_bytes
 from tcdist.errors import OptionError, TcdistError
-from tcdist.graph import Graph, build_graph
+from tcdist.graph import Graph, build_graph, pieces_build
 from tcdist.graph.check import csr_problem
+from tcdist.io import generators
 from tcdist.io.objects import edges_of
 from tcdist.io.seal import read_seal
 from tcdist.partition.store import FORMAT as STORE_FORMAT
@@ -78,20 +82,15 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
         loaded = io.read(embedded_path())
         loaded.name = EMBEDDED_NAME
     elif generated:
-        if on_gpu and io.spec_edges(str(source)) * model.BUILD_BYTES_PER_EDGE < _gpu_room(device):
-            import cupy
-
-            loaded = io.generate(str(source), seed=seed, xp=cupy)
-        else:
-            loaded = io.generate(str(source), seed=seed)
+        loaded = _generated(str(source), seed, device if on_gpu else None, timings)
     elif isinstance(source, (str, os.PathLike)):
         loaded = io.read(os.fspath(source), gpu_room=_gpu_room(device) if on_gpu and not labels else None,
                          labels=labels)
     else:
         loaded = edges_of(source)
-    if generated:
+    if generated and not isinstance(loaded, Graph):  # (a graph built from pieces has timed its steps)
         timings.generate += time.perf_counter() - t0
-    else:
+    elif not generated:
         timings.read += time.perf_counter() - t0
     if isinstance(loaded, Graph):
         return loaded
@@ -100,6 +99,57 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     t1 = time.perf_counter()
     graph = build_graph(loaded)
     timings.build += time.perf_counter() - t1
+    return graph
+
+
+def _generated(spec: str, seed: int, gpu, timings: Timings):
+    """A spec's raw edges, on the GPU (gpu: a Device or 'gpu') where they and their build fit it,
+    else on the host where they fit there; or, where they do not but the graph built from its
+    pieces does (graph/pieces_build.py), that Graph: on the GPU first, else on the host."""
+    raw = io.spec_edges(spec)
+    if gpu is not None:
+        import cupy
+
+        room = _gpu_room(gpu)
+        if raw * model.BUILD_BYTES_PER_EDGE < room:
+            return io.generate(spec, seed=seed, xp=cupy)
+        graph = _from_pieces(spec, seed, cupy, room, timings)
+        if graph is not None:
+            return graph
+    room, _ = memory.available()
+    if raw * (model.GENERATED_BYTES_PER_EDGE + model.BUILD_BYTES_PER_EDGE) > room:
+        graph = _from_pieces(spec, seed, np, room, timings)
+        if graph is not None:
+            return graph
+    return io.generate(spec, seed=seed)  # (on the host: it says so if that does not fit either)
+
+
+def _from_pieces(spec: str, seed: int, xp, room: int, timings: Timings) -> Graph | None:
+    """The Graph of a spec built from its pieces on xp's device where that fits room (else None,
+    as for a spec that has no pieces or ids that do not pack); the drawing of the pieces timed as
+    generate, the rest as build."""
+    made = io.pieces(spec, seed=seed, xp=xp)
+    if made is None or not pieces_build.packs(made[0]) or \
+            model.pieces_build_bytes(made[1], made[0], generators.PIECE_EDGES) > room:
+        return None
+    span, m, pieces = made
+    drawn = [0.0]
+
+    def timed():
+        while True:
+            t0 = time.perf_counter()
+            piece = next(pieces, None)
+            if xp is not np:
+                xp.cuda.Device().synchronize()  # a piece's draws are done when it is timed
+            drawn[0] += time.perf_counter() - t0
+            if piece is None:
+                return
+            yield piece
+
+    t0 = time.perf_counter()
+    graph = pieces_build.build_from_pieces(span, m, timed(), spec, xp)
+    timings.generate += drawn[0]
+    timings.build += time.perf_counter() - t0 - drawn[0]
     return graph
 
 

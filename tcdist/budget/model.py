@@ -11,6 +11,9 @@ CHECK_BYTES_PER_EDGE = 2  # and a flag per column (row starts), the order compar
 KERNEL_BYTES_PER_LOCAL = 48  # the kernel's row lengths, masks, the scans behind its row lists, the lists
 BUILD_BYTES_PER_EDGE = 64  # building a graph, per raw edge: the pairs, packed keys and their sort, ids and the CSR
 GENERATED_BYTES_PER_EDGE = 48  # generating one: src and dst (int64) and the draws they are made from
+PIECES_BYTES_PER_EDGE = 16  # a generated graph built from its pieces (graph/pieces_build.py): its keys and their sort
+PIECES_BYTES_PER_ID = 48  # and per id below the ids' bound: ids present, their places, degrees, rank order
+PIECE_BYTES_PER_EDGE = 64  # and per raw edge of the one piece being drawn: its draws, ids and keys
 TWO_AT_ONCE = 2  # parts on a GPU together: the next one's copy overlaps the count of this one
 ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take
 
@@ -25,3 +28,9 @@ def need(v_res: int, e_res: int, n_local: int, col_bytes: int, kernel_bytes: int
     kernel_bytes of the kernel's own (sizes may be arrays: every vertex's own part at once)."""
     return (csr_bytes(v_res, e_res, n_local, col_bytes) + CHECK_BYTES_PER_ROW * (v_res + 1)
             + CHECK_BYTES_PER_EDGE * e_res + KERNEL_BYTES_PER_LOCAL * n_local + kernel_bytes)
+
+
+def pieces_build_bytes(raw: int, span: int, piece: int) -> int:
+    """Bytes building a generated graph from its pieces takes: raw edges, ids below span, pieces of
+    piece raw edges."""
+    return PIECES_BYTES_PER_EDGE * raw + PIECES_BYTES_PER_ID * span + PIECE_BYTES_PER_EDGE * min(piece, raw)

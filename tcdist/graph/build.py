@@ -53,12 +53,20 @@ def _undirected_keys(u, v, n):
     in the other direction), with one sort: each key carries its direction in its lowest bit
     (2 * n^2 < 2^64 for every n up to MAX_VERTICES, so uint64 holds it)."""
     if _compiled(u.size):
-        keys, directed = passes.distinct(sort(passes.directed_keys(u, v, n)), 1)
-        return keys.view(np.int64), int(u.size - directed), int(directed - keys.size)  # keys < 2^63: view = astype
+        return distinct_undirected(sort(passes.directed_keys(u, v, n)))
     lo, hi = np.minimum(u, v), np.maximum(u, v)
-    directed = unique_sorted((lo * n + hi).astype(np.uint64) * np.uint64(2) + (u > v).astype(np.uint64))
-    keys = _distinct(directed >> np.uint64(1))
-    return keys.astype(np.int64), int(u.size - directed.size), int(directed.size - keys.size)
+    return distinct_undirected(sort((lo * n + hi).astype(np.uint64) * np.uint64(2) + (u > v).astype(np.uint64)))
+
+
+def distinct_undirected(directed):
+    """(the distinct undirected keys (int64), repeated edges, edges also given in the other
+    direction) of sorted directed keys (uint64: an undirected key times two, plus its direction)."""
+    if _compiled(directed.size):
+        keys, distinct = passes.distinct(directed, 1)
+        return keys.view(np.int64), int(directed.size - distinct), int(distinct - keys.size)  # keys < 2^63
+    once = _distinct(directed)
+    keys = _distinct(once >> np.uint64(1))
+    return keys.astype(np.int64), int(directed.size - once.size), int(once.size - keys.size)
 
 
 def compact_ids(src, dst):
@@ -144,16 +152,26 @@ def _build(edges, bar):
     keys, duplicates, reciprocal = _undirected_keys(u, v, n)
     bar.update()
     del u, v
-    if host:
+    order, oriented = orient(keys, n)
+    del keys
+    bar.update()
+    rowptr, col = csr_from_sorted_keys(sort(oriented), n)
+    bar.update()
+    return rowptr, col, ids[order], {"self_loops": self_loops, "duplicates": duplicates, "reciprocal": reciprocal}
+
+
+def orient(keys, n: int):
+    """(order, oriented): the vertices by (degree, id) rank, and the edges' keys by rank
+    (min * n + max), not sorted yet; of the sorted distinct undirected keys lo * n + hi (int64)."""
+    if _compiled(keys.size):
         rowptr = passes.row_starts(keys, n)
         order = rank_order(passes.degrees(keys, rowptr))
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n, dtype=np.int64)
         oriented = passes.oriented_keys(keys, rowptr, rank)
-        del keys, rowptr
+        del rowptr
     else:
         lo, hi = keys // n, keys % n
-        del keys
         order = rank_order(np.bincount(lo, minlength=n) + np.bincount(hi, minlength=n))
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n, dtype=np.int64)
@@ -161,10 +179,7 @@ def _build(edges, bar):
         del lo, hi
         oriented = np.minimum(a, b) * n + np.maximum(a, b)
         del a, b
-    bar.update()
-    rowptr, col = csr_from_sorted_keys(sort(oriented), n)
-    bar.update()
-    return rowptr, col, ids[order], {"self_loops": self_loops, "duplicates": duplicates, "reciprocal": reciprocal}
+    return order, oriented
 
 
 def _build_on_gpu(edges, bar):

@@ -84,9 +84,14 @@ def undirected_keys(src, dst, loops: int, ids, new_id) -> tuple[cupy.ndarray, in
     _launch("directed_keys", m, src, dst, np.int64(m), NULL if new_id is None else new_id, ids, np.int64(n),
             directed)
     directed.sort()
-    kept = m - loops
-    keys, distinct = _compacted(DISTINCT, kept, keys=directed, shift=1)
-    return keys, kept - distinct, distinct - keys.size
+    return distinct_undirected(directed, m - loops)
+
+
+def distinct_undirected(directed, count: int) -> tuple[cupy.ndarray, int, int]:
+    """(the distinct undirected keys, repeated edges, edges also given in the other direction) of
+    the first count sorted directed keys (an undirected key times two, plus its direction)."""
+    keys, distinct = _compacted(DISTINCT, count, keys=directed, shift=1)
+    return keys, count - distinct, distinct - keys.size
 
 
 def orient(keys, n: int):

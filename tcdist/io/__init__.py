@@ -8,7 +8,7 @@ from tcdist.errors import InputError, OptionError, TcdistError
 from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import Graph
 from tcdist.io.edgelist import read_edge_list
-from tcdist.io.generators import generate, is_spec, not_a_spec, spec_edges
+from tcdist.io.generators import generate, is_spec, not_a_spec, pieces, spec_edges
 from tcdist.io.h5graph import read_graph
 from tcdist.io.hdf5 import looks_hdf5
 from tcdist.io.mtx import read_mtx
@@ -93,4 +93,4 @@ def read(path: str | os.PathLike, gpu_room: int | None = None, labels: bool = Fa
     return (read_mtx if fmt == "mtx" else read_edge_list)(path, gpu_room=gpu_room)
 
 
-__all__ = ["detect_format", "generate", "is_spec", "read", "spec_edges"]
+__all__ = ["detect_format", "generate", "is_spec", "pieces", "read", "spec_edges"]

@@ -73,11 +73,13 @@ class _Random:
 
 
 _ONE = 1 << 24  # RMAT draws two 24-bit uniforms from each 64-bit value
-_DRAW_BLOCK = 1 << 26  # RMAT's draws go level by level over blocks of this many edges (the GPU's piece)
+PIECE_EDGES = 1 << 26  # raw edges of a piece (pieces()): RMAT's draw block
+_DRAW_BLOCK = PIECE_EDGES  # RMAT's draws go level by level over blocks of this many edges (the GPU's piece)
 
 
-def rmat(scale, edge_factor=16, *, seed=0, xp=np):
-    """Graph500 Kronecker/RMAT: 2^scale vertices, edge_factor * 2^scale edges, vertices permuted."""
+def _rmat_plan(scale, edge_factor, seed, xp):
+    """What every piece of an RMAT graph is drawn from: (edges, the draw of a piece, the random
+    stream, the first draw, the vertex permutation, the cuts)."""
     if not 1 <= scale <= 40:
         raise TcdistError(f"rmat: scale must be 1..40, got {scale}")
     rng = _Random(xp, seed)
@@ -85,31 +87,42 @@ def rmat(scale, edge_factor=16, *, seed=0, xp=np):
     row_cut = np.uint64(round((a + b) * _ONE))  # row bit 1 with probability c + d
     col_cut = (np.uint64(round(a / (a + b) * _ONE)), np.uint64(round(c / (1 - a - b) * _ONE)))
     m = edge_factor << scale
+    first = rng.skip(m * scale)  # edge b + j of the block from b, at a level: draw b * scale + level * block + j
+    return m, rng, first, rng.permutation(1 << scale), (row_cut, *col_cut)
+
+
+def _rmat_piece(scale, plan, lo, src, dst):
+    """RMAT's edges lo.. (as many as src holds; on a GPU one draw block, from its start) into src
+    and dst."""
+    m, rng, first, perm, (row_cut, *col_cut) = plan
+    if rng.xp is np:
+        draws.rmat(rng._key, first, scale, m, _DRAW_BLOCK, np.array([row_cut, *col_cut], np.uint64), perm, lo, src,
+                   dst)
+        return
+    xp, block = rng.xp, src.size
+    s, d = xp.zeros(block, np.int64), xp.zeros(block, np.int64)
+    for level in range(scale):
+        bits = rng.at(first + lo * scale + level * block, block)
+        row_bit = (bits >> np.uint64(40)) >= row_cut
+        col_bit = (bits & np.uint64(_ONE - 1)) >= xp.where(row_bit, col_cut[1], col_cut[0])
+        s |= row_bit.astype(np.int64) << level
+        d |= col_bit.astype(np.int64) << level
+    src[...], dst[...] = perm[s], perm[d]
+
+
+def rmat(scale, edge_factor=16, *, seed=0, xp=np):
+    """Graph500 Kronecker/RMAT: 2^scale vertices, edge_factor * 2^scale edges, vertices permuted."""
+    plan = _rmat_plan(scale, edge_factor, seed, xp)
+    m = plan[0]
     src = xp.empty(m, np.int64)
     dst = xp.empty(m, np.int64)
-    first = rng.skip(m * scale)  # edge b + j of the block from b, at a level: draw b * scale + level * block + j
-    perm = rng.permutation(1 << scale)
+    piece = _PIECE if xp is np else _DRAW_BLOCK  # on a GPU a draw block at a time
     with progress.bar(m, f"generate rmat:{scale}", "edges", True) as bar:
-        if xp is np:
-            cuts = np.array([row_cut, *col_cut], np.uint64)
-            for lo in range(0, m, _PIECE):
-                hi = min(m, lo + _PIECE)
-                draws.rmat(rng._key, first, scale, m, _DRAW_BLOCK, cuts, perm, lo, src[lo:hi], dst[lo:hi])
-                bar.update(hi - lo)
-            return src, dst
-        for block_lo in range(0, m, _DRAW_BLOCK):  # on a GPU a block at a time
-            block = min(m, block_lo + _DRAW_BLOCK) - block_lo
-            s = xp.zeros(block, np.int64)
-            d = xp.zeros(block, np.int64)
-            for level in range(scale):
-                bits = rng.at(first + block_lo * scale + level * block, block)
-                row_bit = (bits >> np.uint64(40)) >= row_cut
-                col_bit = (bits & np.uint64(_ONE - 1)) >= xp.where(row_bit, col_cut[1], col_cut[0])
-                s |= row_bit.astype(np.int64) << level
-                d |= col_bit.astype(np.int64) << level
-            src[block_lo:block_lo + block], dst[block_lo:block_lo + block] = s, d
-            bar.update(block)
-    return perm[src], perm[dst]
+        for lo in range(0, m, piece):
+            hi = min(m, lo + piece)
+            _rmat_piece(scale, plan, lo, src[lo:hi], dst[lo:hi])
+            bar.update(hi - lo)
+    return src, dst
 
 
 def erdos_renyi(n, m, *, seed=0, xp=np):
@@ -118,6 +131,44 @@ def erdos_renyi(n, m, *, seed=0, xp=np):
         raise TcdistError(f"er: N must be at least 1, got {n}")
     rng = _Random(xp, seed)
     return rng.integers(n, m), rng.integers(n, m)
+
+
+def pieces(spec: str, *, seed: int = 0, xp=np):
+    """(ids' bound, raw edges, an iterator of (src, dst) pieces) of an rmat or er spec: the edges
+    generate() makes, in order, a draw block (2^26 edges) at a time, each piece made only when it
+    is due (so a device holds one piece, not the graph's raw edges); None for other specs."""
+    parsed = _parsed(spec)
+    if not parsed or parsed[0] not in ("rmat", "er"):
+        return None
+    kind, args = parsed
+    if kind == "rmat":
+        scale, edge_factor = args[0], args[1] if len(args) > 1 else 16
+        plan = _rmat_plan(scale, edge_factor, seed, xp)
+
+        def made(lo, hi):
+            src, dst = xp.empty(hi - lo, np.int64), xp.empty(hi - lo, np.int64)
+            _rmat_piece(scale, plan, lo, src, dst)
+            return src, dst
+
+        span, m = 1 << scale, plan[0]
+    else:
+        span, m = args
+        if span < 1:
+            raise TcdistError(f"er: N must be at least 1, got {span}")
+        rng = _Random(xp, seed)
+        firsts = rng.skip(m), rng.skip(m)  # where generate()'s src and dst draws begin
+
+        def made(lo, hi):
+            return tuple(_below(rng, first + lo, hi - lo, span) for first in firsts)
+
+    return span, m, (made(lo, min(m, lo + _DRAW_BLOCK)) for lo in range(0, m, _DRAW_BLOCK))
+
+
+def _below(rng, first, size, high):
+    """size integers below high from draw first on, as rng.integers() draws them there."""
+    if rng.xp is np:
+        return draws.below(rng._key, first, size, np.uint64(high))
+    return (rng.at(first, size) % np.uint64(high)).astype(np.int64)
 
 
 def grid(rows, cols, *, seed=0):

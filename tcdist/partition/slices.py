@@ -110,7 +110,7 @@ class Slice:
         if not (self.share and self.slice.ordered and part.global_id is None and c == a and d == part.rowptr.size - 1):
             return None
         stats = {**recorded(part.stats), "degrees": part.stats["degrees"]}
-        return Part(self.index, part.rowptr, part.col, None, b, stats, part.source, start=a)
+        return Part(self.index, part.rowptr, part.col, None, b, stats, part.source, start=a, checked=True)
 
     def made(self) -> Part:
         """The slice in host memory."""

@@ -49,3 +49,23 @@ def test_building_sparse_ids_on_the_gpu_stays_within_its_estimate():
     graph, built, _ = _measured(lambda: build_graph(EdgeList(src, dst, "sparse")))
     assert graph.m > 0
     assert built <= model.BUILD_BYTES_PER_EDGE * raw, f"building: {built / raw:.1f} bytes per raw edge"
+
+
+@pytest.mark.parametrize("spec", ["rmat:20", "er:300000:3000000"])
+def test_a_graph_built_from_its_pieces_on_the_gpu_stays_within_its_estimate_and_is_the_same(monkeypatch, spec):
+    """Pieces of 2^20 raw edges (the piece's share of the estimate scaled with them): the peak
+    against pieces_build_bytes, the graph against the host's build of the same spec."""
+    import cupy
+
+    from tcdist.graph import pieces_build
+    from tcdist.io import generators
+
+    monkeypatch.setattr(generators, "_DRAW_BLOCK", 1 << 20)
+    span, raw, pieces = generators.pieces(spec, seed=0, xp=cupy)
+    graph, built, before = _measured(lambda: pieces_build.build_from_pieces(span, raw, pieces, spec, cupy))
+    assert built - before <= model.pieces_build_bytes(raw, span, 1 << 20), f"{(built - before) / raw:.1f} B per raw edge"
+    reference = build_graph(io.generate(spec, seed=0))
+    assert np.array_equal(graph.rowptr.get(), reference.rowptr) and np.array_equal(graph.col.get(), reference.col)
+    assert np.array_equal(graph.original_id.get(), reference.original_id)
+    assert (graph.self_loops, graph.duplicates, graph.reciprocal) == (reference.self_loops, reference.duplicates,
+                                                                      reference.reciprocal)
