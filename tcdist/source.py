@@ -113,7 +113,11 @@ def _generated(spec: str, seed: int, gpu, timings: Timings):
         room = _gpu_room(gpu)
         if raw * model.BUILD_BYTES_PER_EDGE < room:
             return io.generate(spec, seed=seed, xp=cupy)
-        graph = _from_pieces(spec, seed, cupy, room, timings)
+        try:
+            graph = _from_pieces(spec, seed, cupy, room, timings)
+        except cupy.cuda.memory.OutOfMemoryError:  # over its estimate: the host's way, as if it had not fit
+            graph = None
+            cupy.get_default_memory_pool().free_all_blocks()
         if graph is not None:
             return graph
     room, _ = memory.available()
