@@ -78,8 +78,8 @@ _DRAW_BLOCK = PIECE_EDGES  # RMAT's draws go level by level over blocks of this 
 
 
 def _rmat_plan(scale, edge_factor, seed, xp):
-    """What every piece of an RMAT graph is drawn from: (edges, the draw of a piece, the random
-    stream, the first draw, the vertex permutation, the cuts)."""
+    """What every piece of an RMAT graph is drawn from: (edges, the random stream, the first
+    draw, the vertex permutation, the cuts)."""
     if not 1 <= scale <= 40:
         raise TcdistError(f"rmat: scale must be 1..40, got {scale}")
     rng = _Random(xp, seed)

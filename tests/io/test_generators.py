@@ -8,7 +8,7 @@ import pytest
 from conftest import brute_force_triangles
 
 import tcdist
-from tcdist.io import generate, is_spec
+from tcdist.io import generate, generators, is_spec
 
 
 def test_rmat_size_and_determinism():
@@ -118,3 +118,21 @@ def test_compiled_draws_are_the_whole_array_draws():
     assert np.array_equal(host.at(5, 50_000), whole.at(5, 50_000))
     assert np.array_equal(host.integers(1000, 20000), whole.integers(1000, 20000))
     assert np.array_equal(generate("er:1000:20000", seed=3).src, generators._Random(np, 3).integers(1000, 20000))
+
+
+@pytest.mark.parametrize("block", [1 << 26, 4096])
+@pytest.mark.parametrize("spec, args", [("rmat", (12,)), ("rmat", (10, 5)), ("er", (3000, 40000))])
+def test_the_devices_draws_run_on_numpy_give_the_hosts_edges_whole_and_in_pieces(monkeypatch, block, spec, args):
+    """The code a GPU runs (any array module but NumPy itself), run here with NumPy standing in
+    for CuPy (a stable argsort, as CuPy's): the host's edges, drawn whole and piece by piece."""
+    monkeypatch.setattr(generators, "_DRAW_BLOCK", block)
+    device = types.SimpleNamespace(**{name: getattr(np, name) for name in dir(np) if not name.startswith("__")})
+    device.argsort = lambda a: np.argsort(a, kind="stable")
+    make = generators.rmat if spec == "rmat" else generators.erdos_renyi
+    src, dst = make(*args, seed=9)
+    assert all(np.array_equal(a, b) for a, b in zip(make(*args, seed=9, xp=device), (src, dst)))
+    _, m, pieces = generators.pieces(f"{spec}:{':'.join(map(str, args))}", seed=9, xp=device)
+    drawn = list(pieces)
+    assert m == src.size and len(drawn) == -(-m // block)
+    assert np.array_equal(np.concatenate([p[0] for p in drawn]), src)
+    assert np.array_equal(np.concatenate([p[1] for p in drawn]), dst)
