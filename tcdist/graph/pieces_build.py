@@ -4,7 +4,7 @@ edges and the whole build take BUILD_BYTES_PER_EDGE. The keys are sorted and mad
 repeated and reciprocal edges counted as build.py counts them), the ids compacted in place
 (which keeps the keys' order), then the graph is oriented and laid out as build.py does (on the
 GPU with gpu_build's passes). The same Graph as build_graph(generate(spec)), at about
-PIECES_BYTES_PER_EDGE at its peak: RMAT-26 in some 17 GB of a GPU.
+model.pieces_build_bytes at its peak: RMAT-26 in some 25 GB of a GPU.
 """
 
 from __future__ import annotations
