@@ -115,11 +115,11 @@ def _generated(spec: str, seed: int, gpu, timings: Timings):
             return io.generate(spec, seed=seed, xp=cupy)
         try:
             graph = _from_pieces(spec, seed, cupy, room, timings)
-        except cupy.cuda.memory.OutOfMemoryError:  # over its estimate: the host's way, as if it had not fit
+        except MemoryError:  # over its estimate (CuPy's OutOfMemoryError): the host's way, as if it had not fit
             graph = None
-            cupy.get_default_memory_pool().free_all_blocks()
         if graph is not None:
             return graph
+        cupy.get_default_memory_pool().free_all_blocks()  # here, where the failed build's arrays are gone
     room, _ = memory.available()
     if raw * (model.GENERATED_BYTES_PER_EDGE + model.BUILD_BYTES_PER_EDGE) > room:
         graph = _from_pieces(spec, seed, np, room, timings)

@@ -51,6 +51,15 @@ def _compacted(mode, count: int, flags=NULL, keys=NULL, shift: int = 0, position
     return out, int(distinct.get()[0])
 
 
+def sort(keys) -> None:
+    """keys.sort(), in place, with room for its workspace taken first: CuPy 13's sort does not pass
+    on an allocation that fails in its workspace and leaves the keys unsorted (cupy#9894), so a
+    shortfall is raised here, as out of memory, before the sort."""
+    spare = cupy.empty(keys.nbytes + (keys.nbytes >> 3) + (1 << 20), cupy.uint8)
+    del spare  # the pool keeps the block for the sort's workspace
+    keys.sort()
+
+
 def end_stats(src, dst) -> tuple[int, int]:
     """((src == dst).sum(), the largest id)."""
     stats = cupy.zeros(2, cupy.uint64)
@@ -71,7 +80,7 @@ def compact_ids(src, dst, loops: int, top: int):
         return ids.view(cupy.int64), new_id
     ends = cupy.empty(2 * m, cupy.int64)
     _launch("spread_ends", m, src, dst, np.int64(m), ends)
-    ends.sort()
+    sort(ends)
     ids, _ = _compacted(DISTINCT, 2 * (m - loops), keys=ends)
     return ids.view(cupy.int64), None
 
@@ -83,7 +92,7 @@ def undirected_keys(src, dst, loops: int, ids, new_id) -> tuple[cupy.ndarray, in
     directed = cupy.empty(m, cupy.uint64)
     _launch("directed_keys", m, src, dst, np.int64(m), NULL if new_id is None else new_id, ids, np.int64(n),
             directed)
-    directed.sort()
+    sort(directed)
     return distinct_undirected(directed, m - loops)
 
 
@@ -103,12 +112,12 @@ def orient(keys, n: int):
     by_rank = cupy.empty(n, cupy.uint64)
     _launch("rank_keys", n, degree, np.int64(n), by_rank)
     del degree
-    by_rank.sort()
+    sort(by_rank)
     order, rank = cupy.empty(n, cupy.int64), cupy.empty(n, cupy.int64)
     _launch("ranks", n, by_rank, np.int64(n), order, rank)
     del by_rank
     _launch("oriented_keys", count, keys, np.int64(count), np.int64(n), rank, keys)
-    keys.sort()
+    sort(keys)
     return order, keys
 
 

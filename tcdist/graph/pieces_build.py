@@ -75,7 +75,9 @@ def _directed(span: int, m: int, pieces, xp):
     keys = keys[:kept]
     if xp is np:
         return build.sort(keys), loops
-    keys.sort()
+    from tcdist.graph import gpu_build
+
+    gpu_build.sort(keys)
     return keys, loops
 
 

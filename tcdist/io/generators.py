@@ -135,33 +135,38 @@ def erdos_renyi(n, m, *, seed=0, xp=np):
 
 def pieces(spec: str, *, seed: int = 0, xp=np):
     """(ids' bound, raw edges, an iterator of (src, dst) pieces) of an rmat or er spec: the edges
-    generate() makes, in order, a draw block (2^26 edges) at a time, each piece made only when it
-    is due (so a device holds one piece, not the graph's raw edges); None for other specs."""
+    generate() makes, in order, a draw block (PIECE_EDGES) at a time, each piece made only when it
+    is due (so a device holds one piece, not the graph's raw edges; nothing is drawn before the
+    first); None for other specs."""
     parsed = _parsed(spec)
     if not parsed or parsed[0] not in ("rmat", "er"):
         return None
     kind, args = parsed
+    if not (1 <= len(args) <= 2 if kind == "rmat" else len(args) == 2):
+        raise TcdistError(f"generator spec '{spec}': expected {GENERATORS[kind][1]}")
     if kind == "rmat":
         scale, edge_factor = args[0], args[1] if len(args) > 1 else 16
-        plan = _rmat_plan(scale, edge_factor, seed, xp)
+        return 1 << scale, edge_factor << scale, _rmat_pieces(scale, edge_factor, seed, xp)
+    span, m = args
+    if span < 1:
+        raise TcdistError(f"er: N must be at least 1, got {span}")
+    return span, m, _er_pieces(span, m, seed, xp)
 
-        def made(lo, hi):
-            src, dst = xp.empty(hi - lo, np.int64), xp.empty(hi - lo, np.int64)
-            _rmat_piece(scale, plan, lo, src, dst)
-            return src, dst
 
-        span, m = 1 << scale, plan[0]
-    else:
-        span, m = args
-        if span < 1:
-            raise TcdistError(f"er: N must be at least 1, got {span}")
-        rng = _Random(xp, seed)
-        firsts = rng.skip(m), rng.skip(m)  # where generate()'s src and dst draws begin
+def _rmat_pieces(scale, edge_factor, seed, xp):
+    plan = _rmat_plan(scale, edge_factor, seed, xp)
+    m = plan[0]
+    for lo in range(0, m, _DRAW_BLOCK):
+        src, dst = xp.empty(min(m, lo + _DRAW_BLOCK) - lo, np.int64), xp.empty(min(m, lo + _DRAW_BLOCK) - lo, np.int64)
+        _rmat_piece(scale, plan, lo, src, dst)
+        yield src, dst
 
-        def made(lo, hi):
-            return tuple(_below(rng, first + lo, hi - lo, span) for first in firsts)
 
-    return span, m, (made(lo, min(m, lo + _DRAW_BLOCK)) for lo in range(0, m, _DRAW_BLOCK))
+def _er_pieces(n, m, seed, xp):
+    rng = _Random(xp, seed)
+    firsts = rng.skip(m), rng.skip(m)  # where generate()'s src and dst draws begin
+    for lo in range(0, m, _DRAW_BLOCK):
+        yield tuple(_below(rng, first + lo, min(m, lo + _DRAW_BLOCK) - lo, n) for first in firsts)
 
 
 def _below(rng, first, size, high):

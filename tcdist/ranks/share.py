@@ -158,9 +158,11 @@ def _address_range(pointer: int) -> tuple[int, int]:
 
 
 def _handles(arrays: dict) -> dict:
-    """Rank 0: name -> (IPC handle of the allocation holding the array, the array's offset in it)."""
+    """Rank 0: name -> (IPC handle of the allocation holding the array, the array's offset in it),
+    once its GPU has finished writing them (IPC orders nothing between processes)."""
     import cupy
 
+    cupy.cuda.Device().synchronize()
     found = {}
     for name, a in arrays.items():
         start, _ = _address_range(a.data.ptr) if a.size else (a.data.ptr, 0)
@@ -169,37 +171,37 @@ def _handles(arrays: dict) -> dict:
 
 
 def _open(handles: dict, shape: list, gpu: str) -> tuple[dict, list]:
-    """Another rank: views of rank 0's arrays, and the (device, pointer) of each allocation opened."""
+    """Another rank: views of rank 0's arrays mapped into its own GPU's context (read from rank 0's
+    GPU as a peer: no context of its own there), and the allocations opened. Refused where this
+    rank's GPU cannot reach rank 0's directly (the host path serves then)."""
     import cupy
 
-    device = cupy.cuda.runtime.deviceGetByPCIBusId(gpu)
-    starts, views, opened = {}, {}, []
+    own, source = cupy.cuda.runtime.getDevice(), cupy.cuda.runtime.deviceGetByPCIBusId(gpu)
+    if source != own and not cupy.cuda.runtime.deviceCanAccessPeer(own, source):
+        raise RuntimeError(f"GPU {own} cannot reach GPU {source} as a peer")
+    starts, views = {}, {}
     try:
-        with cupy.cuda.Device(device):
-            for name, dtype, length in shape:
-                dtype = np.dtype(dtype)
-                if handles[name] is None:
-                    views[name] = cupy.empty(0, dtype)
-                    continue
-                handle, offset = handles[name]
-                if handle not in starts:  # an allocation is opened once, however many arrays lie in it
-                    starts[handle] = cupy.cuda.runtime.ipcOpenMemHandle(handle)
-                    opened.append((device, starts[handle]))
-                memory = cupy.cuda.UnownedMemory(starts[handle], offset + dtype.itemsize * length, handles, device)
-                views[name] = cupy.ndarray(length, dtype, cupy.cuda.MemoryPointer(memory, offset))
+        for name, dtype, length in shape:
+            dtype = np.dtype(dtype)
+            if handles[name] is None:
+                views[name] = cupy.empty(0, dtype)
+                continue
+            handle, offset = handles[name]
+            if handle not in starts:  # an allocation is opened once, however many arrays lie in it
+                starts[handle] = cupy.cuda.runtime.ipcOpenMemHandle(handle)  # peer access enabled as needed
+            memory = cupy.cuda.UnownedMemory(starts[handle], offset + dtype.itemsize * length, handles, own)
+            views[name] = cupy.ndarray(length, dtype, cupy.cuda.MemoryPointer(memory, offset))
     except BaseException:
-        _close(opened)
+        _close(list(starts.values()))
         raise
-    return views, opened
+    return views, list(starts.values())
 
 
 def _close(opened: list) -> None:
-    """Let go of the allocations opened, once this rank's work on them is done."""
+    """Let go of the allocations opened (in this rank's GPU's context), once its work on them is done."""
     import cupy
 
     if opened:
         cupy.cuda.Device().synchronize()  # this rank's copies from them are done
-    for device, start in opened:
-        with cupy.cuda.Device(device):
-            cupy.cuda.Device(device).synchronize()
-            cupy.cuda.runtime.ipcCloseMemHandle(start)
+    for start in opened:
+        cupy.cuda.runtime.ipcCloseMemHandle(start)

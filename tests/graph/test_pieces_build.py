@@ -28,9 +28,12 @@ def test_pieces_build_the_graph_build_graph_builds(monkeypatch, spec, block, ste
     _same(pieces_build.build_from_pieces(span, m, pieces, spec), reference)
 
 
-def test_other_generators_have_no_pieces_and_ids_that_do_not_pack_are_said():
+def test_other_generators_have_no_pieces_bad_arguments_are_said_and_ids_that_do_not_pack_too():
     assert generators.pieces("grid:10:10") is None and generators.pieces("complete:10") is None
     assert pieces_build.packs(1 << 31) and not pieces_build.packs((1 << 31) + (1 << 30))
+    for spec, usage in (("er:5:6:7", "er:N:M"), ("rmat:3:4:5", "rmat:SCALE")):
+        with pytest.raises(tcdist.TcdistError, match=f"generator spec '{spec}': expected {usage}"):
+            generators.pieces(spec)
 
 
 def test_a_host_short_of_memory_for_the_raw_edges_builds_the_graph_from_its_pieces(monkeypatch):
