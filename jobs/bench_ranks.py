@@ -37,18 +37,6 @@ import time
 from meta import metadata
 
 
-def tcdist_json(launcher, ranks, *args):
-    command = [*launcher, "-n", str(ranks), sys.executable, "-m", "tcdist", *map(str, args), "--json", "-q"]
-    t0 = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise SystemExit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr[-3000:]}")
-    record = json.loads(done.stdout)
-    record["job_wall_s"] = wall
-    return record
-
-
 def phases(record):
     """The job's phases as the slowest rank saw them, and the kernel seconds of every rank."""
     ranks = record["rank_stats"]
@@ -72,7 +60,7 @@ def bench_graph(spec, ranks_list, launcher, work, backend, log, save, only=None)
     rows, root = [], {}
     for parts in sizes:
         store = os.path.join(work, f"{spec.replace(':', '-')}-p{parts}.h5")
-        made = tcdist_json(launcher, 1, "count", spec, "--backend", backend, "-P", parts, "--store", store)
+        made = _timed(launcher, 1, ("count", spec, "--backend", backend, "-P", parts, "--store", store))
         t = made["timings"]
         root[parts] = {"read_s": t["read"], "build_s": t["build"], "partition_s": t["partition"],
                        "store_write_s": t["store_write"], "in_memory_kernel_s": t["count"],
@@ -84,7 +72,7 @@ def bench_graph(spec, ranks_list, launcher, work, backend, log, save, only=None)
             if parts not in (ranks, 2 * ranks, 4 * ranks):
                 continue
             for schedule in ("static", "dynamic"):
-                r = tcdist_json(launcher, ranks, "count", store, "--backend", backend, "--schedule", schedule)
+                r = _timed(launcher, ranks, ("count", store, "--backend", backend, "--schedule", schedule))
                 if r["triangles"] != made["triangles"]:
                     raise SystemExit(f"{spec} P={parts} R={ranks} {schedule}: {r['triangles']} != {made['triangles']}")
                 row = {"graph": spec, "n": r["n"], "m": r["m"], "triangles": r["triangles"], "parts": parts,

@@ -13,10 +13,15 @@ def gpu_index(local_rank: int, visible_gpus: int) -> int:
     return local_rank % visible_gpus
 
 
+def bound_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def cpu_threads(local_size: int) -> int:
     """CPU threads for one rank: the cores the launcher bound it to, else this node's cores shared
     among its ranks."""
-    bound = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    bound = bound_cores()
     if bound < (os.cpu_count() or 1):
         return bound
     return max(1, bound // max(local_size, 1))
@@ -27,8 +32,7 @@ def idle_node_threads(node_threads: list[int]) -> int:
     (rank 0 reading and building the graph): theirs added to its own, on the cores it may run on."""
     import numba
 
-    bound = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(sum(node_threads), bound, numba.config.NUMBA_NUM_THREADS))
+    return max(1, min(sum(node_threads), bound_cores(), numba.config.NUMBA_NUM_THREADS))
 
 
 @contextmanager

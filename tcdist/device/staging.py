@@ -111,9 +111,7 @@ class Stager:
         on_device = isinstance(whole.col, cupy.ndarray)  # a slice of a graph another rank shares on a GPU
         registers = whole.rowptr.nbytes + whole.col.nbytes >= REGISTER_FROM and \
             all(run.dtype == into.dtype for run, into in runs)  # a slice's wider ids need a cast: buffers
-        if on_device:
-            hosts = [run for run, _ in runs]
-        elif registers and self._pin(whole):
+        if on_device or registers and self._pin(whole):
             hosts = [run for run, _ in runs]
         else:
             hosts = self._filled(slot, runs, pageable=registers)
