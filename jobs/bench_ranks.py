@@ -1,7 +1,7 @@
 """Rank scaling: the same partition stores counted by 1, 2, ... GPUs, static and dynamic.
 
-    python jobs/bench_ranks.py --graphs rmat:24 rmat:25 --ranks 1 2 --device nvidia-h200-x2 \
-        --mpirun "mpirun --allow-run-as-root --bind-to none" --work /tmp/bench \
+    python jobs/bench_ranks.py --graphs rmat:24 rmat:25 --ranks 1 2 --device nvidia-h200-x2 \\
+        --mpirun "mpirun --allow-run-as-root --bind-to none" --work /tmp/bench \\
         --out results/ranks-h200x2.json --plot results/ranks-h200x2.png
 
 For every graph and every P in {R, 2R, 4R} (R in --ranks), one single-rank run partitions
@@ -19,9 +19,14 @@ launcher) against `mpirun -n R ... count G` for each R, the graph given as its s
 clock (best of --repeat), every rank's phases, the bytes each rank read and received, and the
 seconds from the job's start to each rank's first kernel launch; beside them the launcher's floor
 (Python started and ended alone, and R ranks started by the launcher with MPI, nothing else), and with --cold
-the same runs with empty compile caches (one compiling rank, the others loading its code):
+the same runs with empty compile caches (one compiling rank, the others loading its code). The
+jobs of R > 1 ranks run once per --schedules; the summary (and --plot) gives each job's speedup over
+the one process: wall clock, kernel phase and upload + kernel (the slowest rank's):
 
-    python jobs/bench_ranks.py --end-to-end --graphs rmat:24 --ranks 4 --forms spec h5 txt         --device nvidia-h100-x1 --mpirun "mpirun --allow-run-as-root --oversubscribe --bind-to none"         --out results/ranks-e2e-h100.json
+    python jobs/bench_ranks.py --end-to-end --graphs rmat:24 --ranks 2 3 4 --forms spec h5 txt \\
+        --schedules static dynamic --device nvidia-h100-x4 \\
+        --mpirun "mpirun --allow-run-as-root --oversubscribe --bind-to none" \\
+        --out results/ranks-e2e-h100x4.json --plot results/ranks-e2e-h100x4.png
 """
 
 import argparse
@@ -91,9 +96,9 @@ CACHE_VARS = ("CUPY_CACHE_DIR", "NUMBA_CACHE_DIR", "CUDA_CACHE_PATH")  # emptied
 
 
 def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, save, count_args=(), rank_args=(),
-               cold=False):
-    """One process against R ranks on the same graph, as a user runs them (see the module's text);
-    save(rows) after every row."""
+               cold=False, schedules=("static",)):
+    """One process against R ranks on the same graph, as a user runs them (see the module's text),
+    the jobs of R > 1 ranks once per schedule; save(rows) after every row."""
     files = {"spec": spec}
     name = os.path.join(work, spec.replace(":", "-"))
     if "h5" in forms:
@@ -105,12 +110,15 @@ def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, sa
     rows = []
     for form in forms:
         for caches in ("cold", "warm") if cold else ("warm",):
-            for ranks in [1, *ranks_list]:
-                args = ("count", files[form], "--backend", backend, *count_args, *(rank_args if ranks > 1 else ()))
+            jobs = [(1, None)] + [(r, s) for r in sorted(set(ranks_list) - {1}) for s in schedules]
+            for ranks, schedule in jobs:
+                args = ("count", files[form], "--backend", backend, *count_args,
+                        *((*rank_args, "--schedule", schedule) if ranks > 1 else ()))
                 runs = [_timed(launcher if ranks > 1 else None, ranks, args, work if caches == "cold" else None)
                         for _ in range(1 if caches == "cold" else repeat)]
                 best = min(runs, key=lambda r: r["job_wall_s"])
-                row = {"graph": spec, "form": form, "caches": caches, "ranks": ranks, "args": list(args),
+                row = {"graph": spec, "form": form, "caches": caches, "ranks": ranks, "schedule": schedule,
+                       "count_args": list(count_args), "args": list(args),
                        "triangles": best["triangles"], "mode": best["mode"], "mode_reason": best["mode_reason"],
                        "job_wall_s": best["job_wall_s"], "job_wall_all_s": [r["job_wall_s"] for r in runs],
                        "rank_phases": [{k: r["timings"][k] for k in RANK_PHASES} | {
@@ -123,7 +131,7 @@ def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, sa
                     raise SystemExit(f"{spec} {form} R={ranks}: {row['triangles']} != {one['triangles']}")
                 slowest = max(row["rank_phases"], key=lambda p: sum(p[k] for k in RANK_PHASES))
                 first = max(p["first_kernel_s"] or 0.0 for p in row["rank_phases"])
-                log(f"{spec} {form:4s} {caches} R={ranks}: {row['job_wall_s']:.2f} s wall "
+                log(f"{spec} {form:4s} {caches} R={ranks} {schedule or 'alone'}: {row['job_wall_s']:.2f} s wall "
                     f"({row['job_wall_s'] / one['job_wall_s']:.2f}x one process), mode {row['mode']}; first kernel "
                     f"by {first:.2f} s; slowest rank "
                     + ", ".join(f"{k} {v:.2f}" for k, v in slowest.items() if k in RANK_PHASES and v >= 0.005))
@@ -131,6 +139,58 @@ def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, sa
         if path != spec:
             os.remove(path)
     return rows
+
+
+DEVICE_PHASES = ("share", "transfer", "prepare", "count")  # upload and kernel; the reduce is the wait in other
+
+
+def e2e_speedups(rows):
+    """Each job of R > 1 ranks against one process on the same graph, input, caches and options:
+    the wall clock, the kernel phase (the slowest rank's count) and the device phase (the slowest
+    rank's upload, prepare and count)."""
+    def slowest(row, keys):
+        return max(sum(p[k] for k in keys) for p in row["rank_phases"])
+
+    one = {(r["graph"], r["form"], r["caches"], tuple(r["count_args"])): r for r in rows if r["ranks"] == 1}
+    out = []
+    for r in rows:
+        base = one.get((r["graph"], r["form"], r["caches"], tuple(r["count_args"])))
+        if r["ranks"] == 1 or base is None:
+            continue
+        out.append({"graph": r["graph"], "form": r["form"], "caches": r["caches"], "count_args": r["count_args"],
+                    "ranks": r["ranks"], "schedule": r["schedule"], "mode": r["mode"],
+                    "wall_speedup": base["job_wall_s"] / r["job_wall_s"],
+                    "kernel_speedup": slowest(base, ("count",)) / slowest(r, ("count",)),
+                    "device_speedup": slowest(base, DEVICE_PHASES) / slowest(r, DEVICE_PHASES)})
+    return out
+
+
+def e2e_plot(rows, path):
+    """Speedup of R ranks over one process against R, one panel per graph: wall clock solid,
+    kernel phase dashed, upload + kernel dotted; a colour per input, mode and schedule."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ups = [s for s in e2e_speedups(rows) if s["caches"] == "warm"]
+    graphs = sorted({s["graph"] for s in ups})
+    fig, axes = plt.subplots(1, max(len(graphs), 1), figsize=(7 * max(len(graphs), 1), 6), squeeze=False)
+    for ax, graph in zip(axes[0], graphs):
+        ranks = sorted({1} | {s["ranks"] for s in ups if s["graph"] == graph})
+        ax.plot(ranks, ranks, ":", color="gray", label="ideal")
+        keys = sorted({(s["form"], s["mode"], s["schedule"], " ".join(s["count_args"])) for s in ups if s["graph"] == graph})
+        for colour, key in enumerate(keys):
+            mine = sorted((s["ranks"], s) for s in ups if s["graph"] == graph and
+                          (s["form"], s["mode"], s["schedule"], " ".join(s["count_args"])) == key)
+            for what, style in (("wall", "-o"), ("kernel", "--s"), ("device", ":^")):
+                ax.plot([1] + [r for r, _ in mine], [1] + [s[f"{what}_speedup"] for _, s in mine], style,
+                        color=plt.cm.tab20(colour % 20), label=f"{' '.join(filter(None, key))}: {what}")
+        ax.set(title=f"{graph}: R ranks (one GPU each) over one process", xlabel="ranks", ylabel="speedup",
+               xticks=ranks)
+        ax.legend(fontsize=5, ncol=2, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
 
 
 def launcher_floor(ranks_list, launcher, repeat):
@@ -252,6 +312,8 @@ def main():
                    "'--gpu-memory-limit 3GiB' (parts forced)")
     p.add_argument("--rank-args", default="", help="with --end-to-end: options for the jobs of R > 1 ranks only, "
                    "e.g. '--threads 4'")
+    p.add_argument("--schedules", nargs="+", choices=("static", "dynamic"), default=["static"],
+                   help="with --end-to-end: the schedules of the jobs of R > 1 ranks")
     p.add_argument("--cold", action="store_true", help="with --end-to-end: also a run of each with empty compile "
                    "caches (one for all of a job's ranks)")
     args = p.parse_args()
@@ -271,11 +333,17 @@ def main():
 
             def save_rows(rows):  # after every run, so a cut-off benchmark keeps what it measured
                 result["rows"] = done + rows
+                result["speedups"] = e2e_speedups(result["rows"])
                 with open(args.out, "w") as f:
                     json.dump(result, f, indent=1)
 
             end_to_end(spec, args.ranks, launcher, args.work, args.backend, args.forms, args.repeat, log, save_rows,
-                       shlex.split(args.count_args), shlex.split(args.rank_args), args.cold)
+                       shlex.split(args.count_args), shlex.split(args.rank_args), args.cold, args.schedules)
+        for s in result["speedups"]:
+            log(f"{s['graph']} {s['form']} {s['caches']} R={s['ranks']} {s['schedule']} ({s['mode']}): wall "
+                f"{s['wall_speedup']:.2f}x, kernel {s['kernel_speedup']:.2f}x, upload+kernel {s['device_speedup']:.2f}x")
+        if args.plot:
+            e2e_plot(result["rows"], args.plot)
         return
 
     for spec in args.graphs:
@@ -289,8 +357,10 @@ def main():
 
         bench_graph(spec, args.ranks, launcher, args.work, args.backend, log, save, args.parts)
     for s in result["speedups"]:
-        log(f"{s['graph']} P={s['parts']} R={s['ranks']} {s['schedule']:7s}: kernel {s['kernel_speedup']:.2f}x, "
-            f"count wall {s['count_wall_speedup']:.2f}x")
+        against = (f"kernel {s['kernel_speedup']:.2f}x, count wall {s['count_wall_speedup']:.2f}x"
+                   if s["kernel_speedup"] is not None else
+                   f"kernel {s['kernel_speedup_same_parts']:.2f}x the same parts from memory on one GPU")
+        log(f"{s['graph']} P={s['parts']} R={s['ranks']} {s['schedule']:7s}: {against}")
     if args.plot:
         plot(result["rows"], args.plot, result["root"])
 
