@@ -43,7 +43,7 @@ def _upload_edges(edges, timings, room: int):
     """Move an edge list to the GPU to build there when it fits; else it is built on the host."""
     import cupy
 
-    if not isinstance(edges.src, cupy.ndarray) and len(edges) * model.BUILD_BYTES_PER_EDGE < room:
+    if not isinstance(edges.src, cupy.ndarray) and len(edges) * model.GPU_BUILD_BYTES_PER_EDGE < room:
         t0 = time.perf_counter()
         edges.src, edges.dst = cupy.asarray(edges.src), cupy.asarray(edges.dst)
         cupy.cuda.Device().synchronize()
@@ -111,7 +111,10 @@ def _generated(spec: str, seed: int, gpu, timings: Timings):
         import cupy
 
         room = _gpu_room(gpu)
-        if raw * model.BUILD_BYTES_PER_EDGE < room:
+        made = io.pieces(spec, seed=seed, xp=cupy)  # (only rmat and er draw on a GPU; nothing is drawn here)
+        span = made[0] if made else raw
+        need = max(model.gpu_generated_bytes(raw, span, generators.PIECE_EDGES), model.GPU_BUILD_BYTES_PER_EDGE * raw)
+        if need < room:
             return io.generate(spec, seed=seed, xp=cupy)
         try:
             graph = _from_pieces(spec, seed, cupy, room, timings)
@@ -134,7 +137,7 @@ def _from_pieces(spec: str, seed: int, xp, room: int, timings: Timings) -> Graph
     generate, the rest as build."""
     made = io.pieces(spec, seed=seed, xp=xp)
     if made is None or not pieces_build.packs(made[0]) or \
-            model.pieces_build_bytes(made[1], made[0], generators.PIECE_EDGES) > room:
+            model.pieces_build_bytes(made[1], made[0], generators.PIECE_EDGES, pieces_build.STEP) > room:
         return None
     span, m, pieces = made
     drawn = [0.0]

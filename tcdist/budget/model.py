@@ -9,11 +9,19 @@ a kernel's own memory (bitmaps, tables) comes on top, given by the kernel (Kerne
 CHECK_BYTES_PER_ROW = 9   # the structural check: a comparison per row (and slack)
 CHECK_BYTES_PER_EDGE = 2  # and a flag per column (row starts), the order compared a sixteenth at a time
 KERNEL_BYTES_PER_LOCAL = 48  # the kernel's row lengths, masks, the scans behind its row lists, the lists
-BUILD_BYTES_PER_EDGE = 64  # building a graph, per raw edge: the pairs, packed keys and their sort, ids and the CSR
-GENERATED_BYTES_PER_EDGE = 48  # generating one: src and dst (int64) and the draws they are made from
-PIECES_BYTES_PER_EDGE = 16  # a generated graph built from its pieces (graph/pieces_build.py): its keys and their sort
+BUILD_BYTES_PER_EDGE = 64  # building a graph on the host, per raw edge: the pairs, packed keys and their sort, ids, CSR
+GENERATED_BYTES_PER_EDGE = 48  # generating one on the host: src and dst (int64) and the draws they are made from
+# On a GPU, measured peaks (the allocator's high-water mark, tests/budget/test_estimates.py; RMAT-22
+# to RMAT-25 on an H200: build 33.8 bytes per raw edge with its ids dense, generation 16 + 58.5 per
+# edge of the draw block):
+GPU_BUILD_BYTES_PER_EDGE = 56  # the raw pairs with the build: 34 with ids dense, 50 sparse (their ends sorted)
+GPU_GENERATED_BYTES_PER_EDGE = 16  # src and dst (int64)
+GPU_DRAW_BYTES_PER_EDGE = 64  # and per edge of the block being drawn: the draws and the bits made of them
+GPU_GENERATED_BYTES_PER_ID = 56  # and per vertex: RMAT's vertex permutation, its draws and their sort
+PIECES_BYTES_PER_EDGE = 17  # a generated graph built from its pieces (graph/pieces_build.py): its keys and their sort
 PIECES_BYTES_PER_ID = 48  # and per id below the ids' bound: ids present, their places, degrees, rank order
-PIECE_BYTES_PER_EDGE = 64  # and per raw edge of the one piece being drawn: its draws, ids and keys
+PIECE_BYTES_PER_EDGE = 80  # and per raw edge of the one piece being drawn and packed: its draws, ids and keys
+PIECES_STEP_BYTES_PER_KEY = 48  # and per key of the step being renumbered: both ends' ids and places
 TWO_AT_ONCE = 2  # parts on a GPU together: the next one's copy overlaps the count of this one
 ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take
 
@@ -30,7 +38,14 @@ def need(v_res: int, e_res: int, n_local: int, col_bytes: int, kernel_bytes: int
             + CHECK_BYTES_PER_EDGE * e_res + KERNEL_BYTES_PER_LOCAL * n_local + kernel_bytes)
 
 
-def pieces_build_bytes(raw: int, span: int, piece: int) -> int:
+def gpu_generated_bytes(raw: int, span: int, block: int) -> int:
+    """Bytes generating raw edges with ids below span on a GPU takes, drawn block edges at a time."""
+    return (GPU_GENERATED_BYTES_PER_EDGE * raw + GPU_DRAW_BYTES_PER_EDGE * min(block, raw)
+            + GPU_GENERATED_BYTES_PER_ID * span)
+
+
+def pieces_build_bytes(raw: int, span: int, piece: int, step: int) -> int:
     """Bytes building a generated graph from its pieces takes: raw edges, ids below span, pieces of
-    piece raw edges."""
-    return PIECES_BYTES_PER_EDGE * raw + PIECES_BYTES_PER_ID * span + PIECE_BYTES_PER_EDGE * min(piece, raw)
+    piece raw edges, keys renumbered step at a time."""
+    return (PIECES_BYTES_PER_EDGE * raw + PIECES_BYTES_PER_ID * span + PIECE_BYTES_PER_EDGE * min(piece, raw)
+            + PIECES_STEP_BYTES_PER_KEY * min(step, raw))

@@ -1,6 +1,6 @@
 """A generated graph built from its pieces, for a device that cannot hold its raw edges: each
 piece (io.generators.pieces) is packed at once into directed keys, 8 bytes an edge, where the raw
-edges and the whole build take BUILD_BYTES_PER_EDGE. The keys are sorted and made distinct (the
+edges and the whole build take GPU_BUILD_BYTES_PER_EDGE. The keys are sorted and made distinct (the
 repeated and reciprocal edges counted as build.py counts them), the ids compacted in place
 (which keeps the keys' order), then the graph is oriented and laid out as build.py does (on the
 GPU with gpu_build's passes). The same Graph as build_graph(generate(spec)), at about

@@ -129,8 +129,13 @@ def erdos_renyi(n, m, *, seed=0, xp=np):
     """m edges with endpoints drawn uniformly from n vertices (TRICORE's 'RD' graphs)."""
     if n < 1:
         raise TcdistError(f"er: N must be at least 1, got {n}")
-    rng = _Random(xp, seed)
-    return rng.integers(n, m), rng.integers(n, m)
+    if xp is np:
+        rng = _Random(xp, seed)
+        return rng.integers(n, m), rng.integers(n, m)
+    src, dst = xp.empty(m, np.int64), xp.empty(m, np.int64)
+    for lo, (s, d) in zip(range(0, m, _DRAW_BLOCK), _er_pieces(n, m, seed, xp)):  # a block's draws at a time
+        src[lo : lo + s.size], dst[lo : lo + d.size] = s, d
+    return src, dst
 
 
 def pieces(spec: str, *, seed: int = 0, xp=np):

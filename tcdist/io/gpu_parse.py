@@ -71,7 +71,7 @@ class GpuEngine(Engine):
         their build, move every edge to the host and return a CPU engine that goes on."""
         on_gpu, offsets, ranges, grid, total = self._pending
         capacity = self.out.room_for(total, self.estimate(total))
-        fits = ((self.out.size + total) * model.BUILD_BYTES_PER_EDGE + PAIR_BYTES * max(capacity, self.out.src.size)
+        fits = ((self.out.size + total) * model.GPU_BUILD_BYTES_PER_EDGE + PAIR_BYTES * max(capacity, self.out.src.size)
                 + BLOCK_BYTES_PER_BYTE * self._block.size <= self.room)
         if fits and capacity:
             self.out.grow(capacity)

@@ -13,30 +13,41 @@ from tcdist.graph.edges import EdgeList
 pytestmark = pytest.mark.gpu
 
 
-def _measured(make):
-    """(what make() returns, the most the GPU pool held in use at once while it ran, bytes held before)."""
+def _measured(make, since=None):
+    """(what make() returns, the most the GPU pool held in use at once while it ran above since (by
+    default, what it held before make() ran))."""
     import cupy
 
     from tcdist.device.allocator import limited
 
     with limited(1 << 50) as allocator:
-        before = allocator.pool.used_bytes()
-        allocator.peak = before
+        before = allocator.pool.used_bytes() if since is None else since
+        allocator.peak = allocator.pool.used_bytes()
         made = make()
         cupy.cuda.Device().synchronize()
-        return made, allocator.peak, before
+        return made, allocator.peak - before
 
 
-@pytest.mark.parametrize("spec", ["rmat:18", "rmat:20", "er:300000:3000000"])
-def test_generating_and_building_on_the_gpu_stay_within_their_estimates(spec):
+def _held():
     import cupy
 
-    raw = io.spec_edges(spec)
-    edges, generated, _ = _measured(lambda: io.generate(spec, seed=0, xp=cupy))
-    assert generated <= model.GENERATED_BYTES_PER_EDGE * raw, f"generating: {generated / raw:.1f} bytes per raw edge"
-    graph, built, _ = _measured(lambda: build_graph(edges))
+    return cupy.get_default_memory_pool().used_bytes()
+
+
+@pytest.mark.parametrize("spec", ["rmat:18", "rmat:20", "rmat:16:1", "er:300000:3000000"])
+def test_generating_and_building_on_the_gpu_stay_within_their_estimates(spec):
+    """The build's estimate counts the raw edges it is given."""
+    import cupy
+
+    from tcdist.io import generators
+
+    raw, span = io.spec_edges(spec), generators.pieces(spec)[0]
+    start = _held()
+    edges, generated = _measured(lambda: io.generate(spec, seed=0, xp=cupy))
+    assert generated <= model.gpu_generated_bytes(raw, span, generators.PIECE_EDGES), f"{generated / raw:.1f} B per edge"
+    graph, built = _measured(lambda: build_graph(edges), since=start)
     assert graph.m > 0
-    assert built <= model.BUILD_BYTES_PER_EDGE * raw, f"building: {built / raw:.1f} bytes per raw edge"
+    assert built <= model.GPU_BUILD_BYTES_PER_EDGE * raw, f"building: {built / raw:.1f} bytes per raw edge"
 
 
 def test_building_sparse_ids_on_the_gpu_stays_within_its_estimate():
@@ -45,10 +56,11 @@ def test_building_sparse_ids_on_the_gpu_stays_within_its_estimate():
 
     rng = np.random.default_rng(7)
     raw = 1 << 20
+    start = _held()
     src, dst = (cupy.asarray(rng.integers(0, 1 << 40, raw, dtype=np.int64)) for _ in range(2))
-    graph, built, _ = _measured(lambda: build_graph(EdgeList(src, dst, "sparse")))
+    graph, built = _measured(lambda: build_graph(EdgeList(src, dst, "sparse")), since=start)
     assert graph.m > 0
-    assert built <= model.BUILD_BYTES_PER_EDGE * raw, f"building: {built / raw:.1f} bytes per raw edge"
+    assert built <= model.GPU_BUILD_BYTES_PER_EDGE * raw, f"building: {built / raw:.1f} bytes per raw edge"
 
 
 @pytest.mark.parametrize("spec", ["rmat:20", "er:300000:3000000"])
@@ -62,8 +74,8 @@ def test_a_graph_built_from_its_pieces_on_the_gpu_stays_within_its_estimate_and_
 
     monkeypatch.setattr(generators, "_DRAW_BLOCK", 1 << 20)
     span, raw, pieces = generators.pieces(spec, seed=0, xp=cupy)
-    graph, built, before = _measured(lambda: pieces_build.build_from_pieces(span, raw, pieces, spec, cupy))
-    assert built - before <= model.pieces_build_bytes(raw, span, 1 << 20), f"{(built - before) / raw:.1f} B per raw edge"
+    graph, built = _measured(lambda: pieces_build.build_from_pieces(span, raw, pieces, spec, cupy))
+    assert built <= model.pieces_build_bytes(raw, span, 1 << 20, pieces_build.STEP), f"{built / raw:.1f} B per raw edge"
     reference = build_graph(io.generate(spec, seed=0))
     assert np.array_equal(graph.rowptr.get(), reference.rowptr) and np.array_equal(graph.col.get(), reference.col)
     assert np.array_equal(graph.original_id.get(), reference.original_id)

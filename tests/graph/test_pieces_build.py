@@ -41,17 +41,20 @@ def test_a_host_short_of_memory_for_the_raw_edges_builds_the_graph_from_its_piec
     pieces, times their drawing as generate and the rest as build, and gives the same graph."""
     from tcdist import source
     from tcdist.budget import model
+    from tcdist.graph import pieces_build
     from tcdist.results import Timings
 
+    for module, name in ((generators, "PIECE_EDGES"), (generators, "_DRAW_BLOCK"), (pieces_build, "STEP")):
+        monkeypatch.setattr(module, name, 1 << 12)  # pieces and steps small beside the graph, as for a large one
     spec, raw = "rmat:14", io.spec_edges("rmat:14")
     reference = build_graph(io.generate(spec, seed=2))
-    room = model.pieces_build_bytes(raw, 1 << 14, generators.PIECE_EDGES)
+    room = model.pieces_build_bytes(raw, 1 << 14, 1 << 12, 1 << 12)
     assert room < raw * (model.GENERATED_BYTES_PER_EDGE + model.BUILD_BYTES_PER_EDGE)
     monkeypatch.setattr(source.memory, "available", lambda: (room, "a test's room"))
     timings = Timings()
     _same(source.load_graph(spec, seed=2, timings=timings), reference)
     assert timings.generate > 0 and timings.build > 0 and timings.read == 0
-    short = 40 * raw  # below the pieces' build and below the raw edges' generation: refused as before
+    short = 10 * raw  # below the pieces' build and below the raw edges' generation: refused as before
     assert short < min(room, model.GENERATED_BYTES_PER_EDGE * raw)
     monkeypatch.setattr(source.memory, "available", lambda: (short, "a test's room"))
     with pytest.raises(tcdist.TcdistError, match="generating 'rmat:14' needs about .* but a test's room leaves"):
