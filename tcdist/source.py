@@ -40,7 +40,8 @@ def _gpu_room(device: Device | str) -> int:
 
 
 def _upload_edges(edges, timings, room: int):
-    """Move an edge list to the GPU to build there when it fits; else it is built on the host."""
+    """Move an edge list to the GPU to build there when its edges fit (its vertices are not known
+    yet: a build that runs out of memory there goes on on the host); else it is built on the host."""
     import cupy
 
     if not isinstance(edges.src, cupy.ndarray) and len(edges) * model.GPU_BUILD_BYTES_PER_EDGE < room:
@@ -97,7 +98,16 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     if on_gpu:
         loaded = _upload_edges(loaded, timings, _gpu_room(device))
     t1 = time.perf_counter()
-    graph = build_graph(loaded)
+    try:
+        graph = build_graph(loaded)
+    except MemoryError:  # CuPy's OutOfMemoryError: more vertices than the estimate could know of
+        if not on_gpu or isinstance(loaded.src, np.ndarray):
+            raise
+        loaded.src, loaded.dst = loaded.src.get(), loaded.dst.get()
+        import cupy
+
+        cupy.get_default_memory_pool().free_all_blocks()  # what the failed build held
+        graph = build_graph(loaded)
     timings.build += time.perf_counter() - t1
     return graph
 
@@ -113,7 +123,7 @@ def _generated(spec: str, seed: int, gpu, timings: Timings):
         room = _gpu_room(gpu)
         made = io.pieces(spec, seed=seed, xp=cupy)  # (only rmat and er draw on a GPU; nothing is drawn here)
         span = made[0] if made else raw
-        need = max(model.gpu_generated_bytes(raw, span, generators.PIECE_EDGES), model.GPU_BUILD_BYTES_PER_EDGE * raw)
+        need = max(model.gpu_generated_bytes(raw, span, generators.PIECE_EDGES), model.gpu_build_bytes(raw, span))
         if need < room:
             return io.generate(spec, seed=seed, xp=cupy)
         try:

@@ -15,6 +15,7 @@ GENERATED_BYTES_PER_EDGE = 48  # generating one on the host: src and dst (int64)
 # to RMAT-25 on an H200: build 33.8 bytes per raw edge with its ids dense, generation 16 + 58.5 per
 # edge of the draw block):
 GPU_BUILD_BYTES_PER_EDGE = 56  # the raw pairs with the build: 34 with ids dense, 50 sparse (their ends sorted)
+GPU_BUILD_BYTES_PER_VERTEX = 40  # and per vertex: ids, degrees, the rank order and its sort (38 measured)
 GPU_GENERATED_BYTES_PER_EDGE = 16  # src and dst (int64)
 GPU_DRAW_BYTES_PER_EDGE = 64  # and per edge of the block being drawn: the draws and the bits made of them
 GPU_GENERATED_BYTES_PER_ID = 56  # and per vertex: RMAT's vertex permutation, its draws and their sort
@@ -36,6 +37,11 @@ def need(v_res: int, e_res: int, n_local: int, col_bytes: int, kernel_bytes: int
     kernel_bytes of the kernel's own (sizes may be arrays: every vertex's own part at once)."""
     return (csr_bytes(v_res, e_res, n_local, col_bytes) + CHECK_BYTES_PER_ROW * (v_res + 1)
             + CHECK_BYTES_PER_EDGE * e_res + KERNEL_BYTES_PER_LOCAL * n_local + kernel_bytes)
+
+
+def gpu_build_bytes(raw: int, vertices: int) -> int:
+    """Bytes building a graph of raw edges (given on the GPU) and at most vertices ids takes on a GPU."""
+    return GPU_BUILD_BYTES_PER_EDGE * raw + GPU_BUILD_BYTES_PER_VERTEX * vertices
 
 
 def gpu_generated_bytes(raw: int, span: int, block: int) -> int:

@@ -1,7 +1,8 @@
-"""Checks of an oriented CSR before a kernel trusts it: its structure (csr_problem: whole-array
-NumPy passes, or one launch on the GPU) and, for a part read from a store, the order of its ids
-(misoriented_rows, compiled)."""
+"""Checks of an oriented CSR before a kernel trusts it: its structure (csr_problem: one compiled
+pass on every thread, whole-array NumPy for small arrays, or one launch on the GPU) and, for a
+part read from a store, the order of its ids (misoriented_rows, compiled)."""
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -45,9 +46,14 @@ def _falls(rowptr, m: int) -> bool:
     return int(rowptr[0]) != 0 or int(rowptr[-1]) != m or bool(n and (rowptr[1:] < rowptr[:-1]).any())
 
 
+COMPILED_FROM = 1 << 20  # columns from which the compiled pass pays for its first compile
+
+
 def _host_problems(rowptr, col, n: int, ascending: bool) -> int:
-    """The first of OUTSIDE, UNSORTED, BACKWARD a CSR with a sound rowptr has, in whole-array passes
-    (0 for none)."""
+    """The first of OUTSIDE, UNSORTED, BACKWARD a CSR with a sound rowptr has (0 for none): every
+    one found, in one compiled pass, or the first in whole-array passes."""
+    if col.size >= COMPILED_FROM:
+        return _problems(rowptr, col, n, ascending, max(1, min(col.size, 4 * numba.get_num_threads())))
     if int(col.min()) < 0 or int(col.max()) >= n:
         return OUTSIDE
     row_start = np.zeros(col.size + 1, dtype=bool)
@@ -62,6 +68,34 @@ def _host_problems(rowptr, col, n: int, ascending: bool) -> int:
         if bool((col[rowptr[rows]] <= rows).any()):
             return BACKWARD
     return 0
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _problems(rowptr, col, n, ascending, chunks):
+    """OUTSIDE | UNSORTED | BACKWARD, as found in chunks of equal columns, each on a thread."""
+    m = col.size
+    found = np.zeros(chunks, np.int64)
+    for c in prange(chunks):
+        lo, hi = m * c // chunks, m * (c + 1) // chunks
+        if lo >= hi:
+            continue
+        x = np.searchsorted(rowptr, lo, side="right") - 1  # the row of column lo
+        flags = 0
+        for k in range(lo, hi):
+            while rowptr[x + 1] <= k:
+                x += 1
+            v = col[k]
+            if v < 0 or v >= n:
+                flags |= OUTSIDE
+            elif k > rowptr[x] and v <= col[k - 1]:
+                flags |= UNSORTED
+            elif ascending and v <= x:
+                flags |= BACKWARD
+        found[c] = flags
+    out = 0
+    for c in range(chunks):
+        out |= found[c]
+    return out
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -1,5 +1,7 @@
 """The structural check of a CSR: the GPU's one pass names what the host's passes name."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -47,3 +49,17 @@ def test_the_gpu_check_names_the_hosts_problem(kind, at, dtype, ascending):
     expected = csr_problem(rowptr, col, n_local, ascending=ascending)
     assert (expected is None) == (kind in ("none", "empty col") or (kind == "backward" and not ascending))
     assert csr_problem(cupy.asarray(rowptr), cupy.asarray(col), n_local, ascending=ascending) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(DAMAGES), st.integers(0, 10**6), st.sampled_from([np.int32, np.int64]), st.booleans())
+def test_the_compiled_check_names_the_whole_array_passes_problem(kind, at, dtype, ascending):
+    """Graphs from COMPILED_FROM columns on are checked in one compiled pass over every thread."""
+    from tcdist.graph import check
+
+    rowptr, col, n_local = damaged(kind, at, dtype)
+    with mock.patch.object(check, "COMPILED_FROM", 1 << 62):
+        expected = csr_problem(rowptr, col, n_local, ascending=ascending)
+    assert (expected is None) == (kind in ("none", "empty col") or (kind == "backward" and not ascending))
+    with mock.patch.object(check, "COMPILED_FROM", 1):
+        assert csr_problem(rowptr, col, n_local, ascending=ascending) == expected
