@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from tcdist.graph.sort import SMALL, sort
+
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MUL1, _MUL2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _ONE = np.uint64(1)
@@ -60,3 +62,35 @@ def rmat(key, first, scale, m, block, cuts, perm, lo, src, dst):
             d |= np.int64((bits & _LOW24) >= cuts[2 if row else 1]) << level
         src[k] = perm[s]
         dst[k] = perm[d]
+
+
+def stable_order(keys):
+    """np.argsort(keys, kind="stable") of uint64 keys, sorted on every thread: each key's high
+    bits packed with its index below them, the packed keys sorted (sort.py), then the rare runs
+    whose high bits are equal put in order of their whole keys."""
+    n = keys.size
+    if n <= SMALL:
+        return np.argsort(keys, kind="stable")
+    bits = np.uint64((n - 1).bit_length())
+    packed = sort((keys >> bits << bits) | np.arange(n, dtype=np.uint64))
+    order = (packed & ((np.uint64(1) << bits) - np.uint64(1))).astype(np.int64)
+    _settle_runs(packed, keys, bits, order)
+    return order
+
+
+@njit(nogil=True, cache=True)
+def _settle_runs(packed, keys, bits, order):
+    """Each run of order whose keys share their high bits, sorted by whole key, ties by index."""
+    a = 0
+    while a < packed.size:
+        b = a + 1
+        while b < packed.size and packed[b] >> bits == packed[a] >> bits:
+            b += 1
+        for i in range(a + 1, b):  # insertion sort: a run is a few keys
+            x = order[i]
+            j = i - 1
+            while j >= a and (keys[order[j]] > keys[x] or (keys[order[j]] == keys[x] and order[j] > x)):
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = x
+        a = b

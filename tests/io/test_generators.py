@@ -136,3 +136,18 @@ def test_the_devices_draws_run_on_numpy_give_the_hosts_edges_whole_and_in_pieces
     assert m == src.size and len(drawn) == -(-m // block)
     assert np.array_equal(np.concatenate([p[0] for p in drawn]), src)
     assert np.array_equal(np.concatenate([p[1] for p in drawn]), dst)
+
+
+@pytest.mark.parametrize("values", ["random", "few high bits", "repeated"])
+def test_the_permutations_parallel_order_is_numpys_stable_argsort(monkeypatch, values):
+    """Keys packed with their index below their high bits, sorted on every thread, then runs of
+    equal high bits settled by whole key: np.argsort's stable order, ties and all."""
+    from tcdist.io import draws
+
+    monkeypatch.setattr(draws, "SMALL", 1 << 8)
+    rng = np.random.default_rng(5)
+    n = 50_000
+    keys = {"random": rng.integers(0, 2**64, n, dtype=np.uint64),
+            "few high bits": rng.integers(0, 1 << 20, n, dtype=np.uint64),  # every key's high bits equal
+            "repeated": rng.integers(0, 40, n, dtype=np.uint64) << np.uint64(40)}[values]
+    assert np.array_equal(draws.stable_order(keys), np.argsort(keys, kind="stable"))
