@@ -16,6 +16,17 @@ host. Then, each as its own `tcdist count FILE --backend gpu --json` process:
   GPU memory the allocator saw, the kernel seconds (prepare steps included), the copy seconds
   the count did not hide and those it did.
 The host partitioner alone is timed by jobs/bench_host_partition.py.
+
+With --user GRAPH (repeatable), what a user waits for instead: `tcdist count G --backend gpu`
+with no option, then with `--gpu-memory-limit L` and nothing else for each of --limits (sizes, or
+multiples of the graph's CSR such as 0.125x), G given as its spec and, with --forms, as a
+`.h5` file written once; the wall clock from the command to its answer (best of --repeat),
+every phase, the peak GPU memory, the parts and slices the run chose, and the ratio to the
+in-memory wall clock; --plot draws wall clock against limit:
+
+    python jobs/bench_budget.py --device nvidia-h100-x1 --user rmat:25 --user rmat:26 --forms spec h5 \\
+        --limits 1x 0.5x 0.25x 0.125x 2GiB 4GiB --work /tmp/budget --out results/budget-user-h100.json \\
+        --plot results/budget-user-h100.png
 """
 
 import argparse
@@ -112,6 +123,84 @@ def bench_case(case, backend, kernels, work, log, save, cases):
                 f"kernels {r['kernels']}")
 
 
+PHASES = ("compile", "generate", "read", "build", "partition", "store_read", "transfer", "prepare", "count", "other")
+
+
+def csr_bytes(record) -> int:
+    """The bytes of a graph's CSR: rowptr int64, col int32 below 2^31 vertices."""
+    return 8 * (record["n"] + 1) + (4 if record["n"] < 2**31 else 8) * record["m"]
+
+
+def limit_bytes(limit: str, csr: int) -> int:
+    """A --limits entry: a size, or a multiple of the CSR (0.125x), rounded down to MiB."""
+    size = int(float(limit[:-1]) * csr) if limit.endswith("x") else parse_size(limit)
+    return max(size >> 20, 1) << 20
+
+
+def user_path(spec, forms, limits, backend, repeat, work, log, save, rows):
+    """The graph as a user counts it, in memory and under every limit, in each form."""
+    files = {"spec": spec, "file": spec}
+    if "h5" in forms:
+        files["h5"] = graph_file(spec, work, log, backend)[0]
+    for form in forms:
+        def best(*extra):
+            runs = [tcdist_json("count", files[form], "--backend", backend, *extra, refusal_ok=True)
+                    for _ in range(repeat)]
+            return min(runs, key=lambda r: r["job_wall_s"])
+
+        whole = best()
+        if "refused" in whole:
+            raise SystemExit(f"{spec} {form} in memory: {whole['refused']}")
+        csr = csr_bytes(whole)
+        for limit in [None, *limits]:
+            size = limit and limit_bytes(limit, csr)
+            r = whole if limit is None else best("--gpu-memory-limit", str(size))
+            row = {"graph": spec, "form": form, "limit": limit, "limit_bytes": size, "csr_bytes": csr,
+                   "job_wall_s": r["job_wall_s"]}
+            if "refused" in r:
+                row["refused"] = r["refused"]
+                log(f"{spec} {form} limit {limit} ({size_text(size)}): refused: {r['refused']}")
+            else:
+                if r["triangles"] != whole["triangles"]:
+                    raise SystemExit(f"{spec} {form} under {limit}: {r['triangles']} != {whole['triangles']}")
+                row.update(triangles=r["triangles"], mode=r["mode"], parts=r["parts"], slices=r["slices"],
+                           gpu_peak_bytes=r.get("gpu_peak_bytes"), phases={k: r["timings"][k] for k in PHASES},
+                           ratio_to_in_memory=r["job_wall_s"] / whole["job_wall_s"])
+                log(f"{spec} {form} " + ("in memory" if limit is None else f"limit {limit} ({size_text(size)})")
+                    + f": {r['job_wall_s']:.2f} s wall ({row['ratio_to_in_memory']:.2f}x), P={r['parts']}, "
+                    f"{r['slices']} slices, peak {size_text(r.get('gpu_peak_bytes') or 0)}; "
+                    + ", ".join(f"{k} {v:.2f}" for k, v in row["phases"].items() if v >= 0.005))
+            rows.append(row)
+            save()
+
+
+def user_plot(rows, path):
+    """Wall clock against the GPU memory limit, a panel per graph, a line per form, the in-memory
+    run dotted and three times it dashed (the goal)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    graphs = list(dict.fromkeys(r["graph"] for r in rows))
+    fig, axes = plt.subplots(1, len(graphs), figsize=(6.5 * len(graphs), 4.5), squeeze=False)
+    for ax, graph in zip(axes[0], graphs):
+        for i, form in enumerate(dict.fromkeys(r["form"] for r in rows if r["graph"] == graph)):
+            mine = [r for r in rows if (r["graph"], r["form"]) == (graph, form)]
+            whole = next(r for r in mine if r["limit"] is None)
+            limited = sorted((r for r in mine if r["limit"] is not None and "refused" not in r),
+                             key=lambda r: r["limit_bytes"])
+            ax.plot([r["limit_bytes"] / 2**30 for r in limited], [r["job_wall_s"] for r in limited], "-o",
+                    color=f"C{i}", label=f"{form}, under the limit")
+            ax.axhline(whole["job_wall_s"], linestyle=":", color=f"C{i}", label=f"{form}, in memory")
+            ax.axhline(3 * whole["job_wall_s"], linestyle="--", color=f"C{i}", alpha=0.4, label=f"{form}, 3x in memory")
+        ax.set(title=f"{graph}: tcdist count, command to answer", xlabel="--gpu-memory-limit (GiB)",
+               ylabel="wall seconds", xscale="log")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def plot(cases, path):
     """Kernel plus the transfer the count did not hide, against the budget, a panel per graph and a
     line per kernel (each kernel's in-memory count dotted): the analogue of LSTC's Fig. 8 for one
@@ -153,9 +242,15 @@ def main():
     p.add_argument("--work", default="/tmp/tcdist-budget")
     p.add_argument("--out", required=True)
     p.add_argument("--plot")
+    p.add_argument("--user", action="append", default=[], help="a graph (spec or file) counted as a user does it")
+    p.add_argument("--forms", nargs="+", choices=("spec", "h5"), default=["spec"],
+                   help="with --user: the graph as its spec and as a .h5 file")
+    p.add_argument("--limits", nargs="+", default=["1x", "0.5x", "0.25x", "0.125x"],
+                   help="with --user: sizes (4GiB) or multiples of the graph's CSR (0.125x)")
+    p.add_argument("--repeat", type=int, default=1, help="with --user: runs of each row (the best is kept)")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    result = {**metadata(args.device), "cases": []}
+    result = {**metadata(args.device), "cases": [], "user": []}
 
     def save():
         with open(args.out, "w") as f:
@@ -164,6 +259,12 @@ def main():
     def log(text):
         print(text, flush=True)
 
+    for graph in args.user:
+        forms = ["spec"] if not os.path.exists(graph) else ["file"]
+        user_path(graph, forms if forms == ["file"] else args.forms, args.limits, args.backend, args.repeat, args.work,
+                  log, save, result["user"])
+        if args.plot:
+            user_plot(result["user"], args.plot)
     for case in args.case:
         bench_case(case, args.backend, args.kernel, args.work, log, save, result["cases"])
         save()
