@@ -9,6 +9,7 @@ from contextlib import nullcontext
 
 from tcdist.budget.host import available
 from tcdist.device.core import Device
+from tcdist.graph import check
 from tcdist.partition import slices
 from tcdist.partition.part import Part
 
@@ -33,8 +34,13 @@ class CpuDevice(Device):
         return self.memory_limit is not None
 
     def start_warm_up(self, per_vertex: bool = False, builds: bool = True, per_edge: bool = False) -> None:
-        """Now, not on a thread: Numba's compiling must not meet a partitioning's parallel loops."""
-        self.warming.run(lambda: self.self_test(list(self.candidates()), per_vertex=per_vertex, per_edge=per_edge))
+        """Now, not on a thread: Numba's compiling must not meet a partitioning's parallel loops. The
+        kernels, and the check of a part's CSR (compiled for large parts)."""
+        def warm_up():
+            check.prebuild()
+            self.self_test(list(self.candidates()), per_vertex=per_vertex, per_edge=per_edge)
+
+        self.warming.run(warm_up)
 
     def placed(self, part: Part) -> Part:
         return part

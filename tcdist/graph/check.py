@@ -2,6 +2,8 @@
 pass on every thread, whole-array NumPy for small arrays, or one launch on the GPU) and, for a
 part read from a store, the order of its ids (misoriented_rows, compiled)."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 from numba import njit, prange
@@ -53,7 +55,11 @@ def _host_problems(rowptr, col, n: int, ascending: bool) -> int:
     """The first of OUTSIDE, UNSORTED, BACKWARD a CSR with a sound rowptr has (0 for none): every
     one found, in one compiled pass, or the first in whole-array passes."""
     if col.size >= COMPILED_FROM:
-        return _problems(rowptr, col, n, ascending, max(1, min(col.size, 4 * numba.get_num_threads())))
+        threads = numba.get_num_threads()
+        cuts = np.linspace(0, col.size, 4 * threads + 1).astype(np.int64)
+        with ThreadPoolExecutor(threads, thread_name_prefix="tcdist-check") as pool:
+            found = pool.map(lambda a, b: _problems(rowptr, col, n, ascending, a, b), cuts[:-1], cuts[1:])
+            return int(np.bitwise_or.reduce(np.fromiter(found, np.int64)))
     if int(col.min()) < 0 or int(col.max()) >= n:
         return OUTSIDE
     row_start = np.zeros(col.size + 1, dtype=bool)
@@ -70,32 +76,33 @@ def _host_problems(rowptr, col, n: int, ascending: bool) -> int:
     return 0
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def _problems(rowptr, col, n, ascending, chunks):
-    """OUTSIDE | UNSORTED | BACKWARD, as found in chunks of equal columns, each on a thread."""
-    m = col.size
-    found = np.zeros(chunks, np.int64)
-    for c in prange(chunks):
-        lo, hi = m * c // chunks, m * (c + 1) // chunks
-        if lo >= hi:
-            continue
-        x = np.searchsorted(rowptr, lo, side="right") - 1  # the row of column lo
-        flags = 0
-        for k in range(lo, hi):
-            while rowptr[x + 1] <= k:
-                x += 1
-            v = col[k]
-            if v < 0 or v >= n:
-                flags |= OUTSIDE
-            elif k > rowptr[x] and v <= col[k - 1]:
-                flags |= UNSORTED
-            elif ascending and v <= x:
-                flags |= BACKWARD
-        found[c] = flags
-    out = 0
-    for c in range(chunks):
-        out |= found[c]
-    return out
+@njit(cache=True, nogil=True)
+def _problems(rowptr, col, n, ascending, lo, hi):
+    """OUTSIDE | UNSORTED | BACKWARD, as found in columns lo..hi-1 (serial, without the GIL: the
+    caller's threads take a stretch each, and no parallel region meets another thread's)."""
+    flags = 0
+    if lo >= hi:
+        return flags
+    x = np.searchsorted(rowptr, lo, side="right") - 1  # the row of column lo
+    for k in range(lo, hi):
+        while rowptr[x + 1] <= k:
+            x += 1
+        v = col[k]
+        if v < 0 or v >= n:
+            flags |= OUTSIDE
+        elif k > rowptr[x] and v <= col[k - 1]:
+            flags |= UNSORTED
+        elif ascending and v <= x:
+            flags |= BACKWARD
+    return flags
+
+
+def prebuild() -> None:
+    """Compile (or load) the compiled pass for both column types, before a run's threads may need
+    it beside the partitioner's parallel loops."""
+    rowptr = np.array([0, 1, 1], np.int64)
+    for dtype in (np.int32, np.int64):
+        _problems(rowptr, np.array([1], dtype), 2, True, 0, 1)
 
 
 @njit(parallel=True, cache=True, nogil=True)
