@@ -146,7 +146,7 @@ def user_path(spec, forms, limits, backend, repeat, work, log, save, rows):
         def best(*extra):
             runs = [tcdist_json("count", files[form], "--backend", backend, *extra, refusal_ok=True)
                     for _ in range(repeat)]
-            return min(runs, key=lambda r: r["job_wall_s"])
+            return min(runs, key=lambda r: ("refused" in r, r["job_wall_s"]))  # a run that counted, if any did
 
         whole = best()
         if "refused" in whole:
@@ -264,7 +264,7 @@ def main():
         user_path(graph, forms if forms == ["file"] else args.forms, args.limits, args.backend, args.repeat, args.work,
                   log, save, result["user"])
         if args.plot:
-            user_plot(result["user"], args.plot)
+            user_plot(result["user"], args.plot if not args.case else args.plot.replace(".png", "-user.png"))
     for case in args.case:
         bench_case(case, args.backend, args.kernel, args.work, log, save, result["cases"])
         save()

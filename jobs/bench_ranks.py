@@ -144,6 +144,14 @@ def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, sa
 DEVICE_PHASES = ("share", "transfer", "prepare", "count")  # upload and kernel; the reduce is the wait in other
 
 
+def _ratio(a, b):
+    return a / b if b else None
+
+
+def _times(x) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
 def e2e_speedups(rows):
     """Each job of R > 1 ranks against one process on the same graph, input, caches and options:
     the wall clock, the kernel phase (the slowest rank's count) and the device phase (the slowest
@@ -160,8 +168,8 @@ def e2e_speedups(rows):
         out.append({"graph": r["graph"], "form": r["form"], "caches": r["caches"], "count_args": r["count_args"],
                     "ranks": r["ranks"], "schedule": r["schedule"], "mode": r["mode"],
                     "wall_speedup": base["job_wall_s"] / r["job_wall_s"],
-                    "kernel_speedup": slowest(base, ("count",)) / slowest(r, ("count",)),
-                    "device_speedup": slowest(base, DEVICE_PHASES) / slowest(r, DEVICE_PHASES)})
+                    "kernel_speedup": _ratio(slowest(base, ("count",)), slowest(r, ("count",))),
+                    "device_speedup": _ratio(slowest(base, DEVICE_PHASES), slowest(r, DEVICE_PHASES))})
     return out
 
 
@@ -181,10 +189,11 @@ def e2e_plot(rows, path):
         ax.plot(ranks, ranks, ":", color="gray", label="ideal")
         keys = sorted({(s["form"], s["mode"], s["schedule"], " ".join(s["count_args"])) for s in ups if s["graph"] == graph})
         for colour, key in enumerate(keys):
-            mine = sorted((s["ranks"], s) for s in ups if s["graph"] == graph and
-                          (s["form"], s["mode"], s["schedule"], " ".join(s["count_args"])) == key)
+            mine = sorted(((s["ranks"], s) for s in ups if s["graph"] == graph and
+                           (s["form"], s["mode"], s["schedule"], " ".join(s["count_args"])) == key), key=lambda x: x[0])
             for what, style in (("wall", "-o"), ("kernel", "--s"), ("device", ":^")):
-                ax.plot([1] + [r for r, _ in mine], [1] + [s[f"{what}_speedup"] for _, s in mine], style,
+                points = [(r, s[f"{what}_speedup"]) for r, s in mine if s[f"{what}_speedup"] is not None]
+                ax.plot([1] + [r for r, _ in points], [1] + [v for _, v in points], style,
                         color=plt.cm.tab20(colour % 20), label=f"{' '.join(filter(None, key))}: {what}")
         ax.set(title=f"{graph}: R ranks (one GPU each) over one process", xlabel="ranks", ylabel="speedup",
                xticks=ranks)
@@ -341,7 +350,8 @@ def main():
                        shlex.split(args.count_args), shlex.split(args.rank_args), args.cold, args.schedules)
         for s in result["speedups"]:
             log(f"{s['graph']} {s['form']} {s['caches']} R={s['ranks']} {s['schedule']} ({s['mode']}): wall "
-                f"{s['wall_speedup']:.2f}x, kernel {s['kernel_speedup']:.2f}x, upload+kernel {s['device_speedup']:.2f}x")
+                f"{_times(s['wall_speedup'])}, kernel {_times(s['kernel_speedup'])}, upload+kernel "
+                f"{_times(s['device_speedup'])}")
         if args.plot:
             e2e_plot(result["rows"], args.plot)
         return

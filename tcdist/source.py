@@ -103,10 +103,12 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     except MemoryError:  # CuPy's OutOfMemoryError: more vertices than the estimate could know of
         if not on_gpu or isinstance(loaded.src, np.ndarray):
             raise
-        loaded.src, loaded.dst = loaded.src.get(), loaded.dst.get()
+        graph = None
+    if graph is None:  # here, where the failed build's arrays are gone
         import cupy
 
-        cupy.get_default_memory_pool().free_all_blocks()  # what the failed build held
+        loaded.src, loaded.dst = loaded.src.get(), loaded.dst.get()
+        cupy.get_default_memory_pool().free_all_blocks()
         graph = build_graph(loaded)
     timings.build += time.perf_counter() - t1
     return graph
@@ -122,17 +124,20 @@ def _generated(spec: str, seed: int, gpu, timings: Timings):
 
         room = _gpu_room(gpu)
         made = io.pieces(spec, seed=seed, xp=cupy)  # (only rmat and er draw on a GPU; nothing is drawn here)
-        span = made[0] if made else raw
-        need = max(model.gpu_generated_bytes(raw, span, generators.PIECE_EDGES), model.gpu_build_bytes(raw, span))
-        if need < room:
-            return io.generate(spec, seed=seed, xp=cupy)
+        vertices = min(made[0], 2 * raw) if made else raw
+        need = max(model.gpu_generated_bytes(raw, generators.permuted(spec), generators.PIECE_EDGES),
+                   model.gpu_build_bytes(raw, vertices))
+        edges = graph = None
         try:
-            graph = _from_pieces(spec, seed, cupy, room, timings)
+            if need < room:
+                edges = io.generate(spec, seed=seed, xp=cupy)
+            else:
+                graph = _from_pieces(spec, seed, cupy, room, timings)
         except MemoryError:  # over its estimate (CuPy's OutOfMemoryError): the host's way, as if it had not fit
-            graph = None
-        if graph is not None:
-            return graph
-        cupy.get_default_memory_pool().free_all_blocks()  # here, where the failed build's arrays are gone
+            pass
+        if edges is not None or graph is not None:
+            return edges if edges is not None else graph
+        cupy.get_default_memory_pool().free_all_blocks()  # here, where the failed arrays are gone
     room, _ = memory.available()
     if raw * (model.GENERATED_BYTES_PER_EDGE + model.BUILD_BYTES_PER_EDGE) > room:
         graph = _from_pieces(spec, seed, np, room, timings)

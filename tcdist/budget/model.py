@@ -18,8 +18,8 @@ GPU_BUILD_BYTES_PER_EDGE = 56  # the raw pairs with the build: 34 with ids dense
 GPU_BUILD_BYTES_PER_VERTEX = 40  # and per vertex: ids, degrees, the rank order and its sort (38 measured)
 GPU_GENERATED_BYTES_PER_EDGE = 16  # src and dst (int64)
 GPU_DRAW_BYTES_PER_EDGE = 64  # and per edge of the block being drawn: the draws and the bits made of them
-GPU_GENERATED_BYTES_PER_ID = 56  # and per vertex: RMAT's vertex permutation, its draws and their sort
-PIECES_BYTES_PER_EDGE = 17  # a generated graph built from its pieces (graph/pieces_build.py): its keys and their sort
+GPU_GENERATED_BYTES_PER_ID = 56  # and per vertex permuted: RMAT's vertex permutation, its draws and their sort
+PIECES_BYTES_PER_EDGE = 18  # a generated graph built from its pieces (graph/pieces_build.py): its keys and their sort
 PIECES_BYTES_PER_ID = 48  # and per id below the ids' bound: ids present, their places, degrees, rank order
 PIECE_BYTES_PER_EDGE = 80  # and per raw edge of the one piece being drawn and packed: its draws, ids and keys
 PIECES_STEP_BYTES_PER_KEY = 48  # and per key of the step being renumbered: both ends' ids and places
@@ -44,10 +44,11 @@ def gpu_build_bytes(raw: int, vertices: int) -> int:
     return GPU_BUILD_BYTES_PER_EDGE * raw + GPU_BUILD_BYTES_PER_VERTEX * vertices
 
 
-def gpu_generated_bytes(raw: int, span: int, block: int) -> int:
-    """Bytes generating raw edges with ids below span on a GPU takes, drawn block edges at a time."""
+def gpu_generated_bytes(raw: int, permuted: int, block: int) -> int:
+    """Bytes generating raw edges on a GPU takes, drawn block edges at a time, their ids through a
+    permutation of permuted vertices (RMAT's; 0 for none)."""
     return (GPU_GENERATED_BYTES_PER_EDGE * raw + GPU_DRAW_BYTES_PER_EDGE * min(block, raw)
-            + GPU_GENERATED_BYTES_PER_ID * span)
+            + GPU_GENERATED_BYTES_PER_ID * permuted)
 
 
 def pieces_build_bytes(raw: int, span: int, piece: int, step: int) -> int:

@@ -13,10 +13,10 @@ import numpy as np
 from tcdist.cuda import launch
 from tcdist.cuda.build import PASSES
 from tcdist.graph.graph import col_dtype
+from tcdist.xp import reserve_sort
 
 THREADS = 256  # passes.cu's THREADS
 TILE = 256 * 16  # passes.cu's TILE: a block's items in a tiled pass
-SORT_SPARE = 64 << 10  # a sort's workspace beside a copy of its keys: CUB's histograms (a few KiB)
 NULL = np.uint64(0)  # a pointer argument not given
 PRESENT, DISTINCT = np.int32(0), np.int32(1)  # passes.cu's kinds of compaction
 
@@ -53,11 +53,8 @@ def _compacted(mode, count: int, flags=NULL, keys=NULL, shift: int = 0, position
 
 
 def sort(keys) -> None:
-    """keys.sort(), in place, with room for its workspace taken first: CuPy 13's sort does not pass
-    on an allocation that fails in its workspace and leaves the keys unsorted (cupy#9894), so a
-    shortfall is raised here, as out of memory, before the sort."""
-    spare = cupy.empty(keys.nbytes + (keys.nbytes >> 3) + SORT_SPARE, cupy.uint8)
-    del spare  # the pool keeps the block for the sort's workspace
+    """keys.sort(), in place, its workspace reserved first (xp.reserve_sort)."""
+    reserve_sort(keys)
     keys.sort()
 
 

@@ -80,17 +80,13 @@ def stable_order(keys):
 
 @njit(nogil=True, cache=True)
 def _settle_runs(packed, keys, bits, order):
-    """Each run of order whose keys share their high bits, sorted by whole key, ties by index."""
+    """Each run of order whose keys share their high bits (in index order), sorted stably by whole key."""
     a = 0
     while a < packed.size:
         b = a + 1
         while b < packed.size and packed[b] >> bits == packed[a] >> bits:
             b += 1
-        for i in range(a + 1, b):  # insertion sort: a run is a few keys
-            x = order[i]
-            j = i - 1
-            while j >= a and (keys[order[j]] > keys[x] or (keys[order[j]] == keys[x] and order[j] > x)):
-                order[j + 1] = order[j]
-                j -= 1
-            order[j + 1] = x
+        if b - a > 1:
+            run = order[a:b].copy()
+            order[a:b] = run[np.argsort(keys[run], kind="mergesort")]
         a = b

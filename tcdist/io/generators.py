@@ -12,6 +12,7 @@ from tcdist.budget import model
 from tcdist.errors import TcdistError
 from tcdist.graph.edges import EdgeList
 from tcdist.io import draws
+from tcdist.xp import reserve_sort
 
 RMAT_ABC = (0.57, 0.19, 0.19)  # Graph500: d = 0.05
 _PIECE = 1 << 24  # the host makes RMAT's edges this many at a time, for the progress bar
@@ -68,7 +69,11 @@ class _Random:
 
     def permutation(self, n):
         keys = self.raw(n)
-        order = draws.stable_order(keys) if self.xp is np else self.xp.argsort(keys)  # CuPy's is stable
+        if self.xp is np:
+            order = draws.stable_order(keys)
+        else:
+            reserve_sort(keys, copies=4)  # the order, a copy of the keys, and the sort's copies of both
+            order = self.xp.argsort(keys)  # CuPy's is stable
         return order.astype(np.int64)
 
 
@@ -243,6 +248,12 @@ def _parsed(spec: str):
     return (match.group(1), [int(x) for x in match.group(2)[1:].split(":")]) if match else None
 
 
+def permuted(spec: str) -> int:
+    """The vertices of the permutation a spec draws (RMAT's), 0 for others."""
+    parsed = _parsed(spec)
+    return 1 << parsed[1][0] if parsed and parsed[0] == "rmat" and 1 <= parsed[1][0] <= 40 else 0
+
+
 def spec_edges(spec: str) -> int:
     """How many raw edges a spec makes (0 when it is not one), for memory estimates."""
     parsed = _parsed(spec)
@@ -282,6 +293,10 @@ def generate(spec: str, *, seed: int = 0, xp=np) -> EdgeList:
         src, dst = fn(*args, seed=seed, xp=xp) if fn in (rmat, erdos_renyi) else fn(*args, seed=seed)
     except TypeError:
         raise TcdistError(f"generator spec '{spec}': expected {usage}") from None
-    except (ValueError, MemoryError) as e:
+    except ValueError as e:
+        raise TcdistError(f"generator spec '{spec}': {e}") from None
+    except MemoryError as e:
+        if xp is not np:
+            raise  # a GPU short of memory: the caller goes another way
         raise TcdistError(f"generator spec '{spec}': {e}") from None
     return EdgeList(src, dst, spec)

@@ -44,7 +44,8 @@ def test_generating_and_building_on_the_gpu_stay_within_their_estimates(spec):
     raw, span = io.spec_edges(spec), generators.pieces(spec)[0]
     start = _held()
     edges, generated = _measured(lambda: io.generate(spec, seed=0, xp=cupy))
-    assert generated <= model.gpu_generated_bytes(raw, span, generators.PIECE_EDGES), f"{generated / raw:.1f} B per edge"
+    estimate = model.gpu_generated_bytes(raw, generators.permuted(spec), generators.PIECE_EDGES)
+    assert generated <= estimate, f"{generated / raw:.1f} B per edge"
     graph, built = _measured(lambda: build_graph(edges), since=start)
     assert graph.m > 0
     assert built <= model.gpu_build_bytes(raw, span), f"building: {built / raw:.1f} bytes per raw edge"
@@ -95,5 +96,21 @@ def test_a_build_short_of_gpu_memory_goes_on_on_the_host(monkeypatch):
     monkeypatch.setattr(source, "_gpu_room", lambda device: 1 << 30)  # room for the edges by the estimate
     with limited(model.GPU_BUILD_BYTES_PER_EDGE * src.size):  # not for their 2^17 vertices
         graph = source.load_graph((src, dst), device="gpu")
+    assert isinstance(graph.rowptr, np.ndarray)
+    assert np.array_equal(graph.rowptr, reference.rowptr) and np.array_equal(graph.col, reference.col)
+
+
+def test_a_generation_short_of_gpu_memory_goes_on_on_the_host(monkeypatch):
+    """A spec the estimate admits to the GPU whose draws run out of memory there: the host
+    generates and builds the same graph."""
+    from tcdist import source
+    from tcdist.device.allocator import limited
+
+    reference = source.load_graph("rmat:14", seed=4)
+    monkeypatch.setattr(model, "gpu_generated_bytes", lambda *args: 0)  # the estimate admits it
+    monkeypatch.setattr(model, "gpu_build_bytes", lambda *args: 0)
+    monkeypatch.setattr(model, "GPU_BUILD_BYTES_PER_EDGE", 1 << 40)  # and then builds it on the host
+    with limited(1 << 20):  # the draws do not fit
+        graph = source.load_graph("rmat:14", seed=4, device="gpu")
     assert isinstance(graph.rowptr, np.ndarray)
     assert np.array_equal(graph.rowptr, reference.rowptr) and np.array_equal(graph.col, reference.col)

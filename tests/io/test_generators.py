@@ -151,3 +151,8 @@ def test_the_permutations_parallel_order_is_numpys_stable_argsort(monkeypatch, v
             "few high bits": rng.integers(0, 1 << 20, n, dtype=np.uint64),  # every key's high bits equal
             "repeated": rng.integers(0, 40, n, dtype=np.uint64) << np.uint64(40)}[values]
     assert np.array_equal(draws.stable_order(keys), np.argsort(keys, kind="stable"))
+
+
+def test_only_rmat_draws_a_permutation_of_its_vertices():
+    assert [generators.permuted(s) for s in ("rmat:12", "rmat:5:3", "er:100:50", "grid:3:4", "rmat:0", "nothing")] \
+        == [1 << 12, 1 << 5, 0, 0, 0, 0]
