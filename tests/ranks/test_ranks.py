@@ -12,6 +12,8 @@ import pytest
 from conftest import DATASETS, manifest
 from mpi_launch import launcher, makes_cliques, mpiexec, mpiexec_json
 
+from tcdist.ranks.prepare import SHARES_PER_RANK
+
 pytestmark = pytest.mark.mpi
 
 GRAPH = DATASETS / "email-Enron.txt.gz"
@@ -58,7 +60,7 @@ def test_a_graph_that_fits_is_shared_whole_not_partitioned(tmp_path, cli, ranks,
     assert (record["triangles"], record["mode"], record["store"]) == (727044, "replicated", None)
     assert record["mode_reason"].startswith("replicated: the graph needs ")
     shares = record["parts"]
-    assert shares == ranks * (1 if schedule == "static" else 4)
+    assert shares == ranks * SHARES_PER_RANK
     assert sorted(p for s in record["rank_stats"] for p in s["parts"]) == list(range(shares))
     csr = 8 * (record["n"] + 1) + -(-4 * record["m"] // 8) * 8  # each array 8-byte aligned
     assert [s["read_bytes"] for s in record["rank_stats"]] == [GRAPH.stat().st_size] + [0] * (ranks - 1)
