@@ -132,7 +132,7 @@ def _generated(spec: str, seed: int, gpu, timings: Timings):
             if need < room:
                 edges = io.generate(spec, seed=seed, xp=cupy)
             else:
-                graph = _from_pieces(spec, seed, cupy, room, timings)
+                graph = _from_pieces(spec, made, cupy, room, timings)
         except MemoryError:  # over its estimate (CuPy's OutOfMemoryError): the host's way, as if it had not fit
             pass
         if edges is not None or graph is not None:
@@ -140,17 +140,16 @@ def _generated(spec: str, seed: int, gpu, timings: Timings):
         cupy.get_default_memory_pool().free_all_blocks()  # here, where the failed arrays are gone
     room, _ = memory.available()
     if raw * (model.GENERATED_BYTES_PER_EDGE + model.BUILD_BYTES_PER_EDGE) > room:
-        graph = _from_pieces(spec, seed, np, room, timings)
+        graph = _from_pieces(spec, io.pieces(spec, seed=seed), np, room, timings)
         if graph is not None:
             return graph
     return io.generate(spec, seed=seed)  # (on the host: it says so if that does not fit either)
 
 
-def _from_pieces(spec: str, seed: int, xp, room: int, timings: Timings) -> Graph | None:
-    """The Graph of a spec built from its pieces on xp's device where that fits room (else None,
-    as for a spec that has no pieces or ids that do not pack); the drawing of the pieces timed as
-    generate, the rest as build."""
-    made = io.pieces(spec, seed=seed, xp=xp)
+def _from_pieces(spec: str, made, xp, room: int, timings: Timings) -> Graph | None:
+    """The Graph of a spec built from its pieces (made: io.pieces on xp, nothing drawn yet) on xp's
+    device where that fits room (else None, as for a spec that has no pieces or ids that do not
+    pack); the drawing of the pieces timed as generate, the rest as build."""
     if made is None or not pieces_build.packs(made[0]) or \
             model.pieces_build_bytes(made[1], made[0], generators.PIECE_EDGES, pieces_build.STEP) > room:
         return None
