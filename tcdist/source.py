@@ -15,7 +15,7 @@ from tcdist.budget import model
 from tcdist.device.core import Device
 from tcdist.device.gpu import free_bytes as free_gpu_bytes
 from tcdist.errors import OptionError, TcdistError
-from tcdist.graph import Graph, build_graph, pieces_build
+from tcdist.graph import Graph, build_graph, pieces_build, ranges_build
 from tcdist.graph.check import csr_problem
 from tcdist.io import generators
 from tcdist.io.objects import edges_of
@@ -27,6 +27,7 @@ from tcdist.results import Timings
 Source = object  # None, a path, a spec, a Graph, or an in-memory graph (io/objects.py)
 EMBEDDED_NAME = "ego-Facebook (embedded)"
 EMBEDDED_TRIANGLES = 1_612_010
+RANGES_AT_LEAST = 1 << 16  # keys a range and raw edges a piece below which ranges are not worth their launches
 
 
 def embedded_path() -> str:
@@ -99,7 +100,9 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
         loaded = _upload_edges(loaded, timings, _gpu_room(device))
     t1 = time.perf_counter()
     try:
-        graph = build_graph(loaded)
+        graph = _edges_in_ranges(loaded, _gpu_room(device)) if on_gpu and isinstance(loaded.src, np.ndarray) else None
+        if graph is None:
+            graph = build_graph(loaded)
     except MemoryError:  # CuPy's OutOfMemoryError: more vertices than the estimate could know of
         if not on_gpu or isinstance(loaded.src, np.ndarray):
             raise
@@ -115,9 +118,11 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
 
 
 def _generated(spec: str, seed: int, gpu, timings: Timings):
-    """A spec's raw edges, on the GPU (gpu: a Device or 'gpu') where they and their build fit it,
-    else on the host where they fit there; or, where they do not but the graph built from its
-    pieces does (graph/pieces_build.py), that Graph: on the GPU first, else on the host."""
+    """A spec's raw edges, on the GPU (gpu: a Device or 'gpu') where they and their build fit it;
+    else the Graph built from its pieces (graph/pieces_build.py) where that fits the GPU, else
+    built on the host with the GPU sorting a range of keys at a time (graph/ranges_build.py);
+    with no GPU, the raw edges on the host where they fit there, else the Graph built from its
+    pieces there."""
     raw = io.spec_edges(spec)
     if gpu is not None:
         import cupy
@@ -132,7 +137,7 @@ def _generated(spec: str, seed: int, gpu, timings: Timings):
             if need < room:
                 edges = io.generate(spec, seed=seed, xp=cupy)
             else:
-                graph = _from_pieces(spec, made, cupy, room, timings)
+                graph = _from_pieces(spec, made, cupy, room, timings) or _in_ranges(spec, seed, room, timings)
         except MemoryError:  # over its estimate (CuPy's OutOfMemoryError): the host's way, as if it had not fit
             pass
         if edges is not None or graph is not None:
@@ -154,6 +159,60 @@ def _from_pieces(spec: str, made, xp, room: int, timings: Timings) -> Graph | No
             model.pieces_build_bytes(made[1], made[0], generators.PIECE_EDGES, pieces_build.STEP) > room:
         return None
     span, m, pieces = made
+    return _timed(lambda pieces: pieces_build.build_from_pieces(span, m, pieces, spec, xp), pieces, xp, timings)
+
+
+def _in_ranges(spec: str, seed: int, room: int, timings: Timings) -> Graph | None:
+    """The Graph of a spec, on the host, its pieces drawn and its keys sorted on the GPU a range
+    at a time (graph/ranges_build.py) in room bytes; None where no range or piece worth the
+    passes fits, or the ids do not pack."""
+    import cupy
+
+    made = io.pieces(spec)
+    if made is None or not pieces_build.packs(made[0]):
+        return None
+    span, m, _ = made
+    keys = ranges_build.range_keys(room, span)
+    piece = generators.PIECE_EDGES
+    while piece > 1 and model.PIECE_BYTES_PER_EDGE * piece + model.GPU_GENERATED_BYTES_PER_ID * \
+            generators.permuted(spec) > room:
+        piece >>= 1
+    if min(keys, piece) < RANGES_AT_LEAST:
+        return None
+    memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m, f"building the graph of {spec} ({m:,} raw edges)",
+                   "count a smaller graph, or give the GPU more memory (--gpu-memory-limit)")
+    pieces = io.pieces(spec, seed=seed, xp=cupy, size=piece)[2]
+    return _timed(lambda pieces: ranges_build.build_in_ranges(span, m, pieces, spec, cupy, keys), pieces, cupy,
+                  timings)
+
+
+def _edges_in_ranges(edges, room: int) -> Graph | None:
+    """The Graph of an edge list held on the host that does not fit the GPU, its keys sorted
+    there a range at a time (graph/ranges_build.py); None where ranges do not fit or pay."""
+    import cupy
+
+    m = len(edges)
+    span = int(max(edges.src.max(), edges.dst.max())) + 1 if m >= RANGES_AT_LEAST else 0
+    keys = ranges_build.range_keys(room, span)
+    piece = 1 << max(0, (room // model.PIECE_BYTES_PER_EDGE).bit_length() - 1)
+    if not span or not pieces_build.packs(span) or min(keys, piece) < RANGES_AT_LEAST:
+        return None
+    memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m, f"building the graph of {edges.name} ({m:,} edges)",
+                   "convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5)")
+    pieces = ((edges.src[lo : lo + piece], edges.dst[lo : lo + piece]) for lo in range(0, m, piece))
+    try:
+        graph = ranges_build.build_in_ranges(span, m, pieces, edges.name, cupy, keys)
+    except MemoryError:  # over its estimate: the host builds it
+        graph = None
+    if graph is None:  # here, where the failed build's arrays are gone
+        cupy.get_default_memory_pool().free_all_blocks()
+        return None
+    graph.warnings, graph.labels = list(edges.warnings), edges.labels
+    return graph
+
+
+def _timed(build, pieces, xp, timings: Timings):
+    """build(pieces), the drawing of the pieces timed as generate and the rest as build."""
     drawn = [0.0]
 
     def timed():
@@ -168,7 +227,7 @@ def _from_pieces(spec: str, made, xp, room: int, timings: Timings) -> Graph | No
             yield piece
 
     t0 = time.perf_counter()
-    graph = pieces_build.build_from_pieces(span, m, timed(), spec, xp)
+    graph = build(timed())
     timings.generate += drawn[0]
     timings.build += time.perf_counter() - t0 - drawn[0]
     return graph

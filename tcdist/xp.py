@@ -13,6 +13,45 @@ def array_module(*arrays):
     return np
 
 
+PAGE = 4096
+
+
+def register_pages(arrays) -> list[int] | None:
+    """Pin host arrays where they lie (CUDA registers the pages they span, pages two arrays share
+    once), so that copies to and from them run at the link's speed (pageable memory: a seventh of
+    it, results/pinned-copy-h200.json); the registered spans' starts, or None where the system
+    refuses (the locked-memory limit: copies stay pageable)."""
+    import cupy
+
+    spans = sorted((a.ctypes.data // PAGE * PAGE, -(-(a.ctypes.data + a.nbytes) // PAGE) * PAGE)
+                   for a in arrays if a.nbytes)
+    merged = []
+    for begin, end in spans:
+        if merged and begin <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((begin, end))
+    registered = []
+    try:
+        for begin, end in merged:
+            cupy.cuda.runtime.hostRegister(begin, end - begin, 0)
+            registered.append(begin)
+    except cupy.cuda.runtime.CUDARuntimeError:
+        unregister_pages(registered)
+        return None
+    return registered
+
+
+def unregister_pages(starts) -> None:
+    """Let go of pages register_pages registered (starts: what it returned, or None)."""
+    if not starts:
+        return
+    import cupy
+
+    for begin in starts:
+        cupy.cuda.runtime.hostUnregister(begin)
+
+
 SORT_SPARE = 64 << 10  # a GPU sort's workspace beyond its copies and a quarter of the keys: CUB's histograms
 
 

@@ -23,6 +23,9 @@ PIECES_BYTES_PER_EDGE = 18  # a generated graph built from its pieces (graph/pie
 PIECES_BYTES_PER_ID = 48  # and per id below the ids' bound: ids present, their places, degrees, rank order
 PIECE_BYTES_PER_EDGE = 80  # and per raw edge of the one piece being drawn and packed: its draws, ids and keys
 PIECES_STEP_BYTES_PER_KEY = 48  # and per key of the step being renumbered: both ends' ids and places
+RANGES_BYTES_PER_KEY = 56  # a graph built in ranges (graph/ranges_build.py): a range's keys, their sort, ends and ranks
+RANGES_BYTES_PER_ID = 48  # and per id below the ids' bound: degrees, ranks, the rank order and its sort
+RANGES_HOST_BYTES_PER_EDGE = 20  # and on the host: the sorted runs, the distinct keys, the columns
 TWO_AT_ONCE = 2  # parts on a GPU together: the next one's copy overlaps the count of this one
 ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take
 

@@ -23,7 +23,7 @@ import numpy as np
 from tcdist.errors import TcdistError
 from tcdist.partition import slices
 from tcdist.partition.part import Part
-from tcdist.xp import copy_into
+from tcdist.xp import copy_into, register_pages, unregister_pages
 
 _FILL_PIECE = 32 << 20  # bytes each copier thread copies into pinned memory at a time
 REGISTER_FROM = 32 << 20  # a part of this many bytes or more is registered, not copied into pinned buffers
@@ -154,28 +154,8 @@ class Stager:
     def _pin(self, part: Part) -> bool:
         """Whether the part's arrays are pinned where they lie (registered now if they are not):
         the pages they span, those two arrays share taken once."""
-        import cupy
-
         if id(part) not in self.pinned:
-            page = 4096
-            spans = sorted((a.ctypes.data // page * page, -(-(a.ctypes.data + a.nbytes) // page) * page)
-                           for a in (part.rowptr, part.col) if a.nbytes)
-            merged = []
-            for begin, end in spans:
-                if merged and begin <= merged[-1][1]:
-                    merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-                else:
-                    merged.append((begin, end))
-            registered = []
-            try:
-                for begin, end in merged:
-                    cupy.cuda.runtime.hostRegister(begin, end - begin, 0)
-                    registered.append(begin)
-            except cupy.cuda.runtime.CUDARuntimeError:  # not allowed here (locked-memory limit): fill buffers
-                for begin in registered:
-                    cupy.cuda.runtime.hostUnregister(begin)
-                registered = None
-            self.pinned[id(part)] = (part, registered)
+            self.pinned[id(part)] = (part, register_pages((part.rowptr, part.col)))
         return self.pinned[id(part)][1] is not None
 
     def unpin(self, part: Part) -> None:
@@ -186,8 +166,7 @@ class Stager:
         import cupy
 
         with cupy.cuda.Device(self.gpu):
-            for begin in self.pinned.pop(id(part), (None, None))[1] or []:
-                cupy.cuda.runtime.hostUnregister(begin)
+            unregister_pages(self.pinned.pop(id(part), (None, None))[1])
 
     def __enter__(self) -> "Stager":
         return self
@@ -202,8 +181,8 @@ class Stager:
         with self.lock, cupy.cuda.Device(self.gpu):
             self.closed = True
             self.stream.synchronize()
-            for begin in [b for _, pages in self.pinned.values() for b in pages or []]:
-                cupy.cuda.runtime.hostUnregister(begin)
+            for _, pages in self.pinned.values():
+                unregister_pages(pages)
             self.pinned.clear()
         self.copiers.shutdown(wait=False)
 

@@ -101,12 +101,18 @@ def distinct_undirected(directed, count: int) -> tuple[cupy.ndarray, int, int]:
     return keys, count - distinct, distinct - keys.size
 
 
+def add_degrees(keys, n: int, degree) -> None:
+    """degree (uint64) += how many times each vertex ends the keys lo * n + hi (CuPy's bincount
+    takes a workspace of some 700 bytes a bin)."""
+    _launch("degrees", keys.size, keys, np.int64(keys.size), np.int64(n), degree)
+
+
 def orient(keys, n: int):
     """(order, oriented): the vertices by (degree, id) rank, and the edges' keys by rank
     (min * n + max), sorted; keys are overwritten."""
     count = keys.size
     degree = cupy.zeros(n, cupy.uint64)
-    _launch("degrees", count, keys, np.int64(count), np.int64(n), degree)
+    add_degrees(keys, n, degree)
     by_rank = cupy.empty(n, cupy.uint64)
     _launch("rank_keys", n, degree, np.int64(n), by_rank)
     del degree

@@ -65,13 +65,11 @@ def _directed(span: int, m: int, pieces, xp):
     packed as it comes, so no more than one piece of raw edges is held."""
     keys, kept, loops = xp.empty(m, np.uint64), 0, 0
     for src, dst in pieces:
-        keep = src != dst
-        src, dst = src[keep], dst[keep]
-        loops += int(keep.size - src.size)
-        lo, hi = xp.minimum(src, dst).astype(np.uint64), xp.maximum(src, dst).astype(np.uint64)
-        keys[kept : kept + src.size] = (lo * np.uint64(span) + hi) * np.uint64(2) + (src > dst).astype(np.uint64)
-        kept += int(src.size)
-        del keep, src, dst, lo, hi
+        packed, dropped = pack(src, dst, span, xp)
+        del src, dst
+        keys[kept : kept + packed.size] = packed
+        kept, loops = kept + packed.size, loops + dropped
+        del packed
     keys = keys[:kept]
     if xp is np:
         return build.sort(keys), loops
@@ -79,6 +77,15 @@ def _directed(span: int, m: int, pieces, xp):
 
     gpu_build.sort(keys)
     return keys, loops
+
+
+def pack(src, dst, span: int, xp):
+    """(the directed keys (lo * span + hi) * 2 + (src > dst) of the edges that are not self loops,
+    how many self loops there were)."""
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    lo, hi = xp.minimum(src, dst).astype(np.uint64), xp.maximum(src, dst).astype(np.uint64)
+    return (lo * np.uint64(span) + hi) * np.uint64(2) + (src > dst).astype(np.uint64), int(keep.size - src.size)
 
 
 def _compacted(keys, span: int, xp):

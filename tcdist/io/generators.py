@@ -100,17 +100,17 @@ def _rmat_plan(scale, edge_factor, seed, xp):
 
 
 def _rmat_piece(scale, plan, lo, src, dst):
-    """RMAT's edges lo.. (as many as src holds; on a GPU one draw block, from its start) into src
-    and dst."""
+    """RMAT's edges lo.. (as many as src holds; on a GPU within one draw block) into src and dst."""
     m, rng, first, perm, (row_cut, *col_cut) = plan
     if rng.xp is np:
         draws.rmat(rng._key, first, scale, m, _DRAW_BLOCK, np.array([row_cut, *col_cut], np.uint64), perm, lo, src,
                    dst)
         return
-    xp, block = rng.xp, src.size
-    s, d = xp.zeros(block, np.int64), xp.zeros(block, np.int64)
+    start = lo - lo % _DRAW_BLOCK  # the draw block's first edge, its size, and this piece's place in it
+    xp, block, size, at = rng.xp, min(m, start + _DRAW_BLOCK) - start, src.size, lo - start
+    s, d = xp.zeros(size, np.int64), xp.zeros(size, np.int64)
     for level in range(scale):
-        bits = rng.at(first + lo * scale + level * block, block)
+        bits = rng.at(first + start * scale + level * block + at, size)
         row_bit = (bits >> np.uint64(40)) >= row_cut
         col_bit = (bits & np.uint64(_ONE - 1)) >= xp.where(row_bit, col_cut[1], col_cut[0])
         s |= row_bit.astype(np.int64) << level
@@ -141,16 +141,20 @@ def erdos_renyi(n, m, *, seed=0, xp=np):
         rng = _Random(xp, seed)
         return rng.integers(n, m), rng.integers(n, m)
     src, dst = xp.empty(m, np.int64), xp.empty(m, np.int64)
-    for lo, (s, d) in zip(range(0, m, _DRAW_BLOCK), _er_pieces(n, m, seed, xp)):  # a block's draws at a time
+    # a block's draws at a time
+    for lo, (s, d) in zip(range(0, m, _DRAW_BLOCK), _er_pieces(n, m, seed, xp, _DRAW_BLOCK)):
         src[lo : lo + s.size], dst[lo : lo + d.size] = s, d
     return src, dst
 
 
-def pieces(spec: str, *, seed: int = 0, xp=np):
+def pieces(spec: str, *, seed: int = 0, xp=np, size: int | None = None):
     """(ids' bound, raw edges, an iterator of (src, dst) pieces) of an rmat or er spec: the edges
-    generate() makes, in order, a draw block (PIECE_EDGES) at a time, each piece made only when it
-    is due (so a device holds one piece, not the graph's raw edges; nothing is drawn before the
-    first); None for other specs."""
+    generate() makes, in order, size at a time (a power of two up to a draw block, the default),
+    each piece made only when it is due (so a device holds one piece, not the graph's raw edges;
+    nothing is drawn before the first); None for other specs."""
+    size = _DRAW_BLOCK if size is None else size
+    if size < 1 or size > _DRAW_BLOCK or size & (size - 1):
+        raise ValueError(f"pieces of {size} edges: a power of two up to {_DRAW_BLOCK} is needed")
     parsed = _parsed(spec)
     if not parsed or parsed[0] not in ("rmat", "er"):
         return None
@@ -159,27 +163,27 @@ def pieces(spec: str, *, seed: int = 0, xp=np):
         raise TcdistError(f"generator spec '{spec}': expected {GENERATORS[kind][1]}")
     if kind == "rmat":
         scale, edge_factor = args[0], args[1] if len(args) > 1 else 16
-        return 1 << scale, edge_factor << scale, _rmat_pieces(scale, edge_factor, seed, xp)
+        return 1 << scale, edge_factor << scale, _rmat_pieces(scale, edge_factor, seed, xp, size)
     span, m = args
     if span < 1:
         raise TcdistError(f"er: N must be at least 1, got {span}")
-    return span, m, _er_pieces(span, m, seed, xp)
+    return span, m, _er_pieces(span, m, seed, xp, size)
 
 
-def _rmat_pieces(scale, edge_factor, seed, xp):
+def _rmat_pieces(scale, edge_factor, seed, xp, size):
     plan = _rmat_plan(scale, edge_factor, seed, xp)
     m = plan[0]
-    for lo in range(0, m, _DRAW_BLOCK):
-        src, dst = xp.empty(min(m, lo + _DRAW_BLOCK) - lo, np.int64), xp.empty(min(m, lo + _DRAW_BLOCK) - lo, np.int64)
+    for lo in range(0, m, size):
+        src, dst = xp.empty(min(m, lo + size) - lo, np.int64), xp.empty(min(m, lo + size) - lo, np.int64)
         _rmat_piece(scale, plan, lo, src, dst)
         yield src, dst
 
 
-def _er_pieces(n, m, seed, xp):
+def _er_pieces(n, m, seed, xp, size):
     rng = _Random(xp, seed)
     firsts = rng.skip(m), rng.skip(m)  # where generate()'s src and dst draws begin
-    for lo in range(0, m, _DRAW_BLOCK):
-        yield tuple(_below(rng, first + lo, min(m, lo + _DRAW_BLOCK) - lo, n) for first in firsts)
+    for lo in range(0, m, size):
+        yield tuple(_below(rng, first + lo, min(m, lo + size) - lo, n) for first in firsts)
 
 
 def _below(rng, first, size, high):

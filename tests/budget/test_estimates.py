@@ -84,6 +84,45 @@ def test_a_graph_built_from_its_pieces_on_the_gpu_stays_within_its_estimate_and_
                                                                       reference.reciprocal)
 
 
+@pytest.mark.parametrize("spec, room", [("rmat:20", 64 << 20), ("er:1000000:8000000", 72 << 20)])
+def test_a_graph_built_in_ranges_on_the_gpu_stays_within_its_room_and_is_the_same(spec, room):
+    """Room for a sixteenth of the raw edges' keys: pieces drawn and ranges sorted on the GPU,
+    the graph on the host, the GPU's peak under the room it was given."""
+    from tcdist import source
+    from tcdist.results import Timings
+
+    timings = Timings()
+    graph, built = _measured(lambda: source._in_ranges(spec, 0, room, timings))
+    assert built <= room, f"{built / 2**20:.1f} MiB in {room / 2**20:.0f} MiB"
+    assert isinstance(graph.rowptr, np.ndarray) and timings.generate > 0 and timings.build > 0
+    reference = build_graph(io.generate(spec, seed=0))
+    for name in ("rowptr", "col", "original_id"):
+        assert np.array_equal(getattr(graph, name), getattr(reference, name)), name
+    assert (graph.self_loops, graph.duplicates, graph.reciprocal) == (reference.self_loops, reference.duplicates,
+                                                                      reference.reciprocal)
+
+
+def test_an_edge_list_larger_than_the_gpu_is_built_in_ranges_there_within_its_room(monkeypatch):
+    """Raw edges held on the host that the GPU cannot take whole: their keys sorted on the GPU a
+    range at a time, under an allocator limited to the room, the same graph as the host's."""
+    from tcdist import source
+    from tcdist.device.allocator import limited
+    from tcdist.graph import ranges_build
+
+    edges = io.generate("rmat:18", seed=1)
+    reference = source.load_graph((edges.src, edges.dst))
+    room = 64 << 20
+    monkeypatch.setattr(source, "_gpu_room", lambda device: room)
+    built = []
+    monkeypatch.setattr(ranges_build, "build_in_ranges",
+                        lambda *args, build=ranges_build.build_in_ranges: built.append(build(*args)) or built[-1])
+    with limited(room):
+        graph = source.load_graph((edges.src, edges.dst), device="gpu")
+    assert built == [graph] and isinstance(graph.rowptr, np.ndarray)
+    for name in ("rowptr", "col", "original_id"):
+        assert np.array_equal(getattr(graph, name), getattr(reference, name)), name
+
+
 def test_a_build_short_of_gpu_memory_goes_on_on_the_host(monkeypatch):
     """An edge list whose vertices the estimate could not know of: the GPU's build runs out of
     memory and the host builds the same graph."""

@@ -131,11 +131,12 @@ def test_the_devices_draws_run_on_numpy_give_the_hosts_edges_whole_and_in_pieces
     make = generators.rmat if spec == "rmat" else generators.erdos_renyi
     src, dst = make(*args, seed=9)
     assert all(np.array_equal(a, b) for a, b in zip(make(*args, seed=9, xp=device), (src, dst)))
-    _, m, pieces = generators.pieces(f"{spec}:{':'.join(map(str, args))}", seed=9, xp=device)
-    drawn = list(pieces)
-    assert m == src.size and len(drawn) == -(-m // block)
-    assert np.array_equal(np.concatenate([p[0] for p in drawn]), src)
-    assert np.array_equal(np.concatenate([p[1] for p in drawn]), dst)
+    for size in (block, block // 4):  # a draw block, or a quarter of one (a device with less room)
+        _, m, pieces = generators.pieces(f"{spec}:{':'.join(map(str, args))}", seed=9, xp=device, size=size)
+        drawn = list(pieces)
+        assert m == src.size and len(drawn) == -(-m // size)
+        assert np.array_equal(np.concatenate([p[0] for p in drawn]), src)
+        assert np.array_equal(np.concatenate([p[1] for p in drawn]), dst)
 
 
 @pytest.mark.parametrize("values", ["random", "few high bits", "repeated"])
@@ -151,6 +152,12 @@ def test_the_permutations_parallel_order_is_numpys_stable_argsort(monkeypatch, v
             "few high bits": rng.integers(0, 1 << 20, n, dtype=np.uint64),  # every key's high bits equal
             "repeated": rng.integers(0, 40, n, dtype=np.uint64) << np.uint64(40)}[values]
     assert np.array_equal(draws.stable_order(keys), np.argsort(keys, kind="stable"))
+
+
+def test_pieces_are_a_power_of_two_up_to_a_draw_block():
+    for size in (0, 3, 2 * generators.PIECE_EDGES):
+        with pytest.raises(ValueError, match=f"pieces of {size} edges"):
+            generators.pieces("rmat:5", size=size)
 
 
 def test_only_rmat_draws_a_permutation_of_its_vertices():

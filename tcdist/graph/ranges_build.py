@@ -1,0 +1,210 @@
+"""A graph built on a GPU too small to hold its edges' keys (under --gpu-memory-limit, or larger
+than the GPU): the GPU sorts and the host holds. Pieces of raw edges are packed into directed keys
+(pieces_build.pack) and sorted on the device a piece at a time, each sorted run copied to the
+host; then a range of key values at a time is gathered from every run, sorted and made distinct
+on the device, its vertices' degrees counted as it goes. The edges oriented by (degree, id) rank
+take the same two passes, and their columns are laid out on the host range by range. The same
+Graph as build_graph makes of the raw edges, on the host, with the device holding at most about
+model.ranges_build_bytes at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcdist import progress
+from tcdist.budget import model
+from tcdist.errors import TcdistError
+from tcdist.graph import build
+from tcdist.graph.degrees import degree_summary
+from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
+from tcdist.graph.pieces_build import pack
+from tcdist.xp import register_pages, unregister_pages
+
+SAMPLES_PER_RANGE = 2  # of every run, the keys sampled per range's worth: the ranges' cuts are chosen among them
+
+
+def range_keys(room: int, span: int) -> int:
+    """Keys a range may hold in room bytes of a device beside the per-id arrays (0: none fit)."""
+    return max(0, (room - model.RANGES_BYTES_PER_ID * span) // model.RANGES_BYTES_PER_KEY)
+
+
+def build_in_ranges(span: int, m: int, pieces, name: str, xp, keys_per_range: int) -> Graph:
+    """The Graph, on the host, of m raw edges with ids below span given as (src, dst) pieces (on
+    xp's device or the host), sorted on xp's device keys_per_range keys at a time."""
+    runs, undirected, col, registered = np.empty(m, np.uint64), np.empty(m, np.uint64), None, []
+    try:
+        with progress.bar(4, f"build {name}", "steps") as bar:
+            registered.append(_register(runs, xp))
+            bounds, loops = _sorted_runs(span, pieces, runs, xp)
+            bar.update()
+            registered.append(_register(undirected, xp))
+            kept, degree, duplicates, reciprocal = _distinct(runs, bounds, span, keys_per_range, undirected, xp)
+            bar.update()
+            order, rank, n = _rank(degree, name, xp)
+            del degree
+            bounds, row_length = _oriented_runs(undirected[:kept], runs, span, n, rank, keys_per_range, xp)
+            del rank
+            bar.update()
+            rowptr = np.zeros(n + 1, np.int64)
+            np.cumsum(_host(row_length, xp).astype(np.int64), out=rowptr[1:])
+            col, at = np.empty(kept, col_dtype(n)), 0
+            registered.append(_register(col, xp))
+            for keys in _merged(runs, bounds, keys_per_range, xp, even=False):
+                _to_host((keys % np.uint64(n)).astype(col.dtype), col[at : at + keys.size], xp)
+                at += keys.size
+            bar.update()
+    finally:  # (before the arrays are freed)
+        for pages in registered:
+            unregister_pages(pages)
+    return Graph(rowptr=rowptr, col=col, original_id=_host(order, xp), name=name, self_loops=loops,
+                 duplicates=duplicates, reciprocal=reciprocal, degrees=degree_summary(rowptr, n))
+
+
+def _register(array, xp):
+    """The array's pages registered with xp's device (None on the host, or where it refuses)."""
+    return None if xp is np else register_pages((array,))
+
+
+def _sorted_runs(span: int, pieces, runs, xp):
+    """(the runs' bounds in runs, the self loops dropped): runs filled with every piece's
+    directed keys, each piece's sorted on the device."""
+    bounds, loops = [0], 0
+    for src, dst in pieces:
+        keys, dropped = pack(xp.asarray(src), xp.asarray(dst), span, xp)
+        del src, dst
+        _sort(keys, xp)
+        _to_host(keys, runs[bounds[-1] : bounds[-1] + keys.size], xp)
+        bounds.append(bounds[-1] + keys.size)
+        loops += dropped
+    return np.array(bounds, np.int64), loops
+
+
+def _distinct(runs, bounds, span: int, keys_per_range: int, undirected, xp):
+    """(how many distinct undirected keys it wrote to undirected, sorted, every id's degree on the
+    device, the repeated edges, the edges given both ways): a range of the runs' values at a
+    time, each range's cuts even so that both directions of an edge fall in it."""
+    degree = xp.zeros(span, np.uint64)
+    kept = duplicates = reciprocal = 0
+    for directed in _merged(runs, bounds, keys_per_range, xp, even=True):
+        if xp is np:
+            keys, repeated, both_ways = build.distinct_undirected(directed)
+            keys = keys.view(np.uint64)
+            for end in (keys // np.uint64(span), keys % np.uint64(span)):
+                degree += np.bincount(end.astype(np.int64), minlength=span).astype(np.uint64)
+        else:
+            from tcdist.graph import gpu_build
+
+            keys, repeated, both_ways = gpu_build.distinct_undirected(directed, directed.size)
+            gpu_build.add_degrees(keys, span, degree)
+        del directed
+        duplicates, reciprocal = duplicates + repeated, reciprocal + both_ways
+        _to_host(keys, undirected[kept : kept + keys.size], xp)
+        kept += keys.size
+    return kept, degree, duplicates, reciprocal
+
+
+def _rank(degree, name: str, xp):
+    """(the ids that have an edge by (degree, id) rank, every id's rank, how many there are)."""
+    ids = xp.flatnonzero(degree)
+    n = int(ids.size)
+    if n > MAX_VERTICES:
+        raise TcdistError(f"{name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
+    by_rank = degree[ids].astype(np.int64) * n + xp.arange(n, dtype=np.int64)
+    _sort(by_rank, xp)
+    order = ids[by_rank % n]
+    del by_rank, ids
+    rank = xp.zeros(degree.size, np.int64)
+    rank[order] = xp.arange(n, dtype=np.int64)
+    return order, rank, n
+
+
+def _oriented_runs(undirected, runs, span: int, n: int, rank, keys_per_range: int, xp):
+    """(the runs' bounds, every row's length): the edges' keys by rank (min * n + max) written
+    over runs, sorted on the device keys_per_range at a time."""
+    bounds, row_length = [0], xp.zeros(n, np.uint64)
+    for lo in range(0, undirected.size, keys_per_range):
+        keys = xp.asarray(undirected[lo : lo + keys_per_range])
+        a, b = rank[(keys // np.uint64(span)).astype(np.int64)], rank[(keys % np.uint64(span)).astype(np.int64)]
+        del keys
+        row = xp.minimum(a, b)
+        if xp is np:
+            row_length += np.bincount(row, minlength=n).astype(np.uint64)
+        else:
+            xp.add.at(row_length, row, np.uint64(1))  # (CuPy's bincount takes a workspace per bin)
+        keys = (row * n + xp.maximum(a, b)).astype(np.uint64)
+        del a, b, row
+        _sort(keys, xp)
+        _to_host(keys, runs[lo : lo + keys.size], xp)
+        bounds.append(lo + keys.size)
+    return np.array(bounds, np.int64), row_length
+
+
+def _merged(runs, bounds, keys_per_range: int, xp, even: bool):
+    """The values of sorted runs (runs[bounds[i]:bounds[i + 1]]) in order, a range at a time on
+    the device, each range at most keys_per_range keys where its cuts allow (with even, every
+    cut is an even value, so 2k and 2k + 1 fall in one range)."""
+    cuts = _cuts(runs, bounds, keys_per_range, even)
+    for first, last in zip(cuts[:-1], cuts[1:]):
+        size = int((last - first).sum())
+        keys, at = xp.empty(size, np.uint64), 0
+        for start, lo, hi in zip(bounds[:-1], first, last):
+            if hi > lo:
+                _to_device(runs[start + lo : start + hi], keys[at : at + hi - lo], xp)
+                at += hi - lo
+        _sort(keys, xp)
+        yield keys
+        del keys
+
+
+def _cuts(runs, bounds, keys_per_range: int, even: bool):
+    """Positions in every run (a row per cut, a column per run) where the ranges begin and, last,
+    end: each cut a value sampled from the runs, chosen so that a range holds at most
+    keys_per_range keys where the samples allow."""
+    starts, ends = bounds[:-1], bounds[1:]
+    total, count = int(bounds[-1]), starts.size
+    whole = np.stack([np.zeros(count, np.int64), ends - starts])
+    if total <= keys_per_range:
+        return whole
+    stride = max(1, keys_per_range // (SAMPLES_PER_RANGE * count))  # a run adds at most a stride between samples
+    values = np.unique(np.concatenate([runs[a:b:stride] for a, b in zip(starts, ends)]))
+    if even:
+        values = np.unique(values & ~np.uint64(1))
+    places = np.stack([np.searchsorted(runs[a:b], values) for a, b in zip(starts, ends)], axis=1)
+    below = places.sum(axis=1)  # keys below each sampled value
+    chosen, taken = [], 0
+    while total - taken > keys_per_range:
+        cut = max(int(np.searchsorted(below, taken + keys_per_range, side="right")) - 1,
+                  int(np.searchsorted(below, taken, side="right")))  # (at least one sample further)
+        if cut >= below.size:
+            break
+        chosen.append(cut)
+        taken = int(below[cut])
+    return np.concatenate([whole[:1], places[chosen], whole[1:]])
+
+
+def _sort(keys, xp) -> None:
+    if xp is np:
+        keys.sort()
+    else:
+        from tcdist.graph import gpu_build
+
+        gpu_build.sort(keys)
+
+
+def _to_host(values, out, xp) -> None:
+    if xp is np:
+        out[...] = values
+    else:
+        values.get(out=out)
+
+
+def _to_device(values, out, xp) -> None:
+    if xp is np:
+        out[...] = values
+    else:
+        out.set(values)
+
+
+def _host(values, xp):
+    return values if xp is np else values.get()
