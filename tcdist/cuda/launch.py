@@ -43,6 +43,11 @@ def kernel(module, name: str):
     return _module(module.sources, ()).get_function(name)
 
 
+def grid_stride(module, name: str, count: int, *args, threads: int = 256) -> None:
+    """A launch of an extern "C" kernel of module that strides its grid over count items."""
+    kernel(module, name)((max(1, min(-(-count // threads), 1 << 16)),), (threads,), args)
+
+
 def function(module, template: str, col, *params):
     """The compiled instance template<column type of col, params...> of a module (a registry
     kernel or a build.CudaModule)."""

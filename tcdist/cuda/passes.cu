@@ -1,6 +1,6 @@
 // The whole-array passes of a GPU run before its count (graph/gpu_build.py launches them): the
-// build (clean, compact, orient), the structural check of a CSR, and the sums behind the text
-// parse. Each pass does what the NumPy expression named beside it does, as graph/passes.py does
+// build (clean, compact, orient), the structural check of a CSR, the sums behind the text parse,
+// and RMAT's draws (io/generators.py). Each pass does what the NumPy expression named beside it does, as graph/passes.py does
 // on the host. One NVRTC program holds them all, so a fresh host compiles them once (where CuPy's
 // own array operations would be some fifty programs), and every kernel is extern "C".
 
@@ -243,5 +243,31 @@ extern "C" __global__ void exclusive_sum(const i64* values, i64 count, const i64
         const i64 value = values[i];
         out[i] = at;
         at += value;
+    }
+}
+
+// RMAT's edges lo .. lo + count of m, ids through perm, as io/draws.py's rmat draws them on the
+// host: edge i of the block from b (block edges, fewer in the last) takes level l's bits from value
+// first + b * scale + l * (that block's size) + (i - b) of splitmix64's sequence of key; a row bit
+// is 1 where the high 24 bits reach row_cut, a column bit where the low 24 reach its row's cut.
+extern "C" __global__ void rmat_edges(u64 key, i64 first, int scale, i64 m, i64 block, u64 row_cut,
+                                      u64 col_cut0, u64 col_cut1, const i64* perm, i64 lo, i64 count,
+                                      i64* src, i64* dst) {
+    EACH(k, count) {
+        const i64 i = lo + k, start = i / block * block;
+        const i64 size = min(m, start + block) - start;
+        const u64 at = (u64)(first + start * scale + i - start);
+        i64 s = 0, d = 0;
+        for (int level = 0; level < scale; ++level) {
+            u64 z = (at + (u64)level * size + 1) * 0x9E3779B97F4A7C15ull + key;
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            z ^= z >> 31;
+            const bool row = (z >> 40) >= row_cut;
+            s |= (i64)row << level;
+            d |= (i64)((z & 0xFFFFFFull) >= (row ? col_cut1 : col_cut0)) << level;
+        }
+        src[k] = perm[s];
+        dst[k] = perm[d];
     }
 }

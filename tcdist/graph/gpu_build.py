@@ -23,8 +23,7 @@ PRESENT, DISTINCT = np.int32(0), np.int32(1)  # passes.cu's kinds of compaction
 
 def _launch(name: str, count: int, *args) -> None:
     """A grid-stride pass over count items."""
-    grid = max(1, min(-(-count // THREADS), 1 << 16))
-    launch.kernel(PASSES, name)((grid,), (THREADS,), args)
+    launch.grid_stride(PASSES, name, count, *args, threads=THREADS)
 
 
 def _tiles(count: int) -> int:

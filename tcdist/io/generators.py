@@ -100,22 +100,18 @@ def _rmat_plan(scale, edge_factor, seed, xp):
 
 
 def _rmat_piece(scale, plan, lo, src, dst):
-    """RMAT's edges lo.. (as many as src holds; on a GPU within one draw block) into src and dst."""
+    """RMAT's edges lo.. (as many as src holds) into src and dst: compiled on the host, one CUDA
+    pass on a GPU (cuda/passes.cu), the same draws."""
     m, rng, first, perm, (row_cut, *col_cut) = plan
     if rng.xp is np:
         draws.rmat(rng._key, first, scale, m, _DRAW_BLOCK, np.array([row_cut, *col_cut], np.uint64), perm, lo, src,
                    dst)
         return
-    start = lo - lo % _DRAW_BLOCK  # the draw block's first edge, its size, and this piece's place in it
-    xp, block, size, at = rng.xp, min(m, start + _DRAW_BLOCK) - start, src.size, lo - start
-    s, d = xp.zeros(size, np.int64), xp.zeros(size, np.int64)
-    for level in range(scale):
-        bits = rng.at(first + start * scale + level * block + at, size)
-        row_bit = (bits >> np.uint64(40)) >= row_cut
-        col_bit = (bits & np.uint64(_ONE - 1)) >= xp.where(row_bit, col_cut[1], col_cut[0])
-        s |= row_bit.astype(np.int64) << level
-        d |= col_bit.astype(np.int64) << level
-    src[...], dst[...] = perm[s], perm[d]
+    from tcdist.cuda import launch
+    from tcdist.cuda.build import PASSES
+
+    launch.grid_stride(PASSES, "rmat_edges", src.size, rng._key, np.int64(first), np.int32(scale), np.int64(m),
+                       np.int64(_DRAW_BLOCK), row_cut, *col_cut, perm, np.int64(lo), np.int64(src.size), src, dst)
 
 
 def rmat(scale, edge_factor=16, *, seed=0, xp=np):
@@ -149,12 +145,12 @@ def erdos_renyi(n, m, *, seed=0, xp=np):
 
 def pieces(spec: str, *, seed: int = 0, xp=np, size: int | None = None):
     """(ids' bound, raw edges, an iterator of (src, dst) pieces) of an rmat or er spec: the edges
-    generate() makes, in order, size at a time (a power of two up to a draw block, the default),
-    each piece made only when it is due (so a device holds one piece, not the graph's raw edges;
-    nothing is drawn before the first); None for other specs."""
+    generate() makes, in order, size at a time (by default a draw block), each piece made only
+    when it is due (so a device holds one piece, not the graph's raw edges; nothing is drawn
+    before the first); None for other specs."""
     size = _DRAW_BLOCK if size is None else size
-    if size < 1 or size > _DRAW_BLOCK or size & (size - 1):
-        raise ValueError(f"pieces of {size} edges: a power of two up to {_DRAW_BLOCK} is needed")
+    if size < 1:
+        raise ValueError(f"pieces of {size} edges")
     parsed = _parsed(spec)
     if not parsed or parsed[0] not in ("rmat", "er"):
         return None

@@ -183,11 +183,17 @@ def test_gpu_partitions_equal_cpu_partitions(gpu):
 def test_the_gpu_generates_the_same_graphs_as_the_cpu(gpu):
     import cupy
 
-    from tcdist.io import generate
+    from tcdist.io import generate, generators
 
     for spec in ("rmat:15", "er:5000:40000"):
         a, b = generate(spec, seed=3), generate(spec, seed=3, xp=cupy)
         assert np.array_equal(a.src, b.src.get()) and np.array_equal(a.dst, b.dst.get()), spec
+    with pytest.MonkeyPatch.context() as patch:  # RMAT's CUDA pass: pieces that cross its draw blocks
+        patch.setattr(generators, "_DRAW_BLOCK", 4096)
+        a = generate("rmat:15:3", seed=3)
+        drawn = list(generators.pieces("rmat:15:3", seed=3, xp=cupy, size=1000)[2])
+        assert np.array_equal(a.src, cupy.concatenate([p[0] for p in drawn]).get())
+        assert np.array_equal(a.dst, cupy.concatenate([p[1] for p in drawn]).get())
     for spec in ("rmat:15", "rmat:19"):  # rmat:19 is two of the host's pieces (before, two other graphs)
         host, device = tcdist.load_graph(spec), tcdist.load_graph(spec, device="gpu")
         assert host.fingerprint() == device.fingerprint(), spec

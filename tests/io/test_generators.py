@@ -24,20 +24,20 @@ def _whole_arrays():
     return types.SimpleNamespace(**{name: getattr(np, name) for name in dir(np) if not name.startswith("__")})
 
 
-@pytest.mark.parametrize("block,piece", [(1 << 14, 1 << 24), (1 << 14, 3000), (1 << 26, 1 << 10)])
-def test_rmat_on_the_host_is_the_whole_array_path(monkeypatch, block, piece):
-    """The host's compiled draws and the GPU's whole-array ones make the same edges: RMAT's draws
-    follow blocks of edges (2^14 here: rmat:12 is 4 of them), not the pieces the host makes at a
-    time (which divide a block or cross its end)."""
+@pytest.mark.parametrize("block,piece", [(1 << 14, 3000), (1 << 26, 1 << 10)])
+def test_rmat_on_the_host_draws_by_blocks_not_by_its_pieces(monkeypatch, block, piece):
+    """RMAT's draws follow blocks of edges (2^14 here: rmat:12 is 4 of them), not the pieces the
+    host makes at a time (which divide a block or cross its end); the GPU's CUDA pass follows the
+    same blocks (tests/device/test_gpu.py)."""
     from tcdist.io import generators
 
     monkeypatch.setattr(generators, "_DRAW_BLOCK", block)
-    monkeypatch.setattr(generators, "_PIECE", piece)
     for seed in (5, 2**64 - 1):
-        host, whole = generators.rmat(12, seed=seed), generators.rmat(12, seed=seed, xp=_whole_arrays())
-        assert np.array_equal(host[0], whole[0]) and np.array_equal(host[1], whole[1])
-    host, whole = generators.erdos_renyi(1000, 5000, seed=3), generators.erdos_renyi(1000, 5000, seed=3, xp=_whole_arrays())
-    assert np.array_equal(host[0], whole[0]) and np.array_equal(host[1], whole[1])
+        whole = generators.rmat(12, seed=seed)
+        monkeypatch.setattr(generators, "_PIECE", piece)
+        pieces = generators.rmat(12, seed=seed)
+        monkeypatch.setattr(generators, "_PIECE", 1 << 24)
+        assert np.array_equal(whole[0], pieces[0]) and np.array_equal(whole[1], pieces[1])
 
 
 # sha256 of src then dst (each its dtype name, then its bytes), as the NumPy generators of commit b7a957c made them
@@ -121,18 +121,16 @@ def test_compiled_draws_are_the_whole_array_draws():
 
 
 @pytest.mark.parametrize("block", [1 << 26, 4096])
-@pytest.mark.parametrize("spec, args", [("rmat", (12,)), ("rmat", (10, 5)), ("er", (3000, 40000))])
-def test_the_devices_draws_run_on_numpy_give_the_hosts_edges_whole_and_in_pieces(monkeypatch, block, spec, args):
-    """The code a GPU runs (any array module but NumPy itself), run here with NumPy standing in
-    for CuPy (a stable argsort, as CuPy's): the host's edges, drawn whole and piece by piece."""
+def test_the_devices_er_draws_run_on_numpy_give_the_hosts_edges_whole_and_in_pieces(monkeypatch, block):
+    """The array code a GPU runs for ER (any array module but NumPy itself; RMAT's draws are a
+    CUDA pass, tested on a GPU), run here with NumPy standing in for CuPy: the host's edges,
+    drawn whole and piece by piece."""
     monkeypatch.setattr(generators, "_DRAW_BLOCK", block)
     device = types.SimpleNamespace(**{name: getattr(np, name) for name in dir(np) if not name.startswith("__")})
-    device.argsort = lambda a: np.argsort(a, kind="stable")
-    make = generators.rmat if spec == "rmat" else generators.erdos_renyi
-    src, dst = make(*args, seed=9)
-    assert all(np.array_equal(a, b) for a, b in zip(make(*args, seed=9, xp=device), (src, dst)))
-    for size in (block, block // 4):  # a draw block, or a quarter of one (a device with less room)
-        _, m, pieces = generators.pieces(f"{spec}:{':'.join(map(str, args))}", seed=9, xp=device, size=size)
+    src, dst = generators.erdos_renyi(3000, 40000, seed=9)
+    assert all(np.array_equal(a, b) for a, b in zip(generators.erdos_renyi(3000, 40000, seed=9, xp=device), (src, dst)))
+    for size in (block, 1000):  # a draw block, or pieces that cross blocks (a device with less room)
+        _, m, pieces = generators.pieces("er:3000:40000", seed=9, xp=device, size=size)
         drawn = list(pieces)
         assert m == src.size and len(drawn) == -(-m // size)
         assert np.array_equal(np.concatenate([p[0] for p in drawn]), src)
@@ -154,10 +152,14 @@ def test_the_permutations_parallel_order_is_numpys_stable_argsort(monkeypatch, v
     assert np.array_equal(draws.stable_order(keys), np.argsort(keys, kind="stable"))
 
 
-def test_pieces_are_a_power_of_two_up_to_a_draw_block():
-    for size in (0, 3, 2 * generators.PIECE_EDGES):
-        with pytest.raises(ValueError, match=f"pieces of {size} edges"):
-            generators.pieces("rmat:5", size=size)
+def test_the_hosts_rmat_pieces_cross_draw_blocks_as_generate_draws_them(monkeypatch):
+    monkeypatch.setattr(generators, "_DRAW_BLOCK", 4096)
+    src, dst = generators.rmat(12, 5, seed=9)
+    drawn = list(generators.pieces("rmat:12:5", seed=9, size=1000)[2])
+    assert np.array_equal(np.concatenate([p[0] for p in drawn]), src)
+    assert np.array_equal(np.concatenate([p[1] for p in drawn]), dst)
+    with pytest.raises(ValueError, match="pieces of 0 edges"):
+        generators.pieces("rmat:5", size=0)
 
 
 def test_only_rmat_draws_a_permutation_of_its_vertices():
