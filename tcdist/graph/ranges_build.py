@@ -57,7 +57,7 @@ def build_in_ranges(span: int, m: int, pieces, name: str, xp, keys_per_range: in
     finally:  # (before the arrays are freed)
         for pages in registered:
             unregister_pages(pages)
-    return Graph(rowptr=rowptr, col=col, original_id=_host(order, xp), name=name, self_loops=loops,
+    return Graph(rowptr=rowptr, col=col, original_id=order, name=name, self_loops=loops,
                  duplicates=duplicates, reciprocal=reciprocal, degrees=degree_summary(rowptr, n))
 
 
@@ -105,18 +105,19 @@ def _distinct(runs, bounds, span: int, keys_per_range: int, undirected, xp):
 
 
 def _rank(degree, name: str, xp):
-    """(the ids that have an edge by (degree, id) rank, every id's rank, how many there are)."""
-    ids = xp.flatnonzero(degree)
+    """(the ids that have an edge by (degree, id) rank, on the host, every id's rank on xp's device
+    (int32 where it fits), how many there are): ranked on the host's threads, so that the device
+    holds no array of the ids beyond the degrees and the ranks."""
+    degree = _host(degree, xp)
+    ids = np.flatnonzero(degree)
     n = int(ids.size)
     if n > MAX_VERTICES:
         raise TcdistError(f"{name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
-    by_rank = degree[ids].astype(np.int64) * n + xp.arange(n, dtype=np.int64)
-    _sort(by_rank, xp)
-    order = ids[by_rank % n]
-    del by_rank, ids
-    rank = xp.zeros(degree.size, np.int64)
-    rank[order] = xp.arange(n, dtype=np.int64)
-    return order, rank, n
+    order = ids[build.rank_order(degree[ids])]
+    del degree, ids
+    rank = np.zeros(order.size and int(order.max()) + 1, col_dtype(n))
+    rank[order] = np.arange(n, dtype=rank.dtype)
+    return order, xp.asarray(rank), n
 
 
 def _oriented_runs(undirected, runs, span: int, n: int, rank, keys_per_range: int, xp):
@@ -127,7 +128,7 @@ def _oriented_runs(undirected, runs, span: int, n: int, rank, keys_per_range: in
         keys = xp.asarray(undirected[lo : lo + keys_per_range])
         a, b = rank[(keys // np.uint64(span)).astype(np.int64)], rank[(keys % np.uint64(span)).astype(np.int64)]
         del keys
-        row = xp.minimum(a, b)
+        row = xp.minimum(a, b).astype(np.int64)
         if xp is np:
             row_length += np.bincount(row, minlength=n).astype(np.uint64)
         else:
