@@ -41,12 +41,22 @@ from meta import metadata
 from tcdist.budget.sizes import parse_size, size_text
 
 
-def tcdist_json(*args, refusal_ok=False):
+def tcdist_json(*args, refusal_ok=False, timeout=None):
     """The --json record of one tcdist run; with refusal_ok, a run that tcdist refuses (exit 2:
-    no P fits the budget) comes back as {"refused": its one line}."""
+    no P fits the budget), or one stopped (SIGTERM) after timeout seconds, comes back as
+    {"refused": its one line}."""
     command = [sys.executable, "-m", "tcdist", *map(str, args), "--json", "-q"]
     t0 = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as job:
+        try:
+            out, err = job.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            job.terminate()  # (tcdist removes its temporaries on SIGTERM)
+            job.communicate()
+            if refusal_ok:
+                return {"refused": f"stopped after {timeout} s (--run-timeout)", "job_wall_s": time.perf_counter() - t0}
+            raise SystemExit(f"stopped after {timeout} s: {' '.join(command)}") from None
+    done = subprocess.CompletedProcess(command, job.returncode, out, err)
     if refusal_ok and done.returncode == 2:
         return {"refused": done.stderr.strip(), "job_wall_s": time.perf_counter() - t0}
     if done.returncode != 0:
@@ -137,14 +147,14 @@ def limit_bytes(limit: str, csr: int) -> int:
     return max(size >> 20, 1) << 20
 
 
-def user_path(spec, forms, limits, backend, repeat, work, log, save, rows):
+def user_path(spec, forms, limits, backend, repeat, work, log, save, rows, timeout=None):
     """The graph as a user counts it, in memory and under every limit, in each form."""
     files = {"spec": spec, "file": spec}
     if "h5" in forms:
         files["h5"] = graph_file(spec, work, log, backend)[0]
     for form in forms:
         def best(*extra):
-            runs = [tcdist_json("count", files[form], "--backend", backend, *extra, refusal_ok=True)
+            runs = [tcdist_json("count", files[form], "--backend", backend, *extra, refusal_ok=True, timeout=timeout)
                     for _ in range(repeat)]
             return min(runs, key=lambda r: ("refused" in r, r["job_wall_s"]))  # a run that counted, if any did
 
@@ -248,6 +258,8 @@ def main():
     p.add_argument("--limits", nargs="+", default=["1x", "0.5x", "0.25x", "0.125x"],
                    help="with --user: sizes (4GiB) or multiples of the graph's CSR (0.125x)")
     p.add_argument("--repeat", type=int, default=1, help="with --user: runs of each row (the best is kept)")
+    p.add_argument("--run-timeout", type=float,
+                   help="with --user: seconds after which a run is stopped and its row kept as stopped")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     result = {**metadata(args.device), "cases": [], "user": []}
@@ -262,7 +274,7 @@ def main():
     for graph in args.user:
         forms = ["spec"] if not os.path.exists(graph) else ["file"]
         user_path(graph, forms if forms == ["file"] else args.forms, args.limits, args.backend, args.repeat, args.work,
-                  log, save, result["user"])
+                  log, save, result["user"], args.run_timeout)
         if args.plot:
             user_plot(result["user"], args.plot if not args.case else args.plot.replace(".png", "-user.png"))
     for case in args.case:

@@ -27,7 +27,8 @@ from tcdist.results import Timings
 Source = object  # None, a path, a spec, a Graph, or an in-memory graph (io/objects.py)
 EMBEDDED_NAME = "ego-Facebook (embedded)"
 EMBEDDED_TRIANGLES = 1_612_010
-RANGES_AT_LEAST = 1 << 16  # keys a range and raw edges a piece below which ranges are not worth their launches
+RANGE_KEYS_AT_LEAST = 1 << 22  # keys a range below which copies and launches cost more than the host's build
+PIECE_EDGES_AT_LEAST = 1 << 18  # and below this many edges a piece
 
 
 def embedded_path() -> str:
@@ -174,10 +175,10 @@ def _in_ranges(spec: str, seed: int, room: int, timings: Timings) -> Graph | Non
     span, m, _ = made
     keys = ranges_build.range_keys(room, span)
     piece = generators.PIECE_EDGES
-    while piece > 1 and model.PIECE_BYTES_PER_EDGE * piece + model.GPU_GENERATED_BYTES_PER_ID * \
+    while piece > 1 and model.PIECE_BYTES_PER_EDGE * piece + model.GPU_PERMUTATION_BYTES_PER_ID * \
             generators.permuted(spec) > room:
         piece >>= 1
-    if min(keys, piece) < RANGES_AT_LEAST:
+    if keys < RANGE_KEYS_AT_LEAST or piece < PIECE_EDGES_AT_LEAST:
         return None
     memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m, f"building the graph of {spec} ({m:,} raw edges)",
                    "count a smaller graph, or give the GPU more memory (--gpu-memory-limit)")
@@ -192,10 +193,10 @@ def _edges_in_ranges(edges, room: int) -> Graph | None:
     import cupy
 
     m = len(edges)
-    span = int(max(edges.src.max(), edges.dst.max())) + 1 if m >= RANGES_AT_LEAST else 0
+    span = int(max(edges.src.max(), edges.dst.max())) + 1 if m > RANGE_KEYS_AT_LEAST else 0
     keys = ranges_build.range_keys(room, span)
     piece = 1 << max(0, (room // model.PIECE_BYTES_PER_EDGE).bit_length() - 1)
-    if not span or not pieces_build.packs(span) or min(keys, piece) < RANGES_AT_LEAST:
+    if not span or not pieces_build.packs(span) or keys < RANGE_KEYS_AT_LEAST or piece < PIECE_EDGES_AT_LEAST:
         return None
     memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m, f"building the graph of {edges.name} ({m:,} edges)",
                    "convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5)")

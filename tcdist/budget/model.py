@@ -19,6 +19,7 @@ GPU_BUILD_BYTES_PER_VERTEX = 40  # and per vertex: ids, degrees, the rank order 
 GPU_GENERATED_BYTES_PER_EDGE = 16  # src and dst (int64)
 GPU_DRAW_BYTES_PER_EDGE = 64  # and per edge of the block being drawn: the draws and the bits made of them
 GPU_GENERATED_BYTES_PER_ID = 56  # and per vertex permuted: RMAT's vertex permutation, its draws and their sort
+GPU_PERMUTATION_BYTES_PER_ID = 16  # the permutation and its draws where the host sorts them (no room for the sort)
 PIECES_BYTES_PER_EDGE = 18  # a generated graph built from its pieces (graph/pieces_build.py): its keys and their sort
 PIECES_BYTES_PER_ID = 48  # and per id below the ids' bound: ids present, their places, degrees, rank order
 PIECE_BYTES_PER_EDGE = 80  # and per raw edge of the one piece being drawn and packed: its draws, ids and keys

@@ -146,9 +146,10 @@ def _merged(runs, bounds, keys_per_range: int, xp, even: bool):
     the device, each range at most keys_per_range keys where its cuts allow (with even, every
     cut is an even value, so 2k and 2k + 1 fall in one range)."""
     cuts = _cuts(runs, bounds, keys_per_range, even)
-    for first, last in zip(cuts[:-1], cuts[1:]):
-        size = int((last - first).sum())
-        keys, at = xp.empty(size, np.uint64), 0
+    sizes = (cuts[1:] - cuts[:-1]).sum(axis=1)
+    buffer = xp.empty(int(sizes.max()), np.uint64)  # one for every range: the pool's blocks stay as they are
+    for first, last, size in zip(cuts[:-1], cuts[1:], sizes):
+        keys, at = buffer[:size], 0
         for start, lo, hi in zip(bounds[:-1], first, last):
             if hi > lo:
                 _to_device(runs[start + lo : start + hi], keys[at : at + hi - lo], xp)

@@ -72,8 +72,11 @@ class _Random:
         if self.xp is np:
             order = draws.stable_order(keys)
         else:
-            reserve_sort(keys, copies=4)  # the order, a copy of the keys, and the sort's copies of both
-            order = self.xp.argsort(keys)  # CuPy's is stable
+            try:
+                reserve_sort(keys, copies=4)  # the order, a copy of the keys, and the sort's copies of both
+                order = self.xp.argsort(keys)  # CuPy's is stable
+            except MemoryError:  # (CuPy's OutOfMemoryError, under a memory limit) the host's, the same order
+                order = self.xp.asarray(draws.stable_order(keys.get()))
         return order.astype(np.int64)
 
 

@@ -84,12 +84,22 @@ def test_a_graph_built_from_its_pieces_on_the_gpu_stays_within_its_estimate_and_
                                                                       reference.reciprocal)
 
 
+def _small_ranges(monkeypatch):
+    """Ranges and pieces as small beside these graphs as the thresholds allow beside large ones."""
+    from tcdist import source
+
+    monkeypatch.setattr(source, "RANGE_KEYS_AT_LEAST", 1 << 16)
+    monkeypatch.setattr(source, "PIECE_EDGES_AT_LEAST", 1 << 16)
+
+
 @pytest.mark.parametrize("spec, room", [("rmat:20", 64 << 20), ("er:1000000:8000000", 72 << 20)])
-def test_a_graph_built_in_ranges_on_the_gpu_stays_within_its_room_and_is_the_same(spec, room):
+def test_a_graph_built_in_ranges_on_the_gpu_stays_within_its_room_and_is_the_same(monkeypatch, spec, room):
     """Room for a sixteenth of the raw edges' keys: pieces drawn and ranges sorted on the GPU,
     the graph on the host, the GPU's peak under the room it was given."""
     from tcdist import source
     from tcdist.results import Timings
+
+    _small_ranges(monkeypatch)
 
     timings = Timings()
     graph, built = _measured(lambda: source._in_ranges(spec, 0, room, timings))
@@ -109,6 +119,7 @@ def test_an_edge_list_larger_than_the_gpu_is_built_in_ranges_there_within_its_ro
     from tcdist.device.allocator import limited
     from tcdist.graph import ranges_build
 
+    _small_ranges(monkeypatch)
     edges = io.generate("rmat:18", seed=1)
     reference = source.load_graph((edges.src, edges.dst))
     room = 64 << 20

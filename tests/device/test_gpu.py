@@ -199,6 +199,18 @@ def test_the_gpu_generates_the_same_graphs_as_the_cpu(gpu):
         assert host.fingerprint() == device.fingerprint(), spec
 
 
+def test_a_permutation_short_of_gpu_memory_for_its_sort_is_sorted_on_the_host_the_same(gpu):
+    import cupy
+
+    from tcdist.device.allocator import limited
+    from tcdist.io import generators
+
+    host = generators._Random(np, 4).permutation(1 << 20)
+    with limited(32 << 20):  # its draws, the order and its copy; not the sort's copies
+        device = generators._Random(cupy, 4).permutation(1 << 20)
+    assert np.array_equal(host, device.get())
+
+
 @pytest.mark.parametrize("scale", range(16, 24))
 def test_rmat_16_to_23_generated_and_built_on_the_gpu(gpu, scale):
     import cupy
