@@ -183,8 +183,9 @@ def _in_ranges(spec: str, seed: int, room: int, timings: Timings) -> Graph | Non
     memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m, f"building the graph of {spec} ({m:,} raw edges)",
                    "count a smaller graph, or give the GPU more memory (--gpu-memory-limit)")
     pieces = io.pieces(spec, seed=seed, xp=cupy, size=piece)[2]
-    return _timed(lambda pieces: ranges_build.build_in_ranges(span, m, pieces, spec, cupy, keys), pieces, cupy,
-                  timings)
+    ranked = model.GPU_RANK_BYTES_PER_ID * span <= room
+    return _timed(lambda pieces: ranges_build.build_in_ranges(span, m, pieces, spec, cupy, keys, ranked), pieces,
+                  cupy, timings)
 
 
 def _edges_in_ranges(edges, room: int) -> Graph | None:
@@ -202,7 +203,8 @@ def _edges_in_ranges(edges, room: int) -> Graph | None:
                    "convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5)")
     pieces = ((edges.src[lo : lo + piece], edges.dst[lo : lo + piece]) for lo in range(0, m, piece))
     try:
-        graph = ranges_build.build_in_ranges(span, m, pieces, edges.name, cupy, keys)
+        graph = ranges_build.build_in_ranges(span, m, pieces, edges.name, cupy, keys,
+                                             model.GPU_RANK_BYTES_PER_ID * span <= room)
     except MemoryError:  # over its estimate: the host builds it
         graph = None
     if graph is None:  # here, where the failed build's arrays are gone

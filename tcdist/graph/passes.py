@@ -23,6 +23,14 @@ def take(table, index):
 
 
 @njit(parallel=True, nogil=True, cache=True)
+def touch(array, step):
+    """Write a zero every step items: the pages of a new array faulted in on every thread (CUDA
+    registering them faults them in on one)."""
+    for i in prange((array.size + step - 1) // step):
+        array[i * step] = 0
+
+
+@njit(parallel=True, nogil=True, cache=True)
 def mark(present, ids):
     """present[ids] = True (threads that write the same flag write the same value)."""
     for i in prange(ids.size):

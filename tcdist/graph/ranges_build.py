@@ -15,11 +15,11 @@ import numpy as np
 from tcdist import progress
 from tcdist.budget import model
 from tcdist.errors import TcdistError
-from tcdist.graph import build
+from tcdist.graph import build, passes
 from tcdist.graph.degrees import degree_summary
 from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
 from tcdist.graph.pieces_build import pack
-from tcdist.xp import register_pages, unregister_pages
+from tcdist.xp import PAGE, register_pages, unregister_pages
 
 SAMPLES_PER_RANGE = 2  # of every run, the keys sampled per range's worth: the ranges' cuts are chosen among them
 
@@ -29,9 +29,11 @@ def range_keys(room: int, span: int) -> int:
     return max(0, (room - model.RANGES_BYTES_PER_ID * span) // model.RANGES_BYTES_PER_KEY)
 
 
-def build_in_ranges(span: int, m: int, pieces, name: str, xp, keys_per_range: int) -> Graph:
+def build_in_ranges(span: int, m: int, pieces, name: str, xp, keys_per_range: int,
+                    rank_on_device: bool = True) -> Graph:
     """The Graph, on the host, of m raw edges with ids below span given as (src, dst) pieces (on
-    xp's device or the host), sorted on xp's device keys_per_range keys at a time."""
+    xp's device or the host), sorted on xp's device keys_per_range keys at a time; the vertices
+    ranked there where rank_on_device, else on the host."""
     runs, undirected, col, registered = np.empty(m, np.uint64), np.empty(m, np.uint64), None, []
     try:
         with progress.bar(4, f"build {name}", "steps") as bar:
@@ -41,7 +43,7 @@ def build_in_ranges(span: int, m: int, pieces, name: str, xp, keys_per_range: in
             registered.append(_register(undirected, xp))
             kept, degree, duplicates, reciprocal = _distinct(runs, bounds, span, keys_per_range, undirected, xp)
             bar.update()
-            order, rank, n = _rank(degree, name, xp)
+            order, rank, n = _rank(degree, name, xp, rank_on_device)
             del degree
             bounds, row_length = _oriented_runs(undirected[:kept], runs, span, n, rank, keys_per_range, xp)
             del rank
@@ -62,8 +64,12 @@ def build_in_ranges(span: int, m: int, pieces, name: str, xp, keys_per_range: in
 
 
 def _register(array, xp):
-    """The array's pages registered with xp's device (None on the host, or where it refuses)."""
-    return None if xp is np else register_pages((array,))
+    """The array's pages, faulted in on every thread, registered with xp's device (None on the
+    host, or where it refuses)."""
+    if xp is np:
+        return None
+    passes.touch(array, max(1, PAGE // array.itemsize))
+    return register_pages((array,))
 
 
 def _sorted_runs(span: int, pieces, runs, xp):
@@ -104,20 +110,26 @@ def _distinct(runs, bounds, span: int, keys_per_range: int, undirected, xp):
     return kept, degree, duplicates, reciprocal
 
 
-def _rank(degree, name: str, xp):
+def _rank(degree, name: str, xp, on_device: bool):
     """(the ids that have an edge by (degree, id) rank, on the host, every id's rank on xp's device
-    (int32 where it fits), how many there are): ranked on the host's threads, so that the device
-    holds no array of the ids beyond the degrees and the ranks."""
-    degree = _host(degree, xp)
-    ids = np.flatnonzero(degree)
+    (int32 where it fits), how many there are): ranked on the device where on_device (it holds
+    GPU_RANK_BYTES_PER_ID an id), else on the host's threads."""
+    if not on_device:
+        degree = _host(degree, xp)
+    ids = xp.flatnonzero(degree)
     n = int(ids.size)
     if n > MAX_VERTICES:
         raise TcdistError(f"{name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
-    order = ids[build.rank_order(degree[ids])]
+    if on_device:
+        by_rank = degree[ids].astype(np.int64) * n + xp.arange(n, dtype=np.int64)
+        _sort(by_rank, xp)
+        order = ids[by_rank % n]
+    else:
+        order = ids[build.rank_order(degree[ids])]
     del degree, ids
-    rank = np.zeros(order.size and int(order.max()) + 1, col_dtype(n))
-    rank[order] = np.arange(n, dtype=rank.dtype)
-    return order, xp.asarray(rank), n
+    rank = xp.zeros(order.size and int(order.max()) + 1, col_dtype(n))
+    rank[order] = xp.arange(n, dtype=rank.dtype)
+    return _host(order, xp) if on_device else order, xp.asarray(rank), n
 
 
 def _oriented_runs(undirected, runs, span: int, n: int, rank, keys_per_range: int, xp):

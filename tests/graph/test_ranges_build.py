@@ -20,12 +20,13 @@ def _same(built, reference):
 
 
 @pytest.mark.parametrize("spec", ["rmat:12", "rmat:10:40", "er:3000:50000", "er:50:4000", "er:7:5"])
-@pytest.mark.parametrize("piece, keys", [(1 << 26, 1 << 26), (4096, 1000), (1024, 37)])
-def test_ranges_build_the_graph_build_graph_builds(monkeypatch, spec, piece, keys):
+@pytest.mark.parametrize("piece, keys, ranked", [(1 << 26, 1 << 26, True), (4096, 1000, False), (1024, 37, True)])
+def test_ranges_build_the_graph_build_graph_builds(monkeypatch, spec, piece, keys, ranked):
+    """Ranked on the device's way or the host's, the same graph."""
     monkeypatch.setattr(generators, "_DRAW_BLOCK", 1 << 14)
     reference = build_graph(io.generate(spec, seed=5))
     span, m, pieces = generators.pieces(spec, seed=5, size=min(piece, 1 << 14))
-    _same(ranges_build.build_in_ranges(span, m, pieces, spec, np, keys), reference)
+    _same(ranges_build.build_in_ranges(span, m, pieces, spec, np, keys, ranked), reference)
 
 
 def test_many_repeats_of_one_edge_stay_in_one_range_and_are_counted_once():
