@@ -114,9 +114,10 @@ def _rank(degree, name: str, xp, on_device: bool):
     """(the ids that have an edge by (degree, id) rank, on the host, every id's rank on xp's device
     (int32 where it fits), how many there are): ranked on the device where on_device (it holds
     GPU_RANK_BYTES_PER_ID an id), else on the host's threads."""
+    where = xp if on_device else np
     if not on_device:
         degree = _host(degree, xp)
-    ids = xp.flatnonzero(degree)
+    ids = where.flatnonzero(degree)
     n = int(ids.size)
     if n > MAX_VERTICES:
         raise TcdistError(f"{name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
@@ -127,9 +128,9 @@ def _rank(degree, name: str, xp, on_device: bool):
     else:
         order = ids[build.rank_order(degree[ids])]
     del degree, ids
-    rank = xp.zeros(order.size and int(order.max()) + 1, col_dtype(n))
-    rank[order] = xp.arange(n, dtype=rank.dtype)
-    return _host(order, xp) if on_device else order, xp.asarray(rank), n
+    rank = where.zeros(order.size and int(order.max()) + 1, col_dtype(n))
+    rank[order] = where.arange(n, dtype=rank.dtype)
+    return _host(order, where), xp.asarray(rank), n
 
 
 def _oriented_runs(undirected, runs, span: int, n: int, rank, keys_per_range: int, xp):
