@@ -52,7 +52,11 @@ def tcdist_json(*args, refusal_ok=False, timeout=None):
             out, err = job.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             job.terminate()  # (tcdist removes its temporaries on SIGTERM)
-            job.communicate()
+            try:
+                job.communicate(timeout=60)
+            except subprocess.TimeoutExpired:  # stuck in a call that does not return to Python
+                job.kill()
+                job.communicate()
             if refusal_ok:
                 return {"refused": f"stopped after {timeout} s (--run-timeout)", "job_wall_s": time.perf_counter() - t0}
             raise SystemExit(f"stopped after {timeout} s: {' '.join(command)}") from None

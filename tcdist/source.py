@@ -180,8 +180,9 @@ def _in_ranges(spec: str, seed: int, room: int, timings: Timings) -> Graph | Non
         piece >>= 1
     if keys < RANGE_KEYS_AT_LEAST or piece < PIECE_EDGES_AT_LEAST:
         return None
-    memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m, f"building the graph of {spec} ({m:,} raw edges)",
-                   "count a smaller graph, or give the GPU more memory (--gpu-memory-limit)")
+    memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m + model.RANGES_HOST_BYTES_PER_ID * span,
+                   f"building the graph of {spec} ({m:,} raw edges)",
+                   "count it on a host with more memory, or a smaller graph")
     pieces = io.pieces(spec, seed=seed, xp=cupy, size=piece)[2]
     ranked = model.GPU_RANK_BYTES_PER_ID * span <= room
     return _timed(lambda pieces: ranges_build.build_in_ranges(span, m, pieces, spec, cupy, keys, ranked), pieces,
@@ -199,7 +200,8 @@ def _edges_in_ranges(edges, room: int) -> Graph | None:
     piece = 1 << max(0, (room // model.PIECE_BYTES_PER_EDGE).bit_length() - 1)
     if not span or not pieces_build.packs(span) or keys < RANGE_KEYS_AT_LEAST or piece < PIECE_EDGES_AT_LEAST:
         return None
-    memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m, f"building the graph of {edges.name} ({m:,} edges)",
+    memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m + model.RANGES_HOST_BYTES_PER_ID * span,
+                   f"building the graph of {edges.name} ({m:,} edges)",
                    "convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5)")
     pieces = ((edges.src[lo : lo + piece], edges.dst[lo : lo + piece]) for lo in range(0, m, piece))
     try:

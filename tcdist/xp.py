@@ -48,8 +48,14 @@ def unregister_pages(starts) -> None:
         return
     import cupy
 
-    for begin in starts:
-        cupy.cuda.runtime.hostUnregister(begin)
+    failed = None
+    for begin in starts:  # each one, even past one that fails (a sticky CUDA error): that one is raised after
+        try:
+            cupy.cuda.runtime.hostUnregister(begin)
+        except cupy.cuda.runtime.CUDARuntimeError as error:
+            failed = failed or error
+    if failed is not None:
+        raise failed
 
 
 SORT_SPARE = 64 << 10  # a GPU sort's workspace beyond its copies and a quarter of the keys: CUB's histograms

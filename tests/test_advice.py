@@ -31,3 +31,17 @@ def test_writing_a_store_of_auto_parts_advises_a_number_and_a_number_writes_it(t
     assert not store.exists()
     partition("rmat:10", parts=4, output=store)
     assert tcdist.count_triangles(store, backend="cpu").triangles == rmat10
+
+
+def test_a_graph_that_cannot_be_sliced_to_fit_advises_more_parts_and_more_parts_count_it(cli):
+    """Every row's pointer beside the longest row does not fit one slice: more parts have fewer
+    rows each (two still do not fit, and say so again; four do)."""
+    whole = tcdist.count_triangles("rmat:12", backend="cpu").triangles
+    limit = ("--backend", "cpu", "--gpu-memory-limit", "48KiB")
+    for parts in ((), ("--parts", "2")):
+        refused = cli("count", "rmat:12", *limit, *parts)
+        assert refused.code == 2 and "cannot be sliced to fit 48.0 KiB" in refused.err
+        assert refused.err.rstrip().endswith("give the device more memory or count more parts")
+    followed = cli("count", "rmat:12", *limit, "--parts", "4", "--json")
+    assert followed.code == 0, followed.err
+    assert json.loads(followed.out)["triangles"] == whole

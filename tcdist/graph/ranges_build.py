@@ -4,8 +4,9 @@ than the GPU): the GPU sorts and the host holds. Pieces of raw edges are packed 
 host; then a range of key values at a time is gathered from every run, sorted and made distinct
 on the device, its vertices' degrees counted as it goes. The edges oriented by (degree, id) rank
 take the same two passes, and their columns are laid out on the host range by range. The same
-Graph as build_graph makes of the raw edges, on the host, with the device holding at most about
-model.ranges_build_bytes at once.
+Graph as build_graph makes of the raw edges, on the host, with the device holding about
+model.RANGES_BYTES_PER_ID an id and RANGES_BYTES_PER_KEY a key of a range (or a piece's
+PIECE_BYTES_PER_EDGE an edge) at once.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ def _sorted_runs(span: int, pieces, runs, xp):
         _to_host(keys, runs[bounds[-1] : bounds[-1] + keys.size], xp)
         bounds.append(bounds[-1] + keys.size)
         loops += dropped
+        del keys  # (before the next piece is packed)
     return np.array(bounds, np.int64), loops
 
 
@@ -137,8 +139,10 @@ def _oriented_runs(undirected, runs, span: int, n: int, rank, keys_per_range: in
     """(the runs' bounds, every row's length): the edges' keys by rank (min * n + max) written
     over runs, sorted on the device keys_per_range at a time."""
     bounds, row_length = [0], xp.zeros(n, np.uint64)
+    buffer = xp.empty(min(keys_per_range, undirected.size), np.uint64)  # (filled from the registered pages)
     for lo in range(0, undirected.size, keys_per_range):
-        keys = xp.asarray(undirected[lo : lo + keys_per_range])
+        keys = buffer[: min(keys_per_range, undirected.size - lo)]
+        _to_device(undirected[lo : lo + keys.size], keys, xp)
         a, b = rank[(keys // np.uint64(span)).astype(np.int64)], rank[(keys % np.uint64(span)).astype(np.int64)]
         del keys
         row = xp.minimum(a, b).astype(np.int64)
@@ -175,27 +179,26 @@ def _merged(runs, bounds, keys_per_range: int, xp, even: bool):
 def _cuts(runs, bounds, keys_per_range: int, even: bool):
     """Positions in every run (a row per cut, a column per run) where the ranges begin and, last,
     end: each cut a value sampled from the runs, chosen so that a range holds at most
-    keys_per_range keys where the samples allow."""
+    keys_per_range keys where the samples allow. A run's samples lie a stride apart, so the keys
+    below a value are at most a stride times the samples below it, and at least that less a
+    stride per run: the exact places are searched for the chosen cuts only."""
     starts, ends = bounds[:-1], bounds[1:]
     total, count = int(bounds[-1]), starts.size
     whole = np.stack([np.zeros(count, np.int64), ends - starts])
     if total <= keys_per_range:
         return whole
-    stride = max(1, keys_per_range // (SAMPLES_PER_RANGE * count))  # a run adds at most a stride between samples
-    values = np.unique(np.concatenate([runs[a:b:stride] for a, b in zip(starts, ends)]))
-    if even:
-        values = np.unique(values & ~np.uint64(1))
-    places = np.stack([np.searchsorted(runs[a:b], values) for a, b in zip(starts, ends)], axis=1)
-    below = places.sum(axis=1)  # keys below each sampled value
-    chosen, taken = [], 0
+    stride = max(1, keys_per_range // (SAMPLES_PER_RANGE * count))
+    samples = np.sort(np.concatenate([runs[a:b:stride] for a, b in zip(starts, ends)]))
+    values = np.unique(samples & ~np.uint64(1) if even else samples)
+    at_most = np.searchsorted(samples, values) * stride  # keys below each value, or fewer
+    chosen, taken, last = [], 0, -1
     while total - taken > keys_per_range:
-        cut = max(int(np.searchsorted(below, taken + keys_per_range, side="right")) - 1,
-                  int(np.searchsorted(below, taken, side="right")))  # (at least one sample further)
-        if cut >= below.size:
+        cut = max(int(np.searchsorted(at_most, taken + keys_per_range, side="right")) - 1, last + 1)
+        if cut >= values.size:
             break
-        chosen.append(cut)
-        taken = int(below[cut])
-    return np.concatenate([whole[:1], places[chosen], whole[1:]])
+        chosen.append([np.searchsorted(runs[a:b], values[cut]) for a, b in zip(starts, ends)])
+        taken, last = int(sum(chosen[-1])), cut
+    return np.concatenate([whole[:1], np.array(chosen, np.int64).reshape(-1, count), whole[1:]])
 
 
 def _sort(keys, xp) -> None:

@@ -76,8 +76,9 @@ class _Random:
                 reserve_sort(keys, copies=4)  # the order, a copy of the keys, and the sort's copies of both
                 order = self.xp.argsort(keys)  # CuPy's is stable
             except MemoryError:  # (CuPy's OutOfMemoryError, under a memory limit) the host's, the same order
-                order = self.xp.asarray(draws.stable_order(keys.get()))
-        return order.astype(np.int64)
+                keys = keys.get()
+                order = self.xp.asarray(draws.stable_order(keys))
+        return order.astype(np.int64, copy=False)
 
 
 _ONE = 1 << 24  # RMAT draws two 24-bit uniforms from each 64-bit value
