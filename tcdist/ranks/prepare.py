@@ -134,8 +134,8 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
         return prepared
     device.warming.wait()  # a graph may be built on the GPU: not beside the warm-up
     graph = held.graph = load_graph(source, seed=config.seed, timings=timings, device=device, labels=config.labels)
-    if config.whole and ranks == 1:
-        return _whole(graph, held)
+    if config.whole and ranks == 1 and (device.memory_limit is None or _sliceable_whole(graph, device)):
+        return _whole(graph, held)  # (else parts, as many as their slices need)
     if ranks > 1 and config.per_edge:
         replicated_not = "per-edge counts are made in whole parts"
     elif ranks > 1 and graph.n and config.parts in (None, "auto") and config.store is None and config.scheme is None \
@@ -173,18 +173,23 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
     if config.parts != "auto":
         parts = config.parts or min(ranks, max(graph.n, 1))
         check_parts(parts, graph)
-        return _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted)
+        warnings = []
+        if budgeted and not config.parts:  # no number given: as many as their slices need
+            t0 = time.perf_counter()
+            parts = _sliceable(graph, config, device, scheme, prune, parts, "give the device more memory", warnings)
+            timings.partition += time.perf_counter() - t0
+        prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted)
+        prepared.header["warnings"] += warnings
+        return prepared
     t0, budget, sliced = time.perf_counter(), device.budget(), []
     try:
         at_once = model.TWO_AT_ONCE if device.is_gpu else 1
         parts = auto_parts(graph, scheme, prune, config.seed, budget, at_once, device.need)
-    except TcdistError as e:  # no P fits: slices do (Device.pieces), of as many parts as there are ranks
-        parts = min(ranks, max(graph.n, 1))
-        if parts == 1:  # said now, with why no P fits
-            advice = f"nor do any parts: {e}"
-            refuse_unsliceable(device, Part(0, graph.rowptr, graph.col, None, graph.n, {}), advice if
-                                      advice.endswith("give the device more memory") else
-                                      f"{advice}; give the device more memory")
+    except TcdistError as e:  # no P fits: slices do (Device.pieces), of as many parts as there are ranks or more
+        advice = f"nor do any parts: {e}"
+        parts = _sliceable(graph, config, device, scheme, prune, min(ranks, max(graph.n, 1)), advice if
+                           advice.endswith("give the device more memory") else f"{advice}; give the device more "
+                           "memory", [])
         sliced.append(f"{e}; counting {parts} part{'s' * (parts > 1)} in slices that fit instead")
     timings.partition += time.perf_counter() - t0
     if parts == 1 and not writes:  # the whole graph fits, or is sliced
@@ -194,6 +199,42 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
         prepared.header["budget"] = budget
     prepared.header["warnings"] += sliced
     return prepared
+
+
+SLICEABLE_PARTS = 64  # at most this many times the parts asked for, to find parts whose slices fit
+
+
+def _sliceable_whole(graph, device: Device) -> bool:
+    """Whether the whole graph fits the device's budget or has a slice that does."""
+    try:
+        refuse_unsliceable(device, Part(0, graph.rowptr, graph.col, None, graph.n, {}), "")
+    except TcdistError:
+        return False
+    return True
+
+
+def _sliceable(graph, config: CountConfig, device: Device, scheme: str, prune: str, parts: int, advice: str,
+               warnings: list) -> int:
+    """The fewest parts from parts on (doubled, up to SLICEABLE_PARTS times as many) each of
+    which has a slice that fits the device's budget: a slice holds the pointers of all its part's
+    rows, which more parts have fewer of (budget/slices.py). Where none do, the first refusal,
+    with advice."""
+    first, tried = None, parts
+    while True:
+        try:
+            made = [Part(0, graph.rowptr, graph.col, None, graph.n, {})] if tried == 1 else \
+                partition_graph(graph, tried, scheme=scheme, prune=prune, seed=config.seed, lazy=True).parts
+            for part in made:
+                refuse_unsliceable(device, part, advice)
+        except TcdistError as e:
+            first = first or e
+            if tried >= min(graph.n, SLICEABLE_PARTS * parts):
+                raise first from None
+            tried = min(2 * tried, graph.n, SLICEABLE_PARTS * parts)
+            continue
+        if tried > parts:
+            warnings.append(f"{first}".replace(f"; {advice}", "") + f"; counting {tried} parts, whose slices fit")
+        return tried
 
 
 def _whole(graph, held: Held, budget: int | None = None) -> Prepared:

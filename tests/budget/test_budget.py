@@ -199,8 +199,9 @@ def test_the_gpu_limit_is_enforced_and_the_peak_reported(cli):
 
 @pytest.mark.gpu
 def test_a_part_past_the_gpu_limit_is_one_line(cli):
-    """Below what one slice of it needs (the pointers of its rows and its longest row)."""
-    result = cli("count", GRAPH, "--backend", "gpu", "--gpu-memory-limit", "256KiB")
+    """Below what one slice of it needs (the pointers of its rows and its longest row), one part
+    asked for (with no number given, tcdist finds parts whose slices fit: tests/test_advice.py)."""
+    result = cli("count", GRAPH, "--backend", "gpu", "--gpu-memory-limit", "256KiB", "--parts", "1")
     assert result.code == 2 and result.err.startswith("tcdist: error: part 0 cannot be sliced to fit 256.0 KiB")
     assert result.err.count("\n") == 1
 
@@ -497,3 +498,13 @@ def test_a_skewed_part_s_slices_keep_room_for_the_largest_hub_bitmaps_in_an_eigh
     assert kept(skewed, 8 * full, auto=False) == kept(skewed, 8 * full, kind="cpu") == 0
     even = partition_graph(tcdist.load_graph("er:20000:300000"), 1).parts[0]
     assert kept(even, 1 << 40) == 0
+
+
+def test_a_limit_no_number_of_parts_can_be_sliced_to_fit_is_one_line_that_says_so(cli):
+    """rmat:12 under 8 KiB: its longest row alone takes more; up to 64 times the parts tried, then
+    the first refusal, with no advice to count more parts."""
+    result = cli("count", "rmat:12", "--backend", "cpu", "--gpu-memory-limit", "8KiB")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert result.err.startswith("tcdist: error: part 0 cannot be sliced to fit 8.0 KiB on the device")
+    assert result.err.endswith("; give the device more memory\n")
+
