@@ -1,4 +1,4 @@
-"""Shared fixtures: the dataset manifest, an independent counter, a CLI runner."""
+"""Shared fixtures: the dataset manifest, an independent counter, a CLI runner, graphs compared."""
 
 import json
 import os
@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import h5py
+import numpy as np
 import pytest
 
 from tcdist.cli import main
@@ -70,6 +71,15 @@ def count_read_once(how, data: bytes, tmp_path):
     result = run_module("count", fifo, "--json")
     writer.join()
     return result
+
+
+def same_graph(built, reference):
+    """Two Graphs alike in every array (and the columns' dtype) and every count."""
+    for name in ("rowptr", "col", "original_id"):
+        assert np.array_equal(getattr(built, name), getattr(reference, name)), name
+    assert built.col.dtype == reference.col.dtype
+    for name in ("n", "m", "self_loops", "duplicates", "reciprocal", "degrees"):
+        assert getattr(built, name) == getattr(reference, name), name
 
 
 def cpu_device(kernel):

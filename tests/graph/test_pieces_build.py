@@ -1,21 +1,13 @@
 """A generated graph built from its pieces (8-byte keys, a piece of raw edges at a time) is the
 graph build_graph makes of all its raw edges at once: every array and count."""
 
-import numpy as np
 import pytest
+from conftest import same_graph
 
 import tcdist
 from tcdist import io
 from tcdist.graph import build_graph, pieces_build
 from tcdist.io import generators
-
-
-def _same(built, reference):
-    for name in ("rowptr", "col", "original_id"):
-        assert np.array_equal(getattr(built, name), getattr(reference, name)), name
-    assert built.col.dtype == reference.col.dtype
-    for name in ("n", "m", "self_loops", "duplicates", "reciprocal", "degrees"):
-        assert getattr(built, name) == getattr(reference, name), name
 
 
 @pytest.mark.parametrize("spec", ["rmat:12", "rmat:10:40", "er:3000:50000", "er:50:4000", "rmat:16"])
@@ -25,7 +17,7 @@ def test_pieces_build_the_graph_build_graph_builds(monkeypatch, spec, block, ste
     monkeypatch.setattr(pieces_build, "STEP", step)
     reference = build_graph(io.generate(spec, seed=5))
     span, m, pieces = generators.pieces(spec, seed=5)
-    _same(pieces_build.build_from_pieces(span, m, pieces, spec), reference)
+    same_graph(pieces_build.build_from_pieces(span, m, pieces, spec), reference)
 
 
 def test_other_generators_have_no_pieces_bad_arguments_are_said_and_ids_that_do_not_pack_too():
@@ -52,7 +44,7 @@ def test_a_host_short_of_memory_for_the_raw_edges_builds_the_graph_from_its_piec
     assert room < raw * (model.GENERATED_BYTES_PER_EDGE + model.BUILD_BYTES_PER_EDGE)
     monkeypatch.setattr(source.memory, "available", lambda: (room, "a test's room"))
     timings = Timings()
-    _same(source.load_graph(spec, seed=2, timings=timings), reference)
+    same_graph(source.load_graph(spec, seed=2, timings=timings), reference)
     assert timings.generate > 0 and timings.build > 0 and timings.read == 0
     short = 10 * raw  # below the pieces' build and below the raw edges' generation: refused as before
     assert short < min(room, model.GENERATED_BYTES_PER_EDGE * raw)

@@ -4,19 +4,12 @@ ranges cut anywhere, even where they cut through a vertex's edges or an edge's t
 
 import numpy as np
 import pytest
+from conftest import same_graph
 
 from tcdist import io
 from tcdist.graph import build_graph, ranges_build
 from tcdist.io import generators
 from tcdist.io.objects import edges_of
-
-
-def _same(built, reference):
-    for name in ("rowptr", "col", "original_id"):
-        assert np.array_equal(getattr(built, name), getattr(reference, name)), name
-    assert built.col.dtype == reference.col.dtype
-    for name in ("n", "m", "self_loops", "duplicates", "reciprocal", "degrees"):
-        assert getattr(built, name) == getattr(reference, name), name
 
 
 @pytest.mark.parametrize("spec", ["rmat:12", "rmat:10:40", "er:3000:50000", "er:50:4000", "er:7:5"])
@@ -26,7 +19,7 @@ def test_ranges_build_the_graph_build_graph_builds(monkeypatch, spec, piece, key
     monkeypatch.setattr(generators, "_DRAW_BLOCK", 1 << 14)
     reference = build_graph(io.generate(spec, seed=5))
     span, m, pieces = generators.pieces(spec, seed=5, size=min(piece, 1 << 14))
-    _same(ranges_build.build_in_ranges(span, m, pieces, spec, np, keys, ranked), reference)
+    same_graph(ranges_build.build_in_ranges(span, m, pieces, spec, np, keys, ranked), reference)
 
 
 def test_many_repeats_of_one_edge_stay_in_one_range_and_are_counted_once():
@@ -35,7 +28,7 @@ def test_many_repeats_of_one_edge_stay_in_one_range_and_are_counted_once():
     dst = np.array([5, 3] * 500 + [2, 4, 3, 3], np.int64)
     reference = build_graph(edges_of((src, dst)))
     pieces = [(src[i : i + 64], dst[i : i + 64]) for i in range(0, src.size, 64)]
-    _same(ranges_build.build_in_ranges(6, src.size, iter(pieces), "repeats", np, 10), reference)
+    same_graph(ranges_build.build_in_ranges(6, src.size, iter(pieces), "repeats", np, 10), reference)
 
 
 def test_range_keys_leave_room_for_the_ids():
