@@ -21,7 +21,7 @@ from tcdist.partition import partition_graph
 from tcdist.partition.incoming import transpose
 from tcdist.xp import to_numpy
 
-_STALLED = 0.8  # four times the parts and the largest shrank by less than a fifth: more will not fit
+STALLED = 0.8  # four times the parts and the largest shrank by less than a fifth: more will not fit
 
 
 def auto_parts(graph, scheme: str, prune: str, seed: int, budget: int, at_once: int, need) -> int:
@@ -109,7 +109,7 @@ def _search(low: int, n: int, budget: int, probe, heaviest) -> int:
         if high >= n:
             _none_fits(budget, heaviest, n)
         needs.append(need)
-        if len(needs) >= 3 and needs[-1] > _STALLED * needs[-3]:
+        if len(needs) >= 3 and needs[-1] > STALLED * needs[-3]:
             _refuse_heaviest(budget, heaviest)
             raise TcdistError(f"parts stop shrinking: with {high:,} parts one still needs {size_text(need)}, over "
                               f"the budget of {size_text(budget)} (vertices whose out-neighbourhoods every part "

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from tcdist.budget import model
-from tcdist.budget.search import auto_parts
+from tcdist.budget.search import STALLED, auto_parts
 from tcdist.budget.sizes import size_text
 from tcdist.budget.slices import refuse_unsliceable
 from tcdist.config import CountConfig
@@ -217,24 +217,29 @@ def _sliceable(graph, config: CountConfig, device: Device, scheme: str, prune: s
                warnings: list) -> int:
     """The fewest parts from parts on (doubled, up to SLICEABLE_PARTS times as many) each of
     which has a slice that fits the device's budget: a slice holds the pointers of all its part's
-    rows, which more parts have fewer of (budget/slices.py). Where none do, the first refusal,
-    with advice."""
-    first, tried = None, parts
+    rows, which more parts have fewer of (budget/slices.py), until a dense core keeps them (the
+    rows of the part refused stall). Where none do, the first refusal, with advice."""
+    first, tried, rows = None, parts, []
     while True:
-        try:
-            made = [Part(0, graph.rowptr, graph.col, None, graph.n, {})] if tried == 1 else \
-                partition_graph(graph, tried, scheme=scheme, prune=prune, seed=config.seed, lazy=True).parts
-            for part in made:
+        made = [Part(0, graph.rowptr, graph.col, None, graph.n, {})] if tried == 1 else \
+            partition_graph(graph, tried, scheme=scheme, prune=prune, seed=config.seed, lazy=True).parts
+        refused = None
+        for part in made:
+            try:
                 refuse_unsliceable(device, part, advice)
-        except TcdistError as e:
-            first = first or e
-            if tried >= min(graph.n, SLICEABLE_PARTS * parts):
-                raise first from None
-            tried = min(2 * tried, graph.n, SLICEABLE_PARTS * parts)
-            continue
-        if tried > parts:
-            warnings.append(f"{first}".replace(f"; {advice}", "") + f"; counting {tried} parts, whose slices fit")
-        return tried
+            except TcdistError as e:
+                refused = e
+                rows.append(part.rowptr.size - 1)
+                break
+        if refused is None:
+            if tried > parts:
+                warnings.append(f"{first}".replace(f"; {advice}", "") + f"; counting {tried} parts, whose slices fit")
+            return tried
+        first = first or refused
+        stalled = len(rows) >= 3 and rows[-1] > STALLED * rows[-3]
+        if stalled or tried >= min(graph.n, SLICEABLE_PARTS * parts):
+            raise first from None
+        tried = min(2 * tried, graph.n, SLICEABLE_PARTS * parts)
 
 
 def _whole(graph, held: Held, budget: int | None = None) -> Prepared:

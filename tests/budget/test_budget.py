@@ -501,10 +501,23 @@ def test_a_skewed_part_s_slices_keep_room_for_the_largest_hub_bitmaps_in_an_eigh
 
 
 def test_a_limit_no_number_of_parts_can_be_sliced_to_fit_is_one_line_that_says_so(cli):
-    """rmat:12 under 8 KiB: its longest row alone takes more; up to 64 times the parts tried, then
-    the first refusal, with no advice to count more parts."""
+    """rmat:12 under 8 KiB: its longest row alone takes more; up to 64 times the parts tried (their
+    rows still shrinking), then the first refusal, with no advice to count more parts."""
     result = cli("count", "rmat:12", "--backend", "cpu", "--gpu-memory-limit", "8KiB")
     assert result.code == 2 and result.err.count("\n") == 1
     assert result.err.startswith("tcdist: error: part 0 cannot be sliced to fit 8.0 KiB on the device")
     assert result.err.endswith("; give the device more memory\n")
 
+
+
+def test_parts_whose_rows_stop_shrinking_are_not_doubled_further(monkeypatch):
+    """K_40's parts each hold nearly every vertex as a row: after 2 and 4 parts keep the rows of
+    the whole, the search stops (not at 40 parts) with the first refusal."""
+    from tcdist.ranks import prepare
+
+    tried = []
+    monkeypatch.setattr(prepare, "partition_graph", lambda graph, parts, partition_graph=prepare.partition_graph,
+                        **options: tried.append(parts) or partition_graph(graph, parts, **options))
+    with pytest.raises(tcdist.TcdistError, match="^part 0 cannot be sliced to fit 1.0 KiB on the device"):
+        tcdist.count_triangles("complete:40", backend="cpu", gpu_memory_limit=1 << 10)
+    assert tried == [2, 4]
