@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 _STRIDES_PER_THREAD = 64
+ONE_THREAD_BELOW = 1 << 16  # edges below which a count takes one thread (starting a pool costs more)
 
 
 @njit(cache=True, nogil=True)
@@ -217,7 +218,8 @@ def _side_by_side(kernel, args, mark) -> list:
 
 def _launch(kernel, rowptr, col, n_local, start, marks):
     n = max(rowptr.size - 1, 1) if marks else 1
-    mark = np.zeros((numba.get_num_threads(), n), np.uint8)  # one row per thread
+    threads = numba.get_num_threads() if col.size >= ONE_THREAD_BELOW else 1
+    mark = np.zeros((threads, n), np.uint8)  # one row per thread
     return int(sum(_side_by_side(kernel, (np.asarray(rowptr), np.asarray(col), int(start), int(n_local)), mark)))
 
 

@@ -13,6 +13,8 @@ from tcdist.graph import check
 from tcdist.partition import slices
 from tcdist.partition.part import Part
 
+INLINE_EDGES = 1 << 16  # a part or slice of fewer edges is counted on the calling thread (milliseconds)
+
 
 class CpuDevice(Device):
     kind = "cpu"
@@ -56,6 +58,11 @@ class CpuDevice(Device):
         return nullcontext()
 
     def run(self, part: Part, work: Callable):
+        if part.col.size < INLINE_EDGES:  # done before a signal's handler would wait long: no thread's start
+            import numba
+
+            numba.set_num_threads(self.threads)
+            return work()
         return self._interruptible(work)
 
     def count_per_vertex(self, part: Part):
