@@ -165,48 +165,34 @@ def _from_pieces(spec: str, made, xp, room: int, timings: Timings) -> Graph | No
 
 def _in_ranges(spec: str, seed: int, room: int, timings: Timings) -> Graph | None:
     """The Graph of a spec, on the host, its pieces drawn and its keys sorted on the GPU a range
-    at a time (graph/ranges_build.py) in room bytes; None where no range or piece worth the
-    passes fits, or the ids do not pack."""
+    at a time (graph/ranges_build.py) in room bytes; None where that does not fit or pay."""
     import cupy
 
     made = io.pieces(spec)
-    if made is None or not pieces_build.packs(made[0]):
+    planned = made and _ranges_plan(room, made[0], made[1], spec, generators.permuted(spec))
+    if not planned:
         return None
     span, m, _ = made
-    keys = ranges_build.range_keys(room, span)
-    piece = generators.PIECE_EDGES
-    while piece > 1 and model.PIECE_BYTES_PER_EDGE * piece + model.GPU_PERMUTATION_BYTES_PER_ID * \
-            generators.permuted(spec) > room:
-        piece >>= 1
-    if keys < RANGE_KEYS_AT_LEAST or piece < PIECE_EDGES_AT_LEAST:
-        return None
-    memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m + model.RANGES_HOST_BYTES_PER_ID * span,
-                   f"building the graph of {spec} ({m:,} raw edges)",
-                   "count it on a host with more memory, or a smaller graph")
+    piece, keys, ranked = planned
     pieces = io.pieces(spec, seed=seed, xp=cupy, size=piece)[2]
-    ranked = model.GPU_RANK_BYTES_PER_ID * span <= room
     return _timed(lambda pieces: ranges_build.build_in_ranges(span, m, pieces, spec, cupy, keys, ranked), pieces,
                   cupy, timings)
 
 
 def _edges_in_ranges(edges, room: int) -> Graph | None:
     """The Graph of an edge list held on the host that does not fit the GPU, its keys sorted
-    there a range at a time (graph/ranges_build.py); None where ranges do not fit or pay."""
+    there a range at a time (graph/ranges_build.py); None where that does not fit or pay."""
     import cupy
 
     m = len(edges)
     span = int(max(edges.src.max(), edges.dst.max())) + 1 if m > RANGE_KEYS_AT_LEAST else 0
-    keys = ranges_build.range_keys(room, span)
-    piece = 1 << max(0, (room // model.PIECE_BYTES_PER_EDGE).bit_length() - 1)
-    if not span or not pieces_build.packs(span) or keys < RANGE_KEYS_AT_LEAST or piece < PIECE_EDGES_AT_LEAST:
+    planned = span and _ranges_plan(room, span, m, edges.name)
+    if not planned:
         return None
-    memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m + model.RANGES_HOST_BYTES_PER_ID * span,
-                   f"building the graph of {edges.name} ({m:,} edges)",
-                   "convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5)")
+    piece, keys, ranked = planned
     pieces = ((edges.src[lo : lo + piece], edges.dst[lo : lo + piece]) for lo in range(0, m, piece))
     try:
-        graph = ranges_build.build_in_ranges(span, m, pieces, edges.name, cupy, keys,
-                                             model.GPU_RANK_BYTES_PER_ID * span <= room)
+        graph = ranges_build.build_in_ranges(span, m, pieces, edges.name, cupy, keys, ranked)
     except MemoryError:  # over its estimate: the host builds it
         graph = None
     if graph is None:  # here, where the failed build's arrays are gone
@@ -214,6 +200,23 @@ def _edges_in_ranges(edges, room: int) -> Graph | None:
         return None
     graph.warnings, graph.labels = list(edges.warnings), edges.labels
     return graph
+
+
+def _ranges_plan(room: int, span: int, m: int, name: str, permuted: int = 0) -> tuple[int, int, bool] | None:
+    """(raw edges a piece, keys a range, whether the vertices are ranked on the GPU) of m raw
+    edges with ids below span built in ranges in room bytes of a GPU (permuted: ids of RMAT's
+    permutation drawn there); None where the ids do not pack or a range or a piece worth the
+    passes does not fit; refused where the host cannot hold the build."""
+    if not pieces_build.packs(span):
+        return None
+    keys = ranges_build.range_keys(room, span)
+    spare = (room - model.GPU_PERMUTATION_BYTES_PER_ID * permuted) // model.PIECE_BYTES_PER_EDGE
+    piece = min(generators.PIECE_EDGES, 1 << max(0, spare.bit_length() - 1))
+    if keys < RANGE_KEYS_AT_LEAST or spare < PIECE_EDGES_AT_LEAST:
+        return None
+    memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m + model.RANGES_HOST_BYTES_PER_ID * span,
+                   f"building the graph of {name} ({m:,} raw edges)", "count it on a host with more memory")
+    return piece, keys, model.GPU_RANK_BYTES_PER_ID * span <= room
 
 
 def _timed(build, pieces, xp, timings: Timings):

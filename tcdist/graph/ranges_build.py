@@ -20,7 +20,7 @@ from tcdist.graph import build, passes
 from tcdist.graph.degrees import degree_summary
 from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
 from tcdist.graph.pieces_build import pack
-from tcdist.xp import PAGE, register_pages, unregister_pages
+from tcdist.xp import PAGE, register_pages, to_numpy, unregister_pages
 
 SAMPLES_PER_RANGE = 2  # of every run, the keys sampled per range's worth: the ranges' cuts are chosen among them
 
@@ -50,7 +50,7 @@ def build_in_ranges(span: int, m: int, pieces, name: str, xp, keys_per_range: in
             del rank
             bar.update()
             rowptr = np.zeros(n + 1, np.int64)
-            np.cumsum(_host(row_length, xp).astype(np.int64), out=rowptr[1:])
+            np.cumsum(to_numpy(row_length).astype(np.int64), out=rowptr[1:])
             col, at = np.empty(kept, col_dtype(n)), 0
             registered.append(_register(col, xp))
             for keys in _merged(runs, bounds, keys_per_range, xp, even=False):
@@ -118,7 +118,7 @@ def _rank(degree, name: str, xp, on_device: bool):
     GPU_RANK_BYTES_PER_ID an id), else on the host's threads."""
     where = xp if on_device else np
     if not on_device:
-        degree = _host(degree, xp)
+        degree = to_numpy(degree)
     ids = where.flatnonzero(degree)
     n = int(ids.size)
     if n > MAX_VERTICES:
@@ -132,7 +132,7 @@ def _rank(degree, name: str, xp, on_device: bool):
     del degree, ids
     rank = where.zeros(order.size and int(order.max()) + 1, col_dtype(n))
     rank[order] = where.arange(n, dtype=rank.dtype)
-    return _host(order, where), xp.asarray(rank), n
+    return to_numpy(order), xp.asarray(rank), n
 
 
 def _oriented_runs(undirected, runs, span: int, n: int, rank, keys_per_range: int, xp):
@@ -222,7 +222,3 @@ def _to_device(values, out, xp) -> None:
         out[...] = values
     else:
         out.set(values)
-
-
-def _host(values, xp):
-    return values if xp is np else values.get()

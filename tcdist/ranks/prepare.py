@@ -206,6 +206,8 @@ SLICEABLE_PARTS = 64  # at most this many times the parts asked for, to find par
 
 def _sliceable_whole(graph, device: Device) -> bool:
     """Whether the whole graph fits the device's budget or has a slice that does."""
+    if device.need(graph.n, graph.m, graph.n, graph.col.itemsize) <= device.budget():
+        return True  # (without a pass over its rows)
     try:
         refuse_unsliceable(device, Part(0, graph.rowptr, graph.col, None, graph.n, {}), "")
     except TcdistError:
