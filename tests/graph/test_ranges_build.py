@@ -5,6 +5,8 @@ ranges cut anywhere, even where they cut through a vertex's edges or an edge's t
 import numpy as np
 import pytest
 from conftest import same_graph
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tcdist import io
 from tcdist.graph import build_graph, ranges_build
@@ -36,3 +38,20 @@ def test_range_keys_leave_room_for_the_ids():
 
     assert ranges_build.range_keys(model.RANGES_BYTES_PER_ID * 100, 100) == 0
     assert ranges_build.range_keys(model.RANGES_BYTES_PER_ID * 100 + 10 * model.RANGES_BYTES_PER_KEY, 100) == 10
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_random_edges_in_any_pieces_and_ranges_build_the_graph_build_graph_builds(data):
+    """Edges of few ids (repeats both ways, self loops, isolated ids below the bound), cut into
+    pieces anywhere and sorted in ranges of any size, ranked either way."""
+    ids = data.draw(st.integers(1, 40))
+    edges = data.draw(st.lists(st.tuples(st.integers(0, ids - 1), st.integers(0, ids - 1)), max_size=300))
+    src, dst = (np.array([e[k] for e in edges], np.int64) for k in (0, 1))
+    cuts = sorted(data.draw(st.lists(st.integers(0, src.size), max_size=5)))
+    bounds = [0, *cuts, src.size]
+    pieces = [(src[a:b], dst[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    span = ids + data.draw(st.integers(0, 3))
+    keys, ranked = data.draw(st.integers(1, 400)), data.draw(st.booleans())
+    same_graph(ranges_build.build_in_ranges(span, src.size, iter(pieces), "random", np, keys, ranked),
+               build_graph(edges_of((src, dst))))
