@@ -131,3 +131,11 @@ def run_module(*args, **kwargs):
     """Run ``python -m tcdist ARGS`` in a child process (for exit status and no-traceback checks)."""
     kwargs.setdefault("timeout", 300)
     return subprocess.run([sys.executable, "-m", "tcdist", *map(str, args)], capture_output=True, text=True, **kwargs)
+
+
+def probes_row_by_row(graph):
+    """The work estimate's reference: each row's out-neighbours' out-degrees, summed row by row,
+    before every row."""
+    out = np.diff(graph.rowptr)
+    rows = [int(out[graph.col[graph.rowptr[u]:graph.rowptr[u + 1]]].sum()) for u in range(graph.n)]
+    return np.concatenate([[0], np.cumsum(rows, dtype=np.int64)])

@@ -35,23 +35,7 @@ def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", pru
         parts = parts if lazy else list(parts)
     else:
         parts = build_parts(graph, assignment, num_parts, prune)
-    return Partitioning(
-        parts=parts,
-        num_parts=num_parts,
-        scheme=scheme,
-        prune=prune,
-        seed=seed,
-        graph_n=graph.n,
-        graph_m=graph.m,
-        fingerprint=graph.fingerprint(),
-        graph_name=graph.name,
-        self_loops=graph.self_loops,
-        duplicates=graph.duplicates,
-        reciprocal=graph.reciprocal,
-        assignment=assignment,
-        original_id=graph.original_id,
-        degree=graph.degree(),
-    )
-
+    return Partitioning(parts=parts, graph=graph, num_parts=num_parts, scheme=scheme, prune=prune, seed=seed,
+                        assignment=assignment)
 
 __all__ = ["check_parts", "PRUNE_MODES", "SCHEMES", "Part", "Partitioning", "assign", "build_parts", "partition_graph"]

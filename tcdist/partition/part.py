@@ -86,25 +86,27 @@ class Part(CSR):
 @dataclass(eq=False)
 class Partitioning:
     """The parts of one graph under one scheme, P, seed and prune mode. parts is a list, or (built
-    lazily for a store) an iterator to be walked once, in part order."""
+    lazily for a store) an iterator to be walked once, in part order. What only a store needs of
+    the whole graph (its fingerprint: a hash of every byte; its degrees) is taken when asked."""
 
     parts: object
+    graph: object  # the oriented Graph partitioned
     scheme: str
     prune: str
     seed: int
-    graph_n: int
-    graph_m: int
-    fingerprint: str
-    graph_name: str = ""
-    self_loops: int = 0
-    duplicates: int = 0
-    reciprocal: int = 0
     assignment: object = None
-    original_id: object = None  # every graph vertex's id in the source (for per-vertex results)
-    degree: object = None       # every graph vertex's degree (for clustering coefficients)
-
     num_parts: int = 0
     written: list | None = None  # the parts' statistics, once a store was written from a lazy partitioning
+
+    graph_n = property(lambda self: self.graph.n)
+    graph_m = property(lambda self: self.graph.m)
+    graph_name = property(lambda self: self.graph.name)
+    self_loops = property(lambda self: self.graph.self_loops)
+    duplicates = property(lambda self: self.graph.duplicates)
+    reciprocal = property(lambda self: self.graph.reciprocal)
+    original_id = property(lambda self: self.graph.original_id)  # every vertex's id in the source
+    fingerprint = property(lambda self: self.graph.fingerprint())
+    degree = property(lambda self: self.graph.degree())  # every vertex's degree (for clustering coefficients)
 
     @property
     def id(self):

@@ -20,6 +20,7 @@ from tcdist.config import CountConfig
 from tcdist.device.core import Device
 from tcdist.errors import InputError, OptionError, TcdistError
 from tcdist.graph.degrees import degree_summary
+from tcdist.graph.work import probes_before
 from tcdist.io.write import OutputExists, output_target, stale_beside
 from tcdist.partition import Part, assign, check_parts, partition_graph
 from tcdist.partition.journal import Journal, StoreLock, lock_store
@@ -266,7 +267,7 @@ def _replicated(held: Held, ranks: int, reason: str, gpu: str | None) -> Prepare
     its bus id) and counts shares of its rows, of about equal estimated work (the edges of their
     rows and the probes that intersecting them takes)."""
     graph, xp = held.graph, held.graph.xp
-    work = _probes_before(graph) + graph.rowptr  # before each row: the edges walked and probed
+    work = probes_before(graph) + graph.rowptr  # before each row: the edges walked and probed
     count = max(1, min(ranks * SHARES_PER_RANK, graph.n))
     goals = xp.asarray(np.linspace(0, int(work[-1]), count + 1))
     bounds = np.unique(to_numpy(xp.searchsorted(work, goals, side="left")))  # where the graph lies: n is long
@@ -325,31 +326,12 @@ def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: 
     graph = held.graph = graph.on_host()
     assignment = assign(graph, scheme, parts, config.seed).astype(np.int32)
     work = np.zeros(parts, np.int64)
-    np.add.at(work, assignment, np.diff(_probes_before(graph)))  # the graph is on the host here
+    np.add.at(work, assignment, np.diff(probes_before(graph)))  # the graph is on the host here
     timings.partition += time.perf_counter() - t0
     header = _header_of_graph(graph, parts, scheme, prune)
     held.shared = {"rowptr": graph.rowptr, "col": graph.col, "assignment": assignment}
     header["shared"] = layout(held.shared)
     return Prepared(header, {p: int(w) for p, w in enumerate(work)}, mode="parts")
-
-
-PROBES_STEP = 1 << 26  # edges whose probes are summed at once (two int64 temporaries of this length)
-
-
-def _probes_before(graph):
-    """The probes of the rows before each row (n + 1 of them, where the graph lies: NumPy or
-    CuPy): a row's probes are the out-degrees of its out-neighbours, what intersecting its edges'
-    rows costs (the work estimate of a part's statistics). Summed a step of edges at a time, so the
-    temporaries stay small beside the graph."""
-    xp, out, rowptr = graph.xp, graph.out_degree(), graph.rowptr
-    before, carried = xp.zeros(graph.n + 1, np.int64), 0
-    for start in range(0, int(graph.col.size), PROBES_STEP):
-        end = min(start + PROBES_STEP, int(graph.col.size))
-        summed = xp.cumsum(out[graph.col[start:end]])
-        first, last = (int(i) for i in xp.searchsorted(rowptr, xp.asarray([start, end]), side="right"))
-        before[first:last] = carried + summed[rowptr[first:last] - start - 1]  # rows that start in this step
-        carried += int(summed[-1])
-    return before
 
 
 class _InOrder:

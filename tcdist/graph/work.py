@@ -1,0 +1,50 @@
+"""The work estimate of a graph's rows: the probes a kernel makes intersecting a row's edges (the
+out-degrees of its out-neighbours), summed before every row. On the host compiled and parallel;
+where the graph lies on a GPU, a step of edges at a time."""
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+PROBES_STEP = 1 << 26  # edges whose probes are summed at once on a GPU (two int64 temporaries of this length)
+_RUNS_PER_THREAD = 4   # runs of rows of about equal edges that each host thread takes in turn
+
+
+def probes_before(graph):
+    """The probes of the rows before each row (n + 1 of them, where the graph lies: NumPy or
+    CuPy), a row's probes being the out-degrees of its out-neighbours: what a part's statistics
+    count as its work."""
+    if graph.xp is np:
+        runs = max(numba.get_num_threads(), 1) * _RUNS_PER_THREAD
+        bounds = np.searchsorted(graph.rowptr, np.arange(runs + 1) * int(graph.rowptr[-1]) // runs)
+        bounds[0], bounds[-1] = 0, graph.n
+        return _host_probes_before(graph.rowptr, graph.col, bounds)
+    return stepwise_probes_before(graph)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _host_probes_before(rowptr, col, bounds):
+    """Each run of rows (bounds) on a thread: each row's probes, then one prefix sum."""
+    before = np.zeros(rowptr.size, np.int64)
+    for run in prange(bounds.size - 1):
+        for row in range(bounds[run], bounds[run + 1]):
+            probes = 0
+            for edge in range(rowptr[row], rowptr[row + 1]):
+                target = col[edge]
+                probes += rowptr[target + 1] - rowptr[target]
+            before[row + 1] = probes
+    return np.cumsum(before)
+
+
+def stepwise_probes_before(graph):
+    """probes_before in whole-array passes (NumPy or CuPy), a step of edges at a time, so the
+    temporaries stay small beside the graph."""
+    xp, out, rowptr = graph.xp, graph.out_degree(), graph.rowptr
+    before, carried = xp.zeros(graph.n + 1, np.int64), 0
+    for start in range(0, int(graph.col.size), PROBES_STEP):
+        end = min(start + PROBES_STEP, int(graph.col.size))
+        summed = xp.cumsum(out[graph.col[start:end]])
+        first, last = (int(i) for i in xp.searchsorted(rowptr, xp.asarray([start, end]), side="right"))
+        before[first:last] = carried + summed[rowptr[first:last] - start - 1]  # rows that start in this step
+        carried += int(summed[-1])
+    return before
