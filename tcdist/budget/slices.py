@@ -29,10 +29,12 @@ MAX_SLICES = 10_000  # more, and per-slice costs (a launch, a check, a copy's la
 Need = Callable[[int, int, int, int], int]  # (v_res, e_res, n_local, col_bytes) -> device bytes
 
 
-def slice_plan(device, part: Part) -> list[tuple[int, int, int, int]] | None:
+def slice_plan(device, part: Part, budget: int | None = None) -> list[tuple[int, int, int, int]] | None:
     """The slices of a part on the device, or None where it fits whole; refused, with why, where
-    no slice fits (device: a Device, whose budget(), need() and kept_for_slices() are asked)."""
-    budget, need = device.budget(), device.need_of(part)
+    no slice fits (device: a Device, whose need() and kept_for_slices() are asked; budget: its
+    budget() unless given, e.g. the least that any of several ranks may take)."""
+    budget = device.budget() if budget is None else budget
+    need = device.need_of(part)
     if need <= budget:
         return None
     kernel = device.fixed_kernel
@@ -40,7 +42,7 @@ def slice_plan(device, part: Part) -> list[tuple[int, int, int, int]] | None:
         raise OptionError(f"part {part.index} needs {size_text(need)} and the device has {size_text(budget)}: "
                           f"it can be counted in slices, but not by {{kernel}} {kernel.name}, which relies on "
                           "a part's id order; let {kernel} auto choose, or count more parts")
-    (beside, beside_need), (alone, alone_need) = _rooms(device, budget, device.kept_for_slices(part))
+    (beside, beside_need), (alone, alone_need) = _rooms(device, budget, device.kept_for_slices(part, budget))
     try:
         return plan(part, beside, beside_need)
     except TcdistError:
@@ -64,7 +66,7 @@ def refuse_unsliceable(device, part: Part, advice: str) -> None:
         refuse_floor(part, alone, alone_need, budget, advice)
 
 
-def kept_for_slices(auto, part: Part, budget: Callable[[], int]) -> int:
+def kept_for_slices(auto, part: Part, budget: int) -> int:
     """Bytes a part's slices leave free for the kernel's own memory: under --kernel auto (auto, the
     rule), the largest bitmaps of the hubs within an eighth of the budget where the rule gives
     the slices bitmap (a kernel fixed by name has its memory in need already)."""
@@ -72,7 +74,7 @@ def kept_for_slices(auto, part: Part, budget: Callable[[], int]) -> int:
     if not specs:
         return 0
     v_res, n_local = part.rowptr.size - 1 + part.n_local, part.n_local  # a slice's rows at most
-    share = budget() // BITMAP_SHARE
+    share = budget // BITMAP_SHARE
     for spec in specs:  # largest first
         kernel, options = auto.choices[spec]
         need = int(kernel.extra_bytes(v_res, 0, n_local, 4, **options))

@@ -78,8 +78,8 @@ class Device:
     def need_of(self, part: Part | slices.Slice) -> int:
         return self.need(*part.sizes())
 
-    def kept_for_slices(self, part: Part) -> int:
-        """Bytes a part's slices leave free for the kernel's own memory (none but on a GPU)."""
+    def kept_for_slices(self, part: Part, budget: int) -> int:
+        """Bytes a part's slices leave free in budget for the kernel's own memory (none but on a GPU)."""
         return 0
 
     # The kernels.

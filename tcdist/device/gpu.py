@@ -112,8 +112,8 @@ class GpuDevice(Device):
     def sliced(self, part: Part) -> bool:
         return not on_gpu(part)
 
-    def kept_for_slices(self, part: Part) -> int:
-        return kept_for_slices(self._auto, part, self.budget)
+    def kept_for_slices(self, part: Part, budget: int) -> int:
+        return kept_for_slices(self._auto, part, budget)
 
     def _fits(self, spec: str, part: Part) -> bool:
         """Whether a kernel's own memory fits on the device now, beside the part already put there

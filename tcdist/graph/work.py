@@ -48,3 +48,25 @@ def stepwise_probes_before(graph):
         before[first:last] = carried + summed[rowptr[first:last] - start - 1]  # rows that start in this step
         carried += int(summed[-1])
     return before
+
+
+def slice_work(rowptr, col, bounds):
+    """The work of each slice (source rows a..b, target rows c..d) of a graph in host memory: the
+    edges from its sources to its targets, and the probes (the targets' out-degrees) that
+    intersecting them takes."""
+    return _slice_work(rowptr, col, np.asarray(bounds, np.int64).reshape(-1, 4))
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _slice_work(rowptr, col, bounds):
+    work = np.zeros(bounds.shape[0], np.int64)
+    for k in prange(bounds.shape[0]):
+        a, b, c, d = bounds[k, 0], bounds[k, 1], bounds[k, 2], bounds[k, 3]
+        total = 0
+        for row in range(a, b):
+            cols = col[rowptr[row]:rowptr[row + 1]]  # sorted: the edges into c..d are one run
+            for edge in range(np.searchsorted(cols, c), np.searchsorted(cols, d)):
+                target = cols[edge]
+                total += 1 + rowptr[target + 1] - rowptr[target]
+        work[k] = total
+    return work

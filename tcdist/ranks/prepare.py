@@ -15,12 +15,12 @@ import numpy as np
 from tcdist.budget import model
 from tcdist.budget.search import STALLED, auto_parts
 from tcdist.budget.sizes import size_text
-from tcdist.budget.slices import refuse_unsliceable
+from tcdist.budget.slices import refuse_unsliceable, slice_plan
 from tcdist.config import CountConfig
 from tcdist.device.core import Device
 from tcdist.errors import InputError, OptionError, TcdistError
 from tcdist.graph.degrees import degree_summary
-from tcdist.graph.work import probes_before
+from tcdist.graph.work import probes_before, slice_work
 from tcdist.io.write import OutputExists, output_target, stale_beside
 from tcdist.partition import Part, assign, check_parts, partition_graph
 from tcdist.partition.journal import Journal, StoreLock, lock_store
@@ -154,6 +154,18 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
                                f"and every rank may take {size_text(rank_budget)}", device.bus_id)
         replicated_not = f"the graph needs {size_text(need)} on a device, over the {size_text(rank_budget)} a rank " \
                          "may take"
+        if config.parts is None:  # (--parts auto asks for LSTC's parts)
+            try:  # slices of the whole graph replicate nothing, where LSTC's parts of a skewed graph each hold
+                # its dense core (86 % of RMAT-26's edges in each of 8 random parts)
+                plan = slice_plan(device, Part(0, graph.rowptr, graph.col, None, graph.n, {}), rank_budget)
+            except TcdistError:  # no slice fits: parts, whose fewer rows a slice holds the pointers of
+                replicated_not += ", nor does any slice of it"
+            else:
+                t0 = time.perf_counter()
+                held.graph = graph.on_host()
+                timings.transfer += time.perf_counter() - t0
+                return _replicated(held, ranks, f"{replicated_not}: every rank counts "
+                                   f"{'slices' if plan else 'shares'} of it that fit, from host memory", None, plan)
     else:
         replicated_not = "asked for by the options given" if ranks > 1 else ""
     prepared = _parts(graph, config, device, ranks, timings, held)
@@ -262,11 +274,14 @@ def _whole(graph, held: Held, budget: int | None = None) -> Prepared:
 SHARES_PER_RANK = 4
 
 
-def _replicated(held: Held, ranks: int, reason: str, gpu: str | None) -> Prepared:
+def _replicated(held: Held, ranks: int, reason: str, gpu: str | None, plan=None) -> Prepared:
     """Every rank holds the whole graph (ranks/share.py: opened where it lies on rank 0's GPU, gpu
     its bus id) and counts shares of its rows, of about equal estimated work (the edges of their
-    rows and the probes that intersecting them takes)."""
+    rows and the probes that intersecting them takes); or given the plan of slices of a graph
+    that does not fit a rank's device (held in host memory), those slices, each a share."""
     graph, xp = held.graph, held.graph.xp
+    if plan is not None:
+        return _replicated_in(held, plan, [int(w) for w in slice_work(graph.rowptr, graph.col, plan)], reason)
     work = probes_before(graph) + graph.rowptr  # before each row: the edges walked and probed
     count = max(1, min(ranks * SHARES_PER_RANK, graph.n))
     goals = xp.asarray(np.linspace(0, int(work[-1]), count + 1))
@@ -275,15 +290,22 @@ def _replicated(held: Held, ranks: int, reason: str, gpu: str | None) -> Prepare
     bounds = np.unique(bounds)
     before = dict(zip(bounds.tolist(), to_numpy(work[xp.asarray(bounds)]).tolist()))
     shares = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])] or [(0, graph.n)]
+    prepared = _replicated_in(held, shares, [before.get(b, 0) - before.get(a, 0) for a, b in shares], reason)
+    if graph.xp is not np:
+        prepared.header["gpu"] = gpu
+    return prepared
+
+
+def _replicated_in(held: Held, shares: list[tuple], work: list[int], reason: str) -> Prepared:
+    """A replicated run of held.graph in these shares ((first, last) rows, or a slice's four
+    bounds), with their work."""
+    graph = held.graph
     header = _header_of_graph(graph, len(shares), None, None)
     held.shared = {"rowptr": graph.rowptr, "col": graph.col}
-    if graph.xp is not np:
-        header["gpu"] = gpu
     header["degrees"] = graph.degrees if graph.degrees is not None else degree_summary(graph.rowptr, graph.n)
     header["shared"] = layout(held.shared)
-    return Prepared(header, {i: before.get(b, 0) - before.get(a, 0) for i, (a, b) in enumerate(shares)},
-                    partitioned=False,
-                    mode="replicated", reason=f"replicated: {reason}", shares=shares)
+    return Prepared(header, dict(enumerate(work)), partitioned=False, mode="replicated", reason=f"replicated: {reason}",
+                    shares=[tuple(int(b) for b in share) for share in shares])
 
 
 def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str, writes: bool, timings: Timings,

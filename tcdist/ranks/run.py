@@ -141,15 +141,17 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
 class _Shares:
     """The shares of a replicated run by index: each a slice of the whole graph (partition/slices.py)
     whose sources are the share's rows and whose targets are every row from its first on (a
-    source's out-neighbours rank above it)."""
+    source's out-neighbours rank above it), or where the graph does not fit a rank's device, the
+    target rows of a slice of the graph's plan."""
 
     def __init__(self, shared, prepared: Prepared):
         self.shared, self.shares, self.degrees = shared, prepared.shares, prepared.header["degrees"]
 
     def __getitem__(self, index: int) -> slices.Slice:
         rowptr, col = self.shared.arrays["rowptr"], self.shared.arrays["col"]
-        n, (first, last) = rowptr.size - 1, self.shares[index]
-        return slices.share(Part(index, rowptr, col, None, n, {"degrees": self.degrees}), first, last)
+        first, last, *targets = self.shares[index]
+        whole = Part(index, rowptr, col, None, rowptr.size - 1, {"degrees": self.degrees})
+        return slices.share(whole, first, last, tuple(targets) or None)
 
 
 class _OwnParts:
@@ -180,12 +182,12 @@ def _vertices(graph, prepared: Prepared):
 
 
 def _rank_budget(comm, device: Device) -> int | None:
-    """The least device memory any rank may take if every rank held the whole graph: its device's
-    budget shared among the ranks of its node on that device (the host's, for CPU ranks)."""
+    """The least device memory any rank may take: its memory limit (each process's own), else its
+    device's budget shared among the ranks of its node on that device (the host's, for CPU ranks)."""
     if is_serial(comm):
         return None
     sharing = on_my_node(comm, device.gpu).count(device.gpu)
-    return min(comm.allgather(device.budget() // sharing))
+    return min(comm.allgather(device.memory_limit or device.budget() // sharing))
 
 
 def _my_parts(comm, config: CountConfig, prepared: Prepared):

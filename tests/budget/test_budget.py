@@ -491,7 +491,7 @@ def test_a_skewed_part_s_slices_keep_room_for_the_largest_hub_bitmaps_in_an_eigh
     full, of_16, quarter_of_16 = 4224 * 4 * words, 4224 * 4 * 2048, 1056 * 4 * 2048  # 2^20, 2^18: a bit per row
 
     def kept(part, limit, kind="gpu", auto=True):
-        return kept_for_slices(Auto(kind) if auto else None, part, lambda: limit)
+        return kept_for_slices(Auto(kind) if auto else None, part, limit)
 
     assert kept(skewed, 8 * full) == full and kept(skewed, 8 * full - 8) == of_16
     assert kept(skewed, 8 * of_16 - 8) == quarter_of_16 and kept(skewed, 8 * quarter_of_16 - 8) == 0

@@ -6,7 +6,9 @@ import pytest
 from conftest import probes_row_by_row
 
 import tcdist
+from tcdist.budget.slices import plan
 from tcdist.graph import work
+from tcdist.partition.part import Part
 
 
 @pytest.mark.parametrize("spec", ["rmat:12", "er:3000:20000", "grid:40:40", "er:5:0"])
@@ -21,3 +23,20 @@ def test_the_stepwise_probes_before_each_row_are_the_row_by_row_sums_for_any_ste
     graph = tcdist.load_graph(spec)
     monkeypatch.setattr(work, "PROBES_STEP", step)
     assert np.array_equal(work.stepwise_probes_before(graph), probes_row_by_row(graph))
+
+
+@pytest.mark.parametrize("spec,room", [("rmat:12", 64 << 10), ("grid:40:40", 24 << 10)])
+def test_the_work_of_a_plan_s_slices_is_each_slice_s_edges_and_probes_and_adds_up_to_the_graph_s(spec, room):
+    graph = tcdist.load_graph(spec)
+    out = np.diff(graph.rowptr)
+    whole = Part(0, graph.rowptr, graph.col, None, graph.n, {})
+    bounds = plan(whole, room, lambda v, e, n_local, col_bytes: 8 * (v + n_local) + 4 * e)
+    assert len(bounds) > 4
+    expected = []
+    for a, b, c, d in bounds:
+        targets = graph.col[graph.rowptr[a]:graph.rowptr[b]]
+        targets = targets[(targets >= c) & (targets < d)]
+        expected.append(int((1 + out[targets]).sum()))
+    got = work.slice_work(graph.rowptr, graph.col, bounds)
+    assert got.tolist() == expected
+    assert int(got.sum()) == graph.m + int(work.probes_before(graph)[-1])  # every edge in one slice

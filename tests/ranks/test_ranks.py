@@ -71,15 +71,37 @@ def test_a_graph_that_fits_is_shared_whole_not_partitioned(tmp_path, cli, ranks,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["alone.csv", "ranked.csv"]
 
 
-def test_parts_are_made_when_asked_for_or_when_the_graph_does_not_fit(tmp_path):
+def test_parts_are_made_when_asked_for_or_when_no_slice_of_the_graph_fits(tmp_path):
     asked = mpiexec_json(2, "count", GRAPH, "--backend", "cpu", "-P", 2, cwd=tmp_path)
     assert (asked["triangles"], asked["mode"], asked["parts"]) == (727044, "parts", 2)
     assert asked["mode_reason"] == "parts: asked for by the options given"
-    small = mpiexec_json(2, "count", GRAPH, "--backend", "cpu", "--gpu-memory-limit", "2MiB", cwd=tmp_path)
+    # a slice of the whole graph holds the pointers of its 36,692 rows (over 256 KiB): a part's are fewer
+    small = mpiexec_json(2, "count", GRAPH, "--backend", "cpu", "--gpu-memory-limit", "512KiB", cwd=tmp_path)
     assert (small["triangles"], small["mode"]) == (727044, "parts")
-    assert small["mode_reason"].startswith("parts: the graph needs ") and "over the 1.0 MiB a rank may take" in \
-        small["mode_reason"]
+    assert small["mode_reason"] == "parts: the graph needs 3.3 MiB on a device, over the 512.0 KiB a rank may " \
+                                   "take, nor does any slice of it"
     assert list(tmp_path.iterdir()) == []  # nothing written: each rank built the parts it counted
+
+
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+def test_a_graph_over_each_rank_s_limit_is_counted_in_slices_of_it_from_host_memory(tmp_path, cli, schedule):
+    """No part is made where slices of the whole graph fit each rank's limit (its own, each process
+    being limited): the ranks share the slices of one process's plan, and every vertex gets the
+    triangles of one process without a limit."""
+    alone = tmp_path / "alone.csv"
+    assert cli("count", GRAPH, "--backend", "cpu", "--per-vertex", alone).code == 0
+    one = cli("count", GRAPH, "--backend", "cpu", "--gpu-memory-limit", "2MiB", "--json").json()
+    ranked = tmp_path / "ranked.csv"
+    record = mpiexec_json(3, "count", GRAPH, "--backend", "cpu", "--gpu-memory-limit", "2MiB", "--schedule", schedule,
+                          "--per-vertex", ranked, cwd=tmp_path)
+    assert (record["triangles"], record["mode"]) == (727_044, "replicated")
+    assert record["mode_reason"] == "replicated: the graph needs 3.3 MiB on a device, over the 2.0 MiB a rank may " \
+                                    "take: every rank counts slices of it that fit, from host memory"
+    assert record["parts"] == record["slices"] == one["slices"] > 1
+    assert sorted(p for s in record["rank_stats"] for p in s["parts"]) == list(range(record["parts"]))
+    assert all(s["parts"] for s in record["rank_stats"])  # every rank counted some
+    assert ranked.read_bytes() == alone.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alone.csv", "ranked.csv"]
 
 
 def test_cpu_threads_are_shared_among_the_ranks_of_a_node():
