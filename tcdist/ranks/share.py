@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcdist.graph import passes
+
 CHUNK = 1 << 30  # bytes a broadcast moves at once: under MPI's 2^31 count limit of one message
 
 
@@ -62,7 +64,7 @@ class SharedArrays:
             for name, dtype, start, length in spans:
                 into = memory[start : start + dtype.itemsize * length].view(dtype)
                 if isinstance(arrays[name], np.ndarray):
-                    into[...] = arrays[name]
+                    passes.copy(into, arrays[name])
                 else:  # a device array (GPU ranks on several nodes): downloaded straight into the window
                     arrays[name].get(out=into)
         self.received = 0
