@@ -129,7 +129,7 @@ class Stager:
             done = cupy.cuda.Event()
             done.record()
         self.last_copy[slot] = done
-        last = not isinstance(part, slices.Slice) or part.slice.k == part.slice.of - 1
+        last = not isinstance(part, slices.Slice) or not part.share and part.slice.k == part.slice.of - 1
         return Staged(moved, started, done, (lambda: self.unpin(whole)) if last else None)
 
     def _filled(self, slot: int, runs, pageable: bool = False) -> list[np.ndarray]:

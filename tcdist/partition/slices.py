@@ -50,15 +50,18 @@ def cut(part: Part, bounds: list[tuple[int, int, int, int]]) -> Iterator[Slice]:
         yield Slice(part, a, b, c, d, SliceOf(k, len(bounds), a, ordered))
 
 
-def share(part: Part, first: int, last: int, targets: tuple[int, int] | None = None) -> Slice:
-    """Rows first..last-1 of a whole graph (a part with no proxies, ids ranks) as one slice whose
-    targets are every row from first on, or the rows targets[0]..targets[1]-1 (a slice of the
-    graph's plan): a rank's share of a replicated graph, counted in place where the device can
-    (in_place)."""
+def share(part: Part, index: int, first: int, last: int, targets: tuple[int, int] | None = None) -> Slice:
+    """Rows first..last-1 of a whole graph (a part with no proxies, ids ranks) as share `index`, one
+    slice whose targets are every row from first on, or the rows targets[0]..targets[1]-1 (a
+    slice of the graph's plan): a rank's share of a replicated graph, counted in place where the
+    device can (in_place). Every share of a graph is cut from one Part, whose pages a GPU keeps
+    registered from its first share's copy to the end of the run."""
     part.degrees()
     n = part.rowptr.size - 1
     c, d = targets or (first, n)
-    return Slice(part, first, last, c, d, SliceOf(0, 1, first, part.n_local == n), share=True)
+    piece = Slice(part, first, last, c, d, SliceOf(0, 1, first, part.n_local == n), share=True)
+    piece.index = index
+    return piece
 
 
 class Slice:

@@ -146,12 +146,14 @@ class _Shares:
 
     def __init__(self, shared, prepared: Prepared):
         self.shared, self.shares, self.degrees = shared, prepared.shares, prepared.header["degrees"]
+        self.whole = None  # the graph as one Part, made with the first share: a GPU keeps its pages registered
 
     def __getitem__(self, index: int) -> slices.Slice:
-        rowptr, col = self.shared.arrays["rowptr"], self.shared.arrays["col"]
+        if self.whole is None:
+            rowptr, col = self.shared.arrays["rowptr"], self.shared.arrays["col"]
+            self.whole = Part(0, rowptr, col, None, rowptr.size - 1, {"degrees": self.degrees})
         first, last, *targets = self.shares[index]
-        whole = Part(index, rowptr, col, None, rowptr.size - 1, {"degrees": self.degrees})
-        return slices.share(whole, first, last, tuple(targets) or None)
+        return slices.share(self.whole, index, first, last, tuple(targets) or None)
 
 
 class _OwnParts:

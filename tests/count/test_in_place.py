@@ -14,7 +14,7 @@ from tcdist.partition.part import Part
 def _shares(graph, k):
     bounds = np.linspace(0, graph.n, k + 1).astype(int)
     whole = Part(0, graph.rowptr, graph.col, None, graph.n, {})
-    return [slices.share(whole, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    return [slices.share(whole, i, a, b) for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
 
 
 @pytest.mark.parametrize("spec", ["rmat:12", "er:2000:30000", "complete:30"])
@@ -56,4 +56,4 @@ def test_only_a_share_is_counted_in_place():
     whole = Part(0, graph.rowptr, graph.col, None, graph.n, {})
     for bounds in [(0, 10, 0, graph.n), (0, 10, 0, graph.n - 1), (10, 20, 0, graph.n)]:
         assert next(slices.cut(whole, [bounds])).in_place() is None
-    assert slices.share(whole, 10, 20).in_place().start == 10
+    assert slices.share(whole, 0, 10, 20).in_place().start == 10
