@@ -7,7 +7,17 @@ import numpy as np
 from numba import njit, prange
 
 PROBES_STEP = 1 << 26  # edges whose probes are summed at once on a GPU (two int64 temporaries of this length)
-_RUNS_PER_THREAD = 4   # runs of rows of about equal edges that each host thread takes in turn
+RANGES_PER_THREAD = 4  # runs of rows of about equal edges per host thread (as a team deals out rows)
+
+
+@njit(cache=True, nogil=True)
+def even_rows(rowptr, pieces):
+    """Bounds of `pieces` runs of consecutive rows of about equal edges (all rows: _spread for a
+    list of vertices)."""
+    n = rowptr.size - 1
+    bounds = np.searchsorted(rowptr, np.arange(pieces + 1) * rowptr[n] // pieces)
+    bounds[0], bounds[pieces] = 0, n
+    return bounds
 
 
 def probes_before(graph):
@@ -15,9 +25,7 @@ def probes_before(graph):
     CuPy), a row's probes being the out-degrees of its out-neighbours: what a part's statistics
     count as its work."""
     if graph.xp is np:
-        runs = max(numba.get_num_threads(), 1) * _RUNS_PER_THREAD
-        bounds = np.searchsorted(graph.rowptr, np.arange(runs + 1) * int(graph.rowptr[-1]) // runs)
-        bounds[0], bounds[-1] = 0, graph.n
+        bounds = even_rows(graph.rowptr, max(numba.get_num_threads(), 1) * RANGES_PER_THREAD)
         return _host_probes_before(graph.rowptr, graph.col, bounds)
     return stepwise_probes_before(graph)
 

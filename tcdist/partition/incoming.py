@@ -6,18 +6,9 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-_TARGET_BLOCK_SHIFT = 12  # the transpose counts targets by blocks of 2^12 ids,
-RANGES_PER_THREAD = 4    # and sorts them in ranges of equal edges, this many per thread (as a team deals out rows)
+from tcdist.graph.work import RANGES_PER_THREAD, even_rows
 
-
-@njit(cache=True, nogil=True)
-def even_rows(rowptr, pieces):
-    """Bounds of `pieces` runs of consecutive rows of about equal edges (all rows: _spread for a
-    list of vertices)."""
-    n = rowptr.size - 1
-    bounds = np.searchsorted(rowptr, np.arange(pieces + 1) * rowptr[n] // pieces)
-    bounds[0], bounds[pieces] = 0, n
-    return bounds
+_TARGET_BLOCK_SHIFT = 12  # the transpose counts targets by blocks of 2^12 ids, and sorts them in ranges of equal edges
 
 
 @njit(parallel=True, cache=True, nogil=True)
