@@ -64,6 +64,10 @@ class Device:
         """Let go of what the device holds (a warm-up under way is waited for first)."""
         self.warming.close()
 
+    def release_host_memory(self) -> None:
+        """Let go of the host memory the device holds on to (a GPU's registered pages, which its
+        copies read from): called before that memory is freed."""
+
     # What fits: the memory model with this device's kernel.
 
     def need(self, v_res: int, e_res: int, n_local: int, col_bytes: int) -> int:

@@ -76,6 +76,9 @@ class GpuDevice(Device):
         super().close()
         self._held.close()
 
+    def release_host_memory(self) -> None:
+        self._stager.release()
+
     @property
     def gpu_peak_bytes(self) -> int | None:
         return None if self._peak is None else self._peak.peak

@@ -174,16 +174,22 @@ class Stager:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Let go of every part's registered pages, once the copies under way are done."""
+    def release(self) -> None:
+        """Let go of every part's registered pages, once the copies under way are done: before
+        the memory that holds them is freed (a rank's shares lie in a window MPI unmaps)."""
         import cupy
 
         with self.lock, cupy.cuda.Device(self.gpu):
-            self.closed = True
             self.stream.synchronize()
-            for _, pages in self.pinned.values():
+            pinned, self.pinned = self.pinned, {}
+            for _, pages in pinned.values():
                 unregister_pages(pages)
-            self.pinned.clear()
+
+    def close(self) -> None:
+        """Release, and register or copy nothing more."""
+        with self.lock:
+            self.closed = True
+        self.release()
         self.copiers.shutdown(wait=False)
 
 

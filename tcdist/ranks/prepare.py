@@ -154,8 +154,7 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
                                f"and every rank may take {size_text(rank_budget)}", device.bus_id)
         replicated_not = f"the graph needs {size_text(need)} on a device, over the {size_text(rank_budget)} a rank " \
                          "may take"
-        if config.parts is None and not device.is_gpu:  # (--parts auto asks for LSTC's parts; GPU ranks: not
-            # yet, 4 of some 31 runs of ranks sharing one GPU under a limit failed, 'unspecified launch failure')
+        if config.parts is None:  # (--parts auto asks for LSTC's parts)
             try:  # slices of the whole graph replicate nothing, where LSTC's parts of a skewed graph each hold
                 # its dense core (86 % of RMAT-26's edges in each of 8 random parts)
                 plan = slice_plan(device, Part(0, graph.rowptr, graph.col, None, graph.n, {}), rank_budget)

@@ -121,7 +121,10 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
             Journal(prepared.store, prepared.journal, prepared.header["parts"]).remove()
     finally:
         if shared is not None:
-            shared.close()  # on every rank of a node together
+            try:
+                device.release_host_memory()  # the window's pages a copy registered: before MPI unmaps them
+            finally:
+                shared.close()  # on every rank of a node together
         held.release()  # rank 0's store locks: held while any rank may journal
     result = _result(prepared, device, config, counted, everyone, comm.size)
     if not (config.per_vertex or config.per_edge):

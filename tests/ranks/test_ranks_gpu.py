@@ -113,6 +113,56 @@ def test_gpu_ranks_share_a_graph_that_fits_and_count_as_one_process(tmp_path, cl
     assert [(r["graph_via"], r["received_bytes"]) for r in counted["rank_stats"]] == [("gpu", 0)] * 4
 
 
+_SPIED = """
+import os, sys
+os.environ["NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"] = "1"  # as main() sets it, before numba is imported here
+from mpi4py import MPI
+from tcdist.device import staging
+from tcdist.ranks import share
+
+staging.REGISTER_FROM = 0  # the graph's pages registered, however small
+events, unregister, free = [], staging.unregister_pages, share.SharedArrays.close
+
+def unregistering(starts):
+    events.append(("unregistered", starts or []))
+    unregister(starts)
+
+def freeing(self):
+    held = [a for a in self.arrays.values() if a.size]
+    events.append(("freed", min(a.ctypes.data for a in held) // 4096 * 4096, max(a.ctypes.data + a.nbytes for a in held)))
+    free(self)
+
+staging.unregister_pages, share.SharedArrays.close = unregistering, freeing
+from tcdist.cli import main
+try:
+    main(sys.argv[1:])
+finally:
+    _, low, high = next(e for e in events if e[0] == "freed")
+    said = ["window freed" if e[0] == "freed" else "its pages unregistered" for e in events
+            if e[0] == "freed" or any(low <= start < high for start in e[1])]
+    print("events", MPI.COMM_WORLD.rank, said, file=sys.stderr, flush=True)
+"""
+
+
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+def test_gpu_ranks_over_their_limit_count_slices_of_the_shared_graph_and_unpin_it_before_it_is_freed(
+        tmp_path, gpus, expected, schedule):
+    """Each rank copies its slices from the node's window, its pages registered; they are let go
+    before MPI unmaps the window (after, the registration outlived the memory it named)."""
+    from mpi_launch import launcher
+
+    script = tmp_path / "spied.py"
+    script.write_text(_SPIED)
+    done = subprocess.run([*launcher(), "-n", "2", sys.executable, str(script), "count", "rmat:16", "--backend", "gpu",
+                           "--gpu-memory-limit", "4MiB", "--schedule", schedule, "--json"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["triangles"] == expected and record["mode"] == "replicated" and "slices of it" in record["mode_reason"]
+    events = sorted(line for line in done.stderr.splitlines() if line.startswith("events"))
+    assert events == [f"events {rank} ['its pages unregistered', 'window freed']" for rank in range(2)]
+
+
 _BROKEN_WARM_UP = """
 import sys, time
 from mpi4py import MPI
