@@ -11,16 +11,14 @@ import queue
 import re
 import sys
 import threading
-import zlib
 from contextlib import contextmanager
 
 import numpy as np
-from isal import igzip, isal_zlib
 
 from tcdist import progress
 from tcdist.budget import host as memory
 from tcdist.errors import InputError
-from tcdist.io import engines
+from tcdist.io import engines, gzipped
 
 CHUNK_BYTES = 32 << 20  # a block: large enough for every core, small enough to read ahead
 MAX_LINE_BYTES = 64 << 20  # no edge-list line is this long: past it the input is not an edge list
@@ -41,18 +39,24 @@ GPU_BLOCKS = 8  # a GPU parses text where it has room for this many blocks (with
 @contextmanager
 def open_binary(path):
     """A byte stream of the file ('-': standard input), gunzipped when its first bytes say gzip
-    (ISA-L: three times zlib's speed, on the read-ahead thread beside the parse; rapidgzip's
-    parallel inflate returned a truncated file's data without an error), with the raw file for
-    progress. Nothing seeks, so pipes, FIFOs and <(...) read like files;
+    (gzipped.py), with what tells the file's bytes read so far (for progress: the raw file, or
+    rapidgzip's count). Nothing seeks, so pipes, FIFOs and <(...) read like files;
     the stream can peek, for sniffing formats without consuming input."""
     raw = sys.stdin.buffer if path == "-" else open(path, "rb")
+    inflated = None
     try:
-        stream = raw
+        stream, read_so_far = raw, raw
         if raw.peek(2)[:2] == GZIP_MAGIC:
-            stream = io.BufferedReader(igzip.IGzipFile(fileobj=raw, mode="rb"), 1 << 20)
+            if gzipped.parallel(path):
+                inflated = gzipped.Inflated(path)
+                stream, read_so_far = io.BufferedReader(inflated, 1 << 20), inflated.read_so_far
+            else:
+                stream = gzipped.one_stream(raw)
         skip_byte_order_mark(stream, path)
-        yield stream, raw
+        yield stream, read_so_far
     finally:
+        if inflated is not None:
+            inflated.close()
         if raw is not sys.stdin.buffer:
             raw.close()
 
@@ -62,7 +66,7 @@ def skip_byte_order_mark(stream, path):
     UTF-32 text by theirs. A peek: the stream is not read past the mark."""
     try:
         head = stream.peek(4)[:4]
-    except (EOFError, OSError, zlib.error, isal_zlib.error):
+    except gzipped.ERRORS:
         raise InputError(path, "truncated or corrupt gzip data") from None
     if head.startswith(UTF8_BOM):
         stream.read(len(UTF8_BOM))
@@ -87,7 +91,7 @@ def _read_into(stream, path, view):
             if not got:
                 break
             filled += got
-    except (EOFError, OSError, zlib.error, isal_zlib.error):
+    except gzipped.ERRORS:
         raise InputError(path, "truncated or corrupt gzip data") from None
     return filled
 
