@@ -43,10 +43,12 @@ def slice_plan(device, part: Part, budget: int | None = None) -> list[tuple[int,
                           f"it can be counted in slices, but not by {{kernel}} {kernel.name}, which relies on "
                           "a part's id order; let {kernel} auto choose, or count more parts")
     (beside, beside_need), (alone, alone_need) = _rooms(device, budget, device.kept_for_slices(part, budget))
+    own_memory = kernel is not None and kernel.extra_bytes is not None  # auto may take a kernel without any
+    advice = "give the device more memory" + (", or let {kernel} auto choose" if own_memory else "")
     try:
-        return plan(part, beside, beside_need)
+        return plan(part, beside, beside_need, advice=advice)
     except TcdistError:
-        return plan(part, alone, alone_need, budget)
+        return plan(part, alone, alone_need, budget, advice)
 
 
 def pieces(device, part: Part) -> Iterator[Part | slices.Slice]:
@@ -93,11 +95,13 @@ def _rooms(device, budget: int, kept: int) -> list[tuple[int, Need]]:
     return [((budget - kept) // 2, beside_another), (int(budget * model.ALONE), device.need)]
 
 
-def plan(part: Part, room: int, need: Need, budget: int | None = None) -> list[tuple[int, int, int, int]] | None:
+def plan(part: Part, room: int, need: Need, budget: int | None = None,
+         advice: str = "give the device more memory") -> list[tuple[int, int, int, int]] | None:
     """The slices of a part that does not fit in room bytes, as (source rows a..b, target rows
     c..d), in source order; None if the part fits whole. need(v_res, e_res, n_local,
     col_bytes) gives a piece's bytes on the device (budget.part_need with the kernel's own);
-    budget, the device's memory that room is a share of, is what a refusal names."""
+    budget, the device's memory that room is a share of, is what a refusal names, with advice
+    (a kernel given by name may leave auto's choice as an option)."""
     rowptr = to_numpy(part.rowptr)
     n, n_local, col_bytes = rowptr.size - 1, part.n_local, part.col.itemsize
     if need(n, int(rowptr[-1]), n_local, col_bytes) <= room or n_local == 0:
@@ -117,7 +121,7 @@ def plan(part: Part, room: int, need: Need, budget: int | None = None) -> list[t
             raise OptionError(f"part {part.index} would need more than {MAX_SLICES:,} slices to fit "
                               f"{size_text(budget or room)} on the device (a slice of one row needs "
                               f"{size_text(need(n + 1, 2 * longest, 1, col_bytes))} with the kernel's own memory); "
-                              "give the device more memory, or let {kernel} auto choose")
+                              f"{advice}")
         if max(need(b - a + n, _edges(rowptr, a, b) + _edges(rowptr, c, d), b - a, col_bytes)
                for a, b, c, d in slices) <= room:
             return slices

@@ -107,8 +107,7 @@ def test_a_plan_of_too_many_slices_is_refused_in_one_line(monkeypatch):
 
     part = _parts(1)[0]
     with pytest.raises(TcdistError, match=r"^part 0 would need more than 10,000 slices to fit 1.0 MiB on the "
-                                          r"device \(a slice of one row needs .*\); give the device more memory, "
-                                          r"or let kernel auto choose$"):
+                                          r"device \(a slice of one row needs .*\); give the device more memory$"):
         plans.plan(part, 3 << 18, need, 1 << 20)
     bounds = plans.plan(part, 16 << 20, need)
     assert 1 < len(bounds) <= plans.MAX_SLICES
@@ -140,3 +139,20 @@ def test_slices_plan_the_working_memory_of_one_slice_at_a_time():
     for bounds in (now, before):
         found = sum(count_marker(p.rowptr, p.col, p.n_local) for p in (s.made() for s in slices.cut(part, bounds)))
         assert found == count_marker(part.rowptr, part.col, part.n_local)
+
+
+@pytest.mark.parametrize("kernel", ["auto", "marker"])
+def test_a_plan_of_too_many_slices_advises_what_works(monkeypatch, cli, kernel):
+    """More memory, and nothing else where auto chooses or the kernel named has no memory of its own
+    (auto's choice, which the refusal advised before, would be refused alike); followed, the advice
+    counts the graph. (A kernel with memory of its own, told to let auto choose: test_budget's
+    slices by every GPU kernel.)"""
+    monkeypatch.setattr(plans, "MAX_SLICES", 4)
+    part = _parts(1)[0]
+    limit = part_need(*part.sizes()) // 2
+    refused = cli("count", GRAPH, "--backend", "cpu", "--kernel", kernel, "--gpu-memory-limit", limit, "--parts", 1)
+    assert refused.code == 2 and refused.err.rstrip().endswith("with the kernel's own memory); give the device more "
+                                                               "memory"), refused.err
+    more = cli("count", GRAPH, "--backend", "cpu", "--kernel", kernel, "--gpu-memory-limit", 2 * limit, "--parts", 1,
+               "--json")
+    assert more.code == 0 and more.json()["triangles"] == 727_044
