@@ -17,7 +17,7 @@ def commit():
         sha = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
         # results and prose do not change what is measured; code does
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":/", ":(top,exclude)results",
-                                ":(exclude)*.md"],
+                                ":(top,exclude)*.md"],
                                capture_output=True, text=True).stdout.strip()
         return sha + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):

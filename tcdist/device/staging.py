@@ -180,10 +180,18 @@ class Stager:
         import cupy
 
         with self.lock, cupy.cuda.Device(self.gpu):
-            self.stream.synchronize()
             pinned, self.pinned = self.pinned, {}
-            for _, pages in pinned.values():
-                unregister_pages(pages)
+            try:
+                self.stream.synchronize()
+            finally:  # every part's pages, even past a sticky CUDA error (the first error raised after)
+                failed = None
+                for _, pages in pinned.values():
+                    try:
+                        unregister_pages(pages)
+                    except cupy.cuda.runtime.CUDARuntimeError as error:
+                        failed = failed or error
+                if failed is not None:
+                    raise failed
 
     def close(self) -> None:
         """Release, and register or copy nothing more."""

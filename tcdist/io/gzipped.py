@@ -9,6 +9,7 @@ gzip members (whose last trailer counts the last only), and one pass of ISA-L te
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 import zlib
@@ -16,6 +17,8 @@ import zlib
 from isal import igzip, isal_zlib
 
 PARALLEL_FROM = 8  # cores from which rapidgzip's parallel inflate is faster than ISA-L's one stream
+MOST_THREADS = 16  # rapidgzip's threads at most (each may hold some 160 MiB; 16 inflate 1.2 GB/s, past the parse)
+BGZF_END = bytes.fromhex("1f8b08040000000000ff0600424302001b0003000000000000000000")  # BGZF's last, empty member
 _PASS_BYTES = 16 << 20  # what the checking pass inflates at a time
 ERRORS = (EOFError, OSError, zlib.error, isal_zlib.error)  # what damaged gzip data raises on reading
 
@@ -25,8 +28,10 @@ def cores() -> int:
 
 
 def parallel(path) -> bool:
-    """Whether this regular file is inflated on every core."""
-    return cores() >= PARALLEL_FROM and os.path.isfile(path)
+    """Whether this regular file is inflated on every core (rapidgzip is a dependency; a Python
+    path that lacks it reads on one core)."""
+    return cores() >= PARALLEL_FROM and path != "-" and os.path.isfile(path) and \
+        importlib.util.find_spec("rapidgzip") is not None
 
 
 def one_stream(raw) -> io.BufferedReader:
@@ -42,7 +47,7 @@ class Inflated(io.RawIOBase):
         import rapidgzip
 
         self.path, self.out, self.ended = path, 0, False
-        self._file = rapidgzip.open(os.fspath(path), parallelization=cores())
+        self._file = rapidgzip.open(os.fspath(path), parallelization=min(cores(), MOST_THREADS))
         self.read_so_far = _ReadSoFar(self._file)
 
     def readable(self) -> bool:
@@ -51,7 +56,9 @@ class Inflated(io.RawIOBase):
     def readinto(self, view) -> int:
         try:
             got = self._file.readinto(view)
-        except (ValueError, RuntimeError) as e:  # rapidgzip's: a bad checksum, the file ending mid-trailer
+        except MemoryError:
+            raise
+        except Exception as e:  # rapidgzip's (C++ errors as Python's): a bad checksum, the file ending mid-trailer
             raise OSError(f"corrupt gzip data: {e}") from None
         self.out += got
         if not got and not self.ended:
@@ -61,8 +68,9 @@ class Inflated(io.RawIOBase):
 
     def _check_end(self) -> None:
         with open(self.path, "rb") as f:
-            f.seek(-4, os.SEEK_END)
-            if int.from_bytes(f.read(4), "little") == self.out % 2**32:
+            f.seek(max(os.fstat(f.fileno()).st_size - len(BGZF_END), 0))
+            end = f.read()
+            if int.from_bytes(end[-4:], "little") == self.out % 2**32 or end == BGZF_END:  # (BGZF: many members)
                 return
             f.seek(0)
             with igzip.IGzipFile(fileobj=f, mode="rb") as members:  # raises where the file is cut short

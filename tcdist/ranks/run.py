@@ -89,7 +89,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         return made, held
 
     prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()), debug=debug)
-    shared = None
+    shared = counted = None
     try:
         # a GPU whose warm-up failed says so now, not when its rank first counts
         collective(comm, device.warming.raise_failed, debug=debug)
@@ -123,6 +123,9 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         if shared is not None:
             try:
                 device.release_host_memory()  # the window's pages a copy registered: before MPI unmaps them
+            except Exception:
+                if counted is not None:  # else the count's own error is on its way, and says more
+                    raise
             finally:
                 shared.close()  # on every rank of a node together
         held.release()  # rank 0's store locks: held while any rank may journal

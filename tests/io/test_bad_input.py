@@ -56,8 +56,11 @@ GZIP_DAMAGE = {"cut in half": lambda data: data[: len(data) // 2],
 def inflater(request, monkeypatch):
     """gzip read by ISA-L on one core, or by rapidgzip on every core (which returns a file cut short
     without an error: tcdist checks its end)."""
+    import importlib.util
+
     from tcdist.io import gzipped
 
+    assert importlib.util.find_spec("rapidgzip"), "rapidgzip, a dependency of tcdist, is not installed"
     monkeypatch.setattr(gzipped, "PARALLEL_FROM", 1 if request.param == "every core" else 1 << 20)
     return request.param
 
@@ -70,13 +73,45 @@ def test_damaged_gzip(tmp_path, cli, damage, inflater):
     assert result.code == 2 and one_line(result) == f"tcdist: error: {path}: truncated or corrupt gzip data"
 
 
-def test_gzip_of_several_members_is_read_whole(tmp_path, cli, inflater):
-    """Its last trailer counts only the last member's bytes: not a file cut short."""
+def test_a_gzip_file_shorter_than_its_end_check_is_read(tmp_path, cli, inflater):
+    path = tmp_path / "one.txt.gz"
+    path.write_bytes(gzip.compress(b"1 2\n"))  # under the 28 bytes the end check looks at
+    assert path.stat().st_size < 28
+    result = cli("count", path, "--json")
+    assert result.code == 0 and json.loads(result.out)["m"] == 1
+
+
+def _bgzf(data: bytes) -> bytes:
+    """BGZF (bgzip, htslib): members of at most 64 KiB, each naming its size in a 'BC' extra field,
+    and an empty one last."""
+    import struct
+    import zlib
+
+    def member(piece):
+        packer = zlib.compressobj(6, zlib.DEFLATED, -15)
+        body = packer.compress(piece) + packer.flush()
+        head = b"\x1f\x8b\x08\x04\x00\x00\x00\x00\x00\xff\x06\x00BC\x02\x00"
+        return head + struct.pack("<H", len(head) + 2 + len(body) + 8 - 1) + body + \
+            struct.pack("<II", zlib.crc32(piece), len(piece))
+
+    return b"".join(member(data[i : i + 60000]) for i in range(0, len(data), 60000)) + member(b"")
+
+
+@pytest.mark.parametrize("kind", ["gzip members", "BGZF"])
+def test_gzip_of_several_members_is_read_whole_and_refused_cut(tmp_path, cli, inflater, kind):
+    """Its last trailer counts only the last member's bytes: not a file cut short (BGZF's last
+    member is empty); cut, it is refused."""
     path = tmp_path / "members.txt.gz"
     third = len(PATH_GRAPH) // 3
-    path.write_bytes(b"".join(gzip.compress(PATH_GRAPH[a:b]) for a, b in ((0, third), (third, None))))
+    data = _bgzf(PATH_GRAPH) if kind == "BGZF" else \
+        b"".join(gzip.compress(PATH_GRAPH[a:b]) for a, b in ((0, third), (third, None)))
+    assert gzip.decompress(data) == PATH_GRAPH
+    path.write_bytes(data)
     result = cli("count", path, "--json")
     assert result.code == 0 and json.loads(result.out)["m"] == 20000
+    path.write_bytes(data[: len(data) * 2 // 3])
+    result = cli("count", path)
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {path}: truncated or corrupt gzip data"
 
 
 MTX_ERRORS = {

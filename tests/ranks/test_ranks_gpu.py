@@ -137,7 +137,7 @@ from tcdist.cli import main
 try:
     main(sys.argv[1:])
 finally:
-    _, low, high = next(e for e in events if e[0] == "freed")
+    _, low, high = next((e for e in events if e[0] == "freed"), (None, 0, 0))
     said = ["window freed" if e[0] == "freed" else "its pages unregistered" for e in events
             if e[0] == "freed" or any(low <= start < high for start in e[1])]
     print("events", MPI.COMM_WORLD.rank, said, file=sys.stderr, flush=True)
