@@ -120,15 +120,17 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         if comm.rank == 0 and prepared.drop_journal and prepared.journal is not None:  # every rank has journalled
             Journal(prepared.store, prepared.journal, prepared.header["parts"]).remove()
     finally:
-        if shared is not None:
-            try:
-                device.release_host_memory()  # the window's pages a copy registered: before MPI unmaps them
-            except Exception:
-                if counted is not None:  # else the count's own error is on its way, and says more
-                    raise
-            finally:
-                shared.close()  # on every rank of a node together
-        held.release()  # rank 0's store locks: held while any rank may journal
+        try:
+            if shared is not None:
+                try:
+                    device.release_host_memory()  # the window's pages a copy registered: before MPI unmaps them
+                except Exception:
+                    if counted is not None:  # else the count's own error is on its way, and says more
+                        raise
+                finally:
+                    shared.close()  # on every rank of a node together
+        finally:
+            held.release()  # rank 0's store locks: held while any rank may journal
     result = _result(prepared, device, config, counted, everyone, comm.size)
     if not (config.per_vertex or config.per_edge):
         return result
