@@ -8,6 +8,7 @@ mpi4py's names, so every step is written once for both.
 from __future__ import annotations
 
 import os
+import time
 
 from tcdist.errors import TcdistError
 
@@ -106,6 +107,20 @@ def as_comm(comm):
 
 def is_serial(comm) -> bool:
     return isinstance(comm, SerialComm)
+
+
+QUIET_POLL = 0.002  # seconds a rank sleeps between looks at a barrier it waits in
+
+
+def quiet_barrier(comm) -> None:
+    """comm's barrier, waited in short sleeps: MPI's blocking calls poll, so a rank waiting in one
+    for another (rank 0 reading and building, a slower rank counting) took a whole core from the
+    ranks of its host still working, for as long as it waited."""
+    if is_serial(comm):
+        return
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(QUIET_POLL)
 
 
 def sum_to_root(comm, counts):

@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable
 
 from tcdist.errors import TcdistError
-from tcdist.ranks.comm import is_serial
+from tcdist.ranks.comm import is_serial, quiet_barrier
 
 _FAILED = 73  # tag of a failure notice
 
@@ -66,6 +66,8 @@ def collective(comm, step: Callable, *, root_only: bool = False, shared: Callabl
     if is_serial(comm):
         return step()
     result, error = _attempt(step, debug) if not root_only or comm.rank == 0 else (None, None)
+    if root_only:
+        quiet_barrier(comm)  # the others wait for rank 0 without taking its cores
     _settle(comm, error)
     if not root_only:
         return result
@@ -108,6 +110,7 @@ def independently(comm, work: Callable[[Callable[[], None]], object], *, then: C
 
     result, error = _attempt(step, debug)
     try:
+        quiet_barrier(comm)  # a rank done first waits without taking a core from those still counting
         failures = comm.allgather(error is not None and not isinstance(error, PeerFailed))
         for rank, failed in enumerate(failures):  # take every notice sent, so none is left behind
             if failed and rank != comm.rank:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcdist.graph import passes
+from tcdist.ranks.comm import quiet_barrier
 
 CHUNK = 1 << 30  # bytes a broadcast moves at once: under MPI's 2^31 count limit of one message
 
@@ -71,7 +72,7 @@ class SharedArrays:
         if shared:
             if leader:
                 self.received = _broadcast(self._leaders, memory)
-            self._node.Barrier()  # the node's leader has filled the window
+            quiet_barrier(self._node)  # the node's leader has filled the window (on every core)
         else:
             self.received = _broadcast(comm, memory)
         self.arrays = {name: memory[start : start + dtype.itemsize * length].view(dtype)

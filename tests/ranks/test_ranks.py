@@ -331,3 +331,36 @@ def test_a_fault_on_one_rank_ends_every_rank_at_once(tmp_path, fault):
         assert all(fetched <= 3 for _, fetched, _ in rows), rows  # 40 parts: nobody went on counting
     else:
         assert [outcome.split(":")[0] for _, _, outcome in rows] == ["RemoteError", "MemoryError", "RemoteError"]
+
+
+_WAITING = """
+import resource, sys, time
+from mpi4py import MPI
+from tcdist.ranks.guard import collective, independently
+
+def cpu_seconds():
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime
+
+comm = MPI.COMM_WORLD
+slow = lambda: time.sleep(2.0) if comm.rank == 0 else None
+t0 = cpu_seconds()
+collective(comm, slow, root_only=True)  # the others wait for rank 0's reading and building
+t1 = cpu_seconds()
+independently(comm, lambda check: slow())  # the others, done counting, wait for rank 0 to be
+with open(f"{sys.argv[1]}/rank{comm.rank}", "w") as f:  # (ranks' lines on one stdout may interleave)
+    f.write(f"{t1 - t0} {cpu_seconds() - t1}")
+"""
+
+
+def test_ranks_waiting_for_another_take_no_core(tmp_path):
+    """MPI's blocking calls poll: ranks waiting in one for rank 0 (while it read and built the graph,
+    or counted its last part) each took a whole core from the ranks of their host still working.
+    Rank 0 sleeps 2 s in each; the others' CPU time while they wait stays near zero (2.0 s before)."""
+    script = tmp_path / "waiting.py"
+    script.write_text(_WAITING)
+    done = subprocess.run([*launcher(), "-n", "3", sys.executable, str(script), str(tmp_path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    used = {rank: [float(s) for s in (tmp_path / f"rank{rank}").read_text().split()] for rank in (1, 2)}
+    assert all(a < 0.5 and b < 0.5 for a, b in used.values()), used
