@@ -1,5 +1,6 @@
-"""How much memory this process may still take, so a step that cannot fit is refused with an
-estimate and a way out, instead of ending in a silent OOM kill.
+"""What this process may still take of its host: the cores it may run on, and how much memory,
+so a step that cannot fit is refused with an estimate and a way out, instead of ending in a
+silent OOM kill.
 
 The limit is the smallest of: the memory the kernel reports available, the cgroup's limit
 less its usage (what Slurm and containers enforce), and RLIMIT_AS less the address space
@@ -11,6 +12,11 @@ import resource
 
 from tcdist.budget.sizes import size_text
 from tcdist.errors import TcdistError
+
+
+def bound_cores() -> int:
+    """The cores this process may run on (several ranks on a node each get their share)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _read_int(path):

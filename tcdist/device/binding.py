@@ -6,16 +6,13 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from tcdist.budget.host import bound_cores
+
 
 def gpu_index(local_rank: int, visible_gpus: int) -> int:
     """The GPU a rank binds: its node-local rank modulo the GPUs it can see. CUDA_VISIBLE_DEVICES
     (and Slurm's --gpus-per-task, which sets it per task) has already narrowed what it sees."""
     return local_rank % visible_gpus
-
-
-def bound_cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def cpu_threads(local_size: int) -> int:

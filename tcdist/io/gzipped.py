@@ -16,6 +16,8 @@ import zlib
 
 from isal import igzip, isal_zlib
 
+from tcdist.budget.host import bound_cores
+
 PARALLEL_FROM = 8  # cores from which rapidgzip's parallel inflate is faster than ISA-L's one stream
 MOST_THREADS = 16  # rapidgzip's threads at most (each may hold some 160 MiB; 16 inflate 1.2 GB/s, past the parse)
 BGZF_END = bytes.fromhex("1f8b08040000000000ff0600424302001b0003000000000000000000")  # BGZF's last, empty member
@@ -23,14 +25,10 @@ _PASS_BYTES = 16 << 20  # what the checking pass inflates at a time
 ERRORS = (EOFError, OSError, zlib.error, isal_zlib.error)  # what damaged gzip data raises on reading
 
 
-def cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 def parallel(path) -> bool:
     """Whether this regular file is inflated on every core (rapidgzip is a dependency; a Python
     path that lacks it reads on one core)."""
-    return cores() >= PARALLEL_FROM and path != "-" and os.path.isfile(path) and \
+    return bound_cores() >= PARALLEL_FROM and path != "-" and os.path.isfile(path) and \
         importlib.util.find_spec("rapidgzip") is not None
 
 
@@ -47,7 +45,7 @@ class Inflated(io.RawIOBase):
         import rapidgzip
 
         self.path, self.out, self.ended = path, 0, False
-        self._file = rapidgzip.open(os.fspath(path), parallelization=min(cores(), MOST_THREADS))
+        self._file = rapidgzip.open(os.fspath(path), parallelization=min(bound_cores(), MOST_THREADS))
         self.read_so_far = _ReadSoFar(self._file)
 
     def readable(self) -> bool:

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from tcdist.budget.host import bound_cores
 from tcdist.errors import InputError
 from tcdist.io.seal import MAGIC as SEAL_MAGIC
 from tcdist.io.seal import check_seal
@@ -56,7 +57,7 @@ def _checksum(a, crcs: list) -> list:
 def _on_threads(work, items) -> list:
     """[work(item) for item in items], on as many threads as items and the cores allow (zlib and
     file reads let go of the GIL)."""
-    with ThreadPoolExecutor(max(min(len(items), _cores()), 1)) as pool:
+    with ThreadPoolExecutor(max(min(len(items), bound_cores()), 1)) as pool:
         return list(pool.map(work, items))
 
 
@@ -170,11 +171,6 @@ def _raw_offset(dataset):
     if dataset.id.get_storage_size() != dataset.size * dataset.dtype.itemsize:
         return None
     return dataset.id.get_offset()
-
-
-def _cores() -> int:
-    """The cores this process may run on (several ranks on a node each get their share)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def file_format(f):
