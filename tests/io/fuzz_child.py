@@ -2,8 +2,10 @@
 
     python fuzz_child.py KIND ORIGINAL SEED CASES WORKDIR
 
-KIND is store, graph or text. Each case damages a copy of ORIGINAL, runs `tcdist count` on it
-in this process and prints one JSON line: the case, the exit status, the count and stderr.
+KIND is store, graph, text or gzip (ORIGINAL's compressed bytes damaged, read by the parallel
+inflater in even cases, by the one-stream one in odd ones). Each case damages a copy of
+ORIGINAL, runs `tcdist count` on it in this process and prints one JSON line: the case, the exit
+status, the count and stderr.
 The parent judges them; a crash of this process shows as missing lines.
 """
 
@@ -42,9 +44,14 @@ def damage(kind, data, rng):
 def main_loop(kind, original, seed, cases, workdir):
     rng = random.Random(seed)
     data = Path(original).read_bytes()
-    suffix = {"store": ".h5", "graph": ".h5", "text": ".txt"}[kind]
+    suffix = {"store": ".h5", "graph": ".h5", "text": ".txt", "gzip": ".txt.gz"}[kind]
     for case in range(cases):
         damaged, action = damage(kind, data, rng)
+        if kind == "gzip":
+            from tcdist.io import gzipped
+
+            gzipped.PARALLEL_FROM = 1 if case % 2 == 0 else 1 << 20
+            action += " every core" if case % 2 == 0 else " one stream"
         path = Path(workdir) / f"case{suffix}"
         path.write_bytes(gzip.compress(damaged) if action.endswith("gzip") else damaged)
         out, err = io.StringIO(), io.StringIO()
@@ -52,7 +59,8 @@ def main_loop(kind, original, seed, cases, workdir):
             code = main(["count", str(path), "--backend", "cpu", "--json", "--threads", "1"])
         triangles = json.loads(out.getvalue())["triangles"] if code == 0 else None
         print(json.dumps({"case": case, "action": action, "code": code, "triangles": triangles,
-                          "stderr": err.getvalue(), "input": damaged.hex() if kind == "text" else None}), flush=True)
+                          "stderr": err.getvalue(), "input": damaged.hex() if kind in ("text", "gzip") else None}),
+              flush=True)
 
 
 if __name__ == "__main__":
