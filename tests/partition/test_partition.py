@@ -211,6 +211,20 @@ def test_each_vertex_s_in_parts_are_the_parts_of_its_out_neighbours(parts, piece
         assert np.array_equal(parts_reached(rowptr, col, part, pieces), expected), (source, parts, pieces)
 
 
+@pytest.mark.parametrize("chunks", [1, 3, 64])
+@pytest.mark.parametrize("vertices,parts", [(0, 3), (1, 1), (5, 9), (1000, 7), (50_000, 200)])
+def test_each_part_s_vertices_in_rank_order_are_those_of_a_stable_argsort(vertices, parts, chunks):
+    """The host builder's counting sort of the vertices by part equals NumPy's stable argsort, and
+    each part begins where its first vertex lies in it (empty parts, more chunks than vertices)."""
+    from tcdist.partition.host import _by_part
+
+    assignment = np.random.default_rng(vertices).integers(0, parts, vertices)
+    order, offsets = _by_part(assignment, parts, chunks)
+    expected = np.argsort(assignment, kind="stable")
+    assert np.array_equal(order, expected)
+    assert np.array_equal(offsets, np.searchsorted(assignment[expected], np.arange(parts + 1)))
+
+
 @pytest.mark.parametrize("parts", [63, 64, 65])
 def test_the_host_builder_at_the_last_bit_of_a_vertex_s_in_parts_and_past_it(parts):
     """64 parts are the most whose in-neighbours come from a vertex's 64-bit set of in-parts (part
