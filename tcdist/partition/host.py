@@ -363,28 +363,31 @@ class PartBuilder:
                          global_id=global_id, n_local=int(n_local), v_ind=int(v_ind), e_ind=int(e_ind))
 
 
-def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, reversed_edges=None):
+def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, reversed_edges=None, indices=None,
+                    threads=None):
     """The parts of LSTC's partitioning of a graph held in host memory (see build_parts), in part
-    order, as they are built (PartBuilder): side by side, at most one per thread built or waiting
-    at any time, each by a team of `team` threads (None: the threads shared out among the parts
-    side by side where the graph has at least _LARGE_PART edges a part, e.g. 8 parts on 16 threads
-    in teams of 2; else 1, a part a thread)."""
-    threads = max(numba.get_num_threads(), 1)
-    with progress.bar(num_parts + 1, f"partition into {num_parts} parts", "steps") as bar:
+    order (or those of indices, in that order), as they are built (PartBuilder): side by side, at
+    most one per thread built or waiting at any time, each by a team of `team` threads (None: the
+    threads shared out among the parts side by side where the graph has at least _LARGE_PART
+    edges a part, e.g. 8 parts on 16 threads in teams of 2; else 1, a part a thread). threads:
+    how many to use (None: the calling thread's Numba setting)."""
+    threads = max(threads or numba.get_num_threads(), 1)
+    indices = list(range(num_parts)) if indices is None else list(indices)
+    with progress.bar(len(indices) + 1, f"partition into {num_parts} parts", "steps") as bar:
         builder = PartBuilder(graph, assignment, num_parts, prune, reversed_edges)
         bar.update()
-        side_by_side = max(1, min(num_parts, threads))
+        side_by_side = max(1, min(len(indices), threads))
         if team is None:
             team = threads // side_by_side if builder.col.size >= _LARGE_PART * max(num_parts, 1) else 1
         team = max(1, min(team, threads))
-        side_by_side = max(1, min(num_parts, threads // team))
+        side_by_side = max(1, min(len(indices), threads // team))
         if team > 1 and side_by_side > 1 and numba.threading_layer() == "workqueue":
-            team, side_by_side = 1, max(1, min(num_parts, threads))  # it runs one parallel region at a time
+            team, side_by_side = 1, max(1, min(len(indices), threads))  # it runs one parallel region at a time
         with ThreadPoolExecutor(side_by_side) as pool:
             pending, submitted = deque(), 0
-            while pending or submitted < num_parts:
-                while submitted < num_parts and len(pending) < side_by_side:
-                    pending.append(pool.submit(builder.build, submitted, team))
+            while pending or submitted < len(indices):
+                while submitted < len(indices) and len(pending) < side_by_side:
+                    pending.append(pool.submit(builder.build, indices[submitted], team))
                     submitted += 1
                 part = pending.popleft().result()
                 bar.update()

@@ -29,7 +29,7 @@ from tcdist.device.binding import idle_node_threads, numba_threads
 from tcdist.edge_triangles import EdgeCredits, per_edge_result, summed
 from tcdist.errors import TcdistError
 from tcdist.partition import slices
-from tcdist.partition.host import PartBuilder
+from tcdist.partition.host import PartBuilder, iter_parts_host
 from tcdist.partition.journal import Journal
 from tcdist.partition.part import Part
 from tcdist.partition.store import Store
@@ -165,17 +165,32 @@ class _Shares:
 
 
 class _OwnParts:
-    """The parts a rank counts, each built by the rank when it is due, from the shared graph and the
-    part of every vertex (LSTC's partitioner needs nothing else: no part crosses a rank)."""
+    """The parts a rank counts, built by the rank from the shared graph and the part of every
+    vertex (LSTC's partitioner needs nothing else: no part crosses a rank): those of a static plan
+    side by side ahead of their count, in the plan's order (a part built by a team of threads
+    gains less from more of them than parts built beside each other: on 16 cores, a part of
+    RMAT-25 took 3.4 s on 4 threads and 1.8 s on 16); a dynamic queue's each when it is due."""
 
     def __init__(self, shared, prepared: Prepared):
         arrays, h = shared.arrays, prepared.header
         graph = SimpleNamespace(rowptr=arrays["rowptr"], col=arrays["col"], n=arrays["rowptr"].size - 1)
         self._made = partial(PartBuilder, graph, arrays["assignment"], h["parts"], h["prune"])
+        self._in_order = partial(iter_parts_host, graph, arrays["assignment"], h["parts"], h["prune"])
         self._team = numba.get_num_threads()  # this rank's threads, here where the count set them
-        self._builder = None
+        self._builder = self._plan = self._ahead = None
+
+    def plan(self, indices) -> None:
+        """The parts this rank will take, in that order (a static plan)."""
+        self._plan = list(indices)
 
     def __getitem__(self, index: int) -> Part:
+        if self._plan is not None:
+            if self._ahead is None:
+                self._ahead = self._in_order(indices=self._plan, threads=self._team)
+            part = next(self._ahead)
+            if part.index != index:
+                raise TcdistError(f"internal error: part {index} asked for, part {part.index} built")
+            return part
         if self._builder is None:  # what every part needs, made with the first
             self._builder = self._made()
         return self._builder.build(index, self._team)
@@ -224,6 +239,8 @@ def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, i
     try:
         mine, expected = _my_parts(comm, config, prepared)
         dynamic = isinstance(mine, DynamicQueue)
+        if isinstance(in_memory, _OwnParts) and not dynamic:
+            in_memory.plan(mine)
 
         def work(check):
             return count_parts(device, mine, in_memory.__getitem__ if store is None else from_store,
