@@ -16,7 +16,6 @@ from __future__ import annotations
 import socket
 import time
 from collections import Counter
-from functools import partial
 from types import SimpleNamespace
 
 import numba
@@ -174,8 +173,7 @@ class _OwnParts:
     def __init__(self, shared, prepared: Prepared):
         arrays, h = shared.arrays, prepared.header
         graph = SimpleNamespace(rowptr=arrays["rowptr"], col=arrays["col"], n=arrays["rowptr"].size - 1)
-        self._made = partial(PartBuilder, graph, arrays["assignment"], h["parts"], h["prune"])
-        self._in_order = partial(iter_parts_host, graph, arrays["assignment"], h["parts"], h["prune"])
+        self._partitioning = (graph, arrays["assignment"], h["parts"], h["prune"])
         self._team = numba.get_num_threads()  # this rank's threads, here where the count set them
         self._builder = self._plan = self._ahead = None
 
@@ -186,13 +184,13 @@ class _OwnParts:
     def __getitem__(self, index: int) -> Part:
         if self._plan is not None:
             if self._ahead is None:
-                self._ahead = self._in_order(indices=self._plan, threads=self._team)
+                self._ahead = iter_parts_host(*self._partitioning, indices=self._plan, threads=self._team)
             part = next(self._ahead)
             if part.index != index:
                 raise TcdistError(f"internal error: part {index} asked for, part {part.index} built")
             return part
         if self._builder is None:  # what every part needs, made with the first
-            self._builder = self._made()
+            self._builder = PartBuilder(*self._partitioning)
         return self._builder.build(index, self._team)
 
 
