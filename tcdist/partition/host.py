@@ -332,20 +332,21 @@ class PartBuilder:
     each vertex's set of the parts its out-neighbours are in (in_parts) for up to _MASK_PARTS
     parts, else the transpose (reversed_edges() if given: a caller partitioning the graph several
     times keeps it), and each part's vertices in rank order. build(p) makes part p with a team of
-    `team` threads; a rank that builds only its own parts calls it for those."""
+    `team` threads; a rank that builds only its own parts calls it for those, given the in_parts
+    made once for every rank (reached: incoming.reached_and_work's)."""
 
-    def __init__(self, graph, assignment, num_parts, prune="lstc", reversed_edges=None):
+    def __init__(self, graph, assignment, num_parts, prune="lstc", reversed_edges=None, reached=None):
         self.rowptr, self.col, self.n = np.asarray(graph.rowptr), np.asarray(graph.col), graph.n
-        assignment = np.asarray(assignment, dtype=np.int64)
         self.prune = _PRUNE_CODES[prune]
+        pieces = max(numba.get_num_threads(), 1) * RANGES_PER_THREAD
         if num_parts <= _MASK_PARTS:
-            pieces = max(numba.get_num_threads(), 1) * RANGES_PER_THREAD
-            self.in_parts = parts_reached(self.rowptr, self.col, assignment.astype(np.uint8), pieces)
+            self.in_parts = reached if reached is not None else \
+                parts_reached(self.rowptr, self.col, np.asarray(assignment).astype(np.uint8, copy=False), pieces)
             self.in_ptr, self.in_col = np.zeros(1, np.int64), np.zeros(0, self.col.dtype)
         else:
             self.in_parts = np.zeros(0, np.uint64)
             self.in_ptr, self.in_col = reversed_edges() if reversed_edges is not None else transpose(graph)
-        self.order, self.offsets = _by_part(assignment, num_parts, max(numba.get_num_threads(), 1) * RANGES_PER_THREAD)
+        self.order, self.offsets = _by_part(np.asarray(assignment), num_parts, pieces)
         self._scratch = threading.local()
 
     def build(self, p: int, team: int = 1) -> Part:
@@ -364,17 +365,17 @@ class PartBuilder:
 
 
 def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, reversed_edges=None, indices=None,
-                    threads=None):
+                    threads=None, reached=None):
     """The parts of LSTC's partitioning of a graph held in host memory (see build_parts), in part
     order (or those of indices, in that order), as they are built (PartBuilder): side by side, at
     most one per thread built or waiting at any time, each by a team of `team` threads (None: the
     threads shared out among the parts side by side where the graph has at least _LARGE_PART
     edges a part, e.g. 8 parts on 16 threads in teams of 2; else 1, a part a thread). threads:
-    how many to use (None: the calling thread's Numba setting)."""
+    how many to use (None: the calling thread's Numba setting); reached: as PartBuilder's."""
     threads = max(threads or numba.get_num_threads(), 1)
     indices = list(range(num_parts)) if indices is None else list(indices)
     with progress.bar(len(indices) + 1, f"partition into {num_parts} parts", "steps") as bar:
-        builder = PartBuilder(graph, assignment, num_parts, prune, reversed_edges)
+        builder = PartBuilder(graph, assignment, num_parts, prune, reversed_edges, reached)
         bar.update()
         side_by_side = max(1, min(len(indices), threads))
         if team is None:

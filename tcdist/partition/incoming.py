@@ -89,19 +89,44 @@ def transpose(graph):
                       RANGES_PER_THREAD * threads)
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def parts_reached(rowptr, col, part, pieces):
     """Each vertex's set of the parts its out-neighbours are in, bit p for part p (< 64): part p's
     in-neighbours are the vertices with bit p. One pass over the edges, in `pieces` runs of rows
     of about equal edges, each row's set made by one thread (a transpose takes three passes and a
     sort)."""
-    n = rowptr.size - 1
-    bounds = even_rows(rowptr, pieces)
-    out = np.zeros(n, np.uint64)
-    for c in prange(pieces):
+    return _reach(rowptr, col, part, even_rows(rowptr, pieces), 0, True)[0]
+
+
+def reached_and_work(rowptr, col, part, num_parts, pieces):
+    """(parts_reached, or None over 64 parts; each part's work: the probes of its rows, as its
+    statistics count them): both in one pass over the edges, made once for ranks that build their
+    own parts (else rank 0 estimated in passes of its own, and every rank made the in-parts again)."""
+    reach = num_parts <= 64
+    reached, work = _reach(rowptr, col, part, even_rows(rowptr, pieces), num_parts, reach)
+    return (reached if reach else None), work
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _reach(rowptr, col, part, bounds, num_parts, reach):
+    """Each run of rows (bounds) on a thread: if reach, each row's set of its out-neighbours'
+    parts; if num_parts, the probes of each part's rows (out-degrees of their out-neighbours),
+    summed in the run's own counters, then added up."""
+    runs = bounds.size - 1
+    out = np.zeros(rowptr.size - 1 if reach else 0, np.uint64)
+    work = np.zeros((runs, num_parts), np.int64)
+    for c in prange(runs):
+        mine = np.zeros(num_parts, np.int64)  # not work[c]: neighbouring runs' counters share its cache lines
         for u in range(bounds[c], bounds[c + 1]):
-            bits = np.uint64(0)
+            bits, probes = np.uint64(0), 0
             for e in range(rowptr[u], rowptr[u + 1]):
-                bits |= np.uint64(1) << np.uint64(part[col[e]])
-            out[u] = bits
-    return out
+                v = col[e]
+                if reach:
+                    bits |= np.uint64(1) << np.uint64(part[v])
+                if num_parts:
+                    probes += rowptr[v + 1] - rowptr[v]
+            if reach:
+                out[u] = bits
+            if num_parts:
+                mine[part[u]] += probes
+        work[c] = mine
+    return out, work.sum(axis=0)

@@ -10,6 +10,7 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 
+import numba
 import numpy as np
 
 from tcdist.budget import model
@@ -20,9 +21,10 @@ from tcdist.config import CountConfig
 from tcdist.device.core import Device
 from tcdist.errors import InputError, OptionError, TcdistError
 from tcdist.graph.degrees import degree_summary
-from tcdist.graph.work import probes_before, slice_work
+from tcdist.graph.work import RANGES_PER_THREAD, probes_before, slice_work
 from tcdist.io.write import OutputExists, output_target, stale_beside
 from tcdist.partition import Part, assign, check_parts, partition_graph
+from tcdist.partition.incoming import reached_and_work
 from tcdist.partition.journal import Journal, StoreLock, lock_store
 from tcdist.partition.store import Store, write_store
 from tcdist.ranks.share import layout
@@ -341,17 +343,20 @@ def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str
 def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: str, timings: Timings,
                     held: Held) -> Prepared:
     """LSTC's partitioning made by the ranks themselves: rank 0 gives every vertex its part, the
-    graph and that assignment reach every rank as a replicated graph does (ranks/share.py), and
-    each rank builds the parts it counts (partition.host.PartBuilder). A part's work is estimated
-    from the whole graph: the probes of its local rows, as a part's own statistics count them."""
+    graph and that assignment (with, up to 64 parts, each vertex's parts reached) reach every rank
+    as a replicated graph does (ranks/share.py), and each rank builds the parts it counts
+    (partition.host.PartBuilder). A part's work is estimated from the whole graph: the probes of
+    its local rows, as a part's own statistics count them."""
     t0 = time.perf_counter()
     graph = held.graph = graph.on_host()
-    assignment = assign(graph, scheme, parts, config.seed).astype(np.int32)
-    work = np.zeros(parts, np.int64)
-    np.add.at(work, assignment, np.diff(probes_before(graph)))  # the graph is on the host here
+    assignment = assign(graph, scheme, parts, config.seed).astype(np.uint8 if parts <= 64 else np.int32)
+    reached, work = reached_and_work(graph.rowptr, graph.col, assignment, parts,
+                                     max(numba.get_num_threads(), 1) * RANGES_PER_THREAD)
     timings.partition += time.perf_counter() - t0
     header = _header_of_graph(graph, parts, scheme, prune)
     held.shared = {"rowptr": graph.rowptr, "col": graph.col, "assignment": assignment}
+    if reached is not None:  # what every rank's builder would make first, made once on every core of the node
+        held.shared["reached"] = reached
     header["shared"] = layout(held.shared)
     return Prepared(header, {p: int(w) for p, w in enumerate(work)}, mode="parts")
 

@@ -174,6 +174,7 @@ class _OwnParts:
         arrays, h = shared.arrays, prepared.header
         graph = SimpleNamespace(rowptr=arrays["rowptr"], col=arrays["col"], n=arrays["rowptr"].size - 1)
         self._partitioning = (graph, arrays["assignment"], h["parts"], h["prune"])
+        self._reached = arrays.get("reached")  # each vertex's parts reached, made once by rank 0 (up to 64 parts)
         self._team = numba.get_num_threads()  # this rank's threads, here where the count set them
         self._builder = self._plan = self._ahead = None
 
@@ -184,13 +185,14 @@ class _OwnParts:
     def __getitem__(self, index: int) -> Part:
         if self._plan is not None:
             if self._ahead is None:
-                self._ahead = iter_parts_host(*self._partitioning, indices=self._plan, threads=self._team)
+                self._ahead = iter_parts_host(*self._partitioning, indices=self._plan, threads=self._team,
+                                              reached=self._reached)
             part = next(self._ahead)
             if part.index != index:
                 raise TcdistError(f"internal error: part {index} asked for, part {part.index} built")
             return part
         if self._builder is None:  # what every part needs, made with the first
-            self._builder = PartBuilder(*self._partitioning)
+            self._builder = PartBuilder(*self._partitioning, reached=self._reached)
         return self._builder.build(index, self._team)
 
 

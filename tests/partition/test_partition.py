@@ -211,6 +211,35 @@ def test_each_vertex_s_in_parts_are_the_parts_of_its_out_neighbours(parts, piece
         assert np.array_equal(parts_reached(rowptr, col, part, pieces), expected), (source, parts, pieces)
 
 
+@pytest.mark.parametrize("parts", [1, 5, 64, 65, 300])
+def test_each_part_s_work_estimate_is_the_probes_of_its_rows(parts):
+    """What ranks that build their own parts are given: each part's work estimate is the probes
+    of its rows in the whole graph (each row's probes summed by part with NumPy's add.at), at
+    least what its built part counts (a part prunes edges, never adds one), and up to 64 parts
+    the in-parts equal parts_reached's (beyond, none: the builder takes the transpose), for empty
+    rows, a hub, empty parts and more runs than rows."""
+    from tcdist.graph.work import probes_before
+    from tcdist.partition import partition_graph
+    from tcdist.partition.incoming import parts_reached, reached_and_work
+    from tcdist.partition.schemes import assign
+
+    for source in ("rmat:12", "complete:70", "grid:7:9", "er:5:0"):
+        graph = tcdist.load_graph(source)
+        rowptr, col, count = np.asarray(graph.rowptr), np.asarray(graph.col), min(parts, graph.n)
+        part = np.asarray(assign(graph, "random", count, 1)).astype(np.int32)
+        expected = np.zeros(count, np.int64)
+        np.add.at(expected, part, np.diff(probes_before(graph)))
+        built = {p.index: p.stats["work"] for p in partition_graph(graph, count, seed=1).parts}
+        assert all(expected[p] >= built[p] for p in range(count)), source
+        for pieces in (1, 7, 1000):
+            reached, work = reached_and_work(rowptr, col, part, count, pieces)
+            assert np.array_equal(work, expected), (source, parts, pieces)
+            if count <= 64:
+                assert np.array_equal(reached, parts_reached(rowptr, col, part.astype(np.uint8), pieces))
+            else:
+                assert reached is None
+
+
 @pytest.mark.parametrize("chunks", [1, 3, 64])
 @pytest.mark.parametrize("vertices,parts", [(0, 3), (1, 1), (5, 9), (1000, 7), (50_000, 200)])
 def test_each_part_s_vertices_in_rank_order_are_those_of_a_stable_argsort(vertices, parts, chunks):

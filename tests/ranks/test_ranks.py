@@ -33,7 +33,7 @@ def check_parts(record, parts):
 
 
 @pytest.mark.parametrize("ranks,parts", [(1, 1), (1, 3), (2, 1), (2, 2), (2, 5), (3, 2), (3, 3), (3, 7), (4, 3),
-                                         (4, 4), (4, 9)])
+                                         (4, 4), (4, 9), (2, 70)])  # over 64 parts: no in-parts shared
 @pytest.mark.parametrize("schedule", ["static", "dynamic"])
 def test_any_ranks_and_parts_give_the_published_count(ranks, parts, schedule):
     record = mpiexec_json(ranks, "count", GRAPH, "--backend", "cpu", "--parts", parts, "--schedule", schedule)
