@@ -205,7 +205,7 @@ def e2e_plot(rows, path):
 def launcher_floor(ranks_list, launcher, repeat):
     """What a job of R ranks pays before and after any of tcdist's work: the wall clock of Python
     started and ended alone ("python"), and of R ranks started by the launcher that start MPI,
-    meet once and end (by R), best of repeat: MPI started as tcdist starts it (ranks.comm.world)."""
+    meet once and end (by R), best of repeat."""
     def best(command):
         walls = []
         for _ in range(repeat):
@@ -217,7 +217,7 @@ def launcher_floor(ranks_list, launcher, repeat):
     floor = {"python": best([sys.executable, "-c", "pass"])}
     for ranks in ranks_list:
         floor[ranks] = best([*launcher, "-n", str(ranks), sys.executable, "-c",
-                             "from tcdist.ranks.comm import world; world().Barrier()"])
+                             "from mpi4py import MPI; MPI.COMM_WORLD.Barrier()"])
     return floor
 
 

@@ -80,17 +80,10 @@ def launch_rank() -> int:
     return int(os.environ.get("SLURM_PROCID", "0")) if _srun_tasks() > 1 else 0
 
 
-# hwloc, the topology library inside MPI, probes every GPU (through CUDA, NVML, OpenCL...) when MPI
-# starts: 1.2 s of Open MPI's 1.64 s MPI_Init on a 4-GPU host. tcdist binds its GPUs itself, by
-# node-local rank, so that probe is skipped unless the user set hwloc's components.
-HWLOC_WITHOUT_GPUS = "-cuda,-nvml,-opencl,-rsmi,-levelzero,-gl"
-
-
 def world():
     """COMM_WORLD duplicated once for tcdist under a launcher, else the serial stand-in."""
     if not launched_by_mpi():
         return SerialComm()
-    os.environ.setdefault("HWLOC_COMPONENTS", HWLOC_WITHOUT_GPUS)  # read by MPI_Init, below
     try:
         from mpi4py import MPI
     except ImportError:

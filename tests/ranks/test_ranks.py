@@ -364,18 +364,3 @@ def test_ranks_waiting_for_another_take_no_core(tmp_path):
     assert done.returncode == 0, done.stderr
     used = {rank: [float(s) for s in (tmp_path / f"rank{rank}").read_text().split()] for rank in (1, 2)}
     assert all(a < 0.5 and b < 0.5 for a, b in used.values()), used
-
-
-@pytest.mark.parametrize("given", [None, "-pci"])
-def test_mpi_starts_without_hwloc_probing_gpus_unless_the_user_chose(given):
-    """When tcdist starts MPI, hwloc (inside MPI) is told not to probe GPUs, 1.2 s of Open MPI's
-    start-up on a 4-GPU host; HWLOC_COMPONENTS set by the user is kept."""
-    from tcdist.ranks.comm import HWLOC_WITHOUT_GPUS
-
-    env = {k: v for k, v in os.environ.items() if k != "HWLOC_COMPONENTS"} | ({"HWLOC_COMPONENTS": given} if given else {})
-    probe = ("import os; from tcdist.ranks.comm import world; c = world(); seen = c.gather(os.environ['HWLOC_COMPONENTS']); "
-             "c.rank or print(seen)")
-    shown = subprocess.run([*launcher(), "-n", "2", sys.executable, "-c", probe], capture_output=True, text=True,
-                           timeout=120, env=env)
-    assert shown.returncode == 0, shown.stderr
-    assert shown.stdout == f"{[given or HWLOC_WITHOUT_GPUS] * 2}\n"
