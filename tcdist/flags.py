@@ -21,8 +21,10 @@ GRAPH is a file or a generator spec:
   generators  rmat:SCALE[:EDGEFACTOR]  er:N:M  grid:ROWS:COLS  complete:N  tripartite:A:B:C
 
 Under an MPI launcher (mpirun -n R python -m tcdist count ..., srun, sbatch slurm/cluster.sh)
-rank 0 reads and partitions into a store, every rank binds one GPU (by its rank on its node)
-and counts its parts, and the counts meet in an MPI reduce; only rank 0 prints.
+rank 0 reads the graph once and shares it with every rank (a node's shared memory, a broadcast
+between nodes), every rank binds one GPU (by its rank on its node) and counts its share of the
+rows, or builds and counts its own LSTC parts where the graph does not fit a GPU or parts are
+asked for; the counts meet in an MPI reduce; only rank 0 prints.
 
 Exit status: 0 on success, 2 for bad input or options (one line on stderr), 1 when a rank
 fails for another reason, 128+N when ended by signal N."""
@@ -161,9 +163,10 @@ def build_parser():
     count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
     _partition_options(count, required=False)
     count.add_argument("--store", metavar="FILE",
-                       help="partition store to reuse if it holds this partitioning, else to write; finished parts "
-                            "are journalled in FILE.journal/, one run at a time (FILE.lock) [none: nothing is written; "
-                            "with several ranks, each builds the parts it counts]")
+                       help="partition store to reuse if it holds this partitioning, else to write (with several "
+                            "ranks, rank 0 writes the parts the ranks build, as they come); the finished parts of a "
+                            "store counted are journalled in FILE.journal/, one run at a time (FILE.lock) [none: "
+                            "nothing is written; with several ranks, each builds the parts it counts]")
     count.add_argument("--schedule", choices=list(SCHEDULES), default=SCHEDULES[0],
                        help="which rank counts which part: static (heaviest part to the least loaded rank, by each "
                             "part's estimated work) or dynamic (an idle rank takes the next part) [static]")

@@ -18,7 +18,9 @@ store is refused. The file is written under a temporary name and renamed when co
 
 import json
 import os
+import sys
 import time
+from contextlib import ExitStack
 
 import numpy as np
 
@@ -68,7 +70,11 @@ def write_store(partitioning, path, *, replace=True, timings=None) -> list[dict]
     (store_write)."""
     started, parts = time.perf_counter(), _Clocked(partitioning.parts)
     try:
-        return _write(partitioning, parts, path, replace)
+        with StoreWriter(partitioning, path, replace=replace) as writer:
+            for part in progress.iterate(parts, partitioning.num_parts, f"write {os.path.basename(path)}"):
+                writer.add(part)
+        partitioning.written = writer.written
+        return writer.written
     finally:
         if timings is not None:
             timings.partition += parts.seconds
@@ -91,36 +97,64 @@ class _Clocked:
             yield part
 
 
-def _write(p, parts, path, replace) -> list[dict]:
-    """write_store's work: the header, the whole-graph arrays, then each part as it comes."""
-    header = {k: plain(getattr(p, k)) for k in _HEADER if k != "parts"} | {"parts": p.num_parts}
-    with atomic_path(path, replace=replace) as tmp, \
-            sealed_file(tmp, FORMAT, VERSION, datasets=3 * p.num_parts + len(_ROOT_ARRAYS)) as f:
-        root_checksums = {}
-        for name, dtype in _ROOT_ARRAYS.items():
-            values = getattr(p, name)
-            root_checksums[name] = "" if values is None else json.dumps(write_dataset(
-                f, name, to_numpy(values).astype(dtype or (np.int32 if p.num_parts < 2**31 else np.int64))))
-            if values is not None:
-                f[name].attrs["checksum"] = root_checksums[name]
-        part_digests, written = [], []
-        for part in progress.iterate(parts, p.num_parts, f"write {os.path.basename(path)}"):
-            g = f.create_group(_group_name(part.index))
-            arrays = {
-                "rowptr": write_dataset(g, "rowptr", to_numpy(part.rowptr).astype(np.int64)),
-                "col": write_dataset(g, "col", to_numpy(part.col).astype(col_dtype(part.n))),
-                "global_id": write_dataset(g, "global_id", to_numpy(part.global_id).astype(np.int64)),
-            }
-            stats = {k: int(part.stats[k]) for k in STAT_KEYS}
-            part_digests.append(digest(stats, arrays))
-            g.attrs.update(stats, digest=part_digests[-1])
-            written.append(dict(stats))
-        if len(written) != p.num_parts:
-            raise TcdistError(f"internal error: {len(written)} parts written of {p.num_parts}")
-        p.written = written
-        f.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, **header,
-                       digest=_root_digest(header, part_digests, root_checksums))
-    return written
+class StoreWriter:
+    """A store being written (a context: put in place when the block ends without an error, else
+    removed): the header and the whole-graph arrays of the partitioning p (whose parts it does not
+    walk) first, then each part as add() is given it, in any order. add() may be called from any
+    one thread at a time; written: every part's statistics, in part order, once complete."""
+
+    def __init__(self, p, path, *, replace=True):
+        self.p, self.path, self.replace = p, path, replace
+        self.header = {k: plain(getattr(p, k)) for k in _HEADER if k != "parts"} | {"parts": p.num_parts}
+        self.digests, self.stats, self.written = {}, {}, None
+
+    def __enter__(self):
+        self._stack = ExitStack()
+        try:
+            tmp = self._stack.enter_context(atomic_path(self.path, replace=self.replace))
+            self.file = self._stack.enter_context(
+                sealed_file(tmp, FORMAT, VERSION, datasets=3 * self.p.num_parts + len(_ROOT_ARRAYS)))
+            self.root_checksums = {}
+            for name, dtype in _ROOT_ARRAYS.items():
+                values = getattr(self.p, name)
+                self.root_checksums[name] = "" if values is None else json.dumps(write_dataset(
+                    self.file, name,
+                    to_numpy(values).astype(dtype or (np.int32 if self.p.num_parts < 2**31 else np.int64))))
+                if values is not None:
+                    self.file[name].attrs["checksum"] = self.root_checksums[name]
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def add(self, part: Part) -> None:
+        if part.index in self.digests or not 0 <= part.index < self.p.num_parts:
+            raise TcdistError(f"internal error: part {part.index} written twice or out of range")
+        g = self.file.create_group(_group_name(part.index))
+        arrays = {
+            "rowptr": write_dataset(g, "rowptr", to_numpy(part.rowptr).astype(np.int64)),
+            "col": write_dataset(g, "col", to_numpy(part.col).astype(col_dtype(part.n))),
+            "global_id": write_dataset(g, "global_id", to_numpy(part.global_id).astype(np.int64)),
+        }
+        stats = {k: int(part.stats[k]) for k in STAT_KEYS}
+        self.digests[part.index] = digest(stats, arrays)
+        g.attrs.update(stats, digest=self.digests[part.index])
+        self.stats[part.index] = stats
+
+    def __exit__(self, kind, error, trace):
+        if kind is None:
+            try:
+                if len(self.digests) != self.p.num_parts:
+                    raise TcdistError(f"internal error: {len(self.digests)} parts written of {self.p.num_parts}")
+                part_digests = [self.digests[i] for i in range(self.p.num_parts)]
+                self.file.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, **self.header,
+                                       digest=_root_digest(self.header, part_digests, self.root_checksums))
+            except BaseException:
+                if not self._stack.__exit__(*sys.exc_info()):
+                    raise
+                return False
+            self.written = [self.stats[i] for i in range(self.p.num_parts)]
+        return self._stack.__exit__(kind, error, trace)
 
 
 class Store:

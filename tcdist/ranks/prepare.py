@@ -1,8 +1,9 @@
 """Rank 0's side of a run: read and build the graph (or open a store), decide what fits (with
 several ranks the whole graph on every rank, else parts; slices), and partition: the part of
-every vertex where the ranks build their own parts, or every part, written to a store where one
-is asked for. What every rank is told is a Prepared; what rank 0 keeps in memory (the graph, the
-arrays every rank receives, the parts of a one-rank run) is a Held."""
+every vertex where the ranks build their own parts (a store asked for, rank 0 writes it from
+them as the count goes), or, with one rank, every part, written to a store where one is asked
+for. What every rank is told is a Prepared; what rank 0 keeps in memory (the graph, the arrays
+every rank receives, the parts of a one-rank run) is a Held."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ class Prepared:
     mode: str = "parts"              # whole (one rank), replicated (every rank the whole graph) or parts
     reason: str = ""                 # why that mode, in a user's words
     shares: list = field(default_factory=list)  # replicated: each share's source rows (first, last + 1)
+    gathers: bool = False            # store is written in this run by rank 0, from the parts the ranks build
 
 
 @dataclass
@@ -193,7 +195,7 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
             t0 = time.perf_counter()
             parts = _sliceable(graph, config, device, scheme, prune, parts, "give the device more memory", warnings)
             timings.partition += time.perf_counter() - t0
-        prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted)
+        prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted, ranks)
         prepared.header["warnings"] += warnings
         return prepared
     t0, budget, sliced = time.perf_counter(), device.budget(), []
@@ -210,7 +212,7 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
     if parts == 1 and not writes:  # the whole graph fits, or is sliced
         prepared = _whole(graph, held, budget)
     else:
-        prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted)
+        prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted, ranks)
         prepared.header["budget"] = budget
     prepared.header["warnings"] += sliced
     return prepared
@@ -311,15 +313,16 @@ def _replicated_in(held: Held, shares: list[tuple], work: list[int], reason: str
 
 
 def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str, writes: bool, timings: Timings,
-                 held: Held, budgeted: bool) -> Prepared:
-    """The P-way partitioning of the graph: built by the ranks themselves (several, no store), held
-    in memory, or written to a store as it is built; budgeted (under a memory limit, the graph on
-    the host): one rank takes the parts as they are built, never holding them all."""
+                 held: Held, budgeted: bool, ranks: int) -> Prepared:
+    """The P-way partitioning of the graph: built by the ranks themselves (several; a store asked
+    for is written by rank 0 from their parts), held in memory, or written to a store as it is
+    built; budgeted (under a memory limit, the graph on the host): one rank takes the parts as they
+    are built, never holding them all."""
     if config.store is not None:
         graph.refuse_labels("a partition store")
     if config.store is not None and os.path.exists(config.store):
         return _reuse(config, graph, parts, scheme, prune)
-    if writes and config.store is None:  # several ranks: each builds its own parts, nothing is written
+    if writes and ranks > 1:  # each rank builds its own parts; a store asked for, rank 0 writes them as they come
         return _built_by_ranks(config, graph, parts, scheme, prune, timings, held)
     t0 = time.perf_counter()
     one_by_one = writes or budgeted and parts > 1  # built on the host as they are written or counted
@@ -358,7 +361,10 @@ def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: 
     if reached is not None:  # what every rank's builder would make first, made once on every core of the node
         held.shared["reached"] = reached
     header["shared"] = layout(held.shared)
-    return Prepared(header, {p: int(w) for p, w in enumerate(work)}, mode="parts")
+    prepared = Prepared(header, {p: int(w) for p, w in enumerate(work)}, mode="parts")
+    if config.store is not None:  # written by rank 0 as the ranks send it their parts (ranks/gather.py)
+        prepared.store, prepared.gathers = os.path.abspath(config.store), True
+    return prepared
 
 
 class _InOrder:
@@ -387,6 +393,11 @@ def _reuse(config: CountConfig, graph, parts, scheme, prune) -> Prepared:
 
 def start_journal(prepared: Prepared, config: CountConfig) -> None:
     """Rank 0: empty the journal, or with --resume take the parts it already holds."""
+    if prepared.gathers:  # the store is written in this run: one that fails leaves no store to resume
+        if config.resume:
+            prepared.header["warnings"].append(f"{prepared.store} did not exist: nothing to resume; every part is "
+                                               "counted, and written to it")
+        return
     if prepared.journal is None:
         if config.resume:
             raise OptionError("{resume} needs a partition store to journal in: give {store} FILE or count a store")

@@ -5,7 +5,8 @@ rank 0:     read -> build -> what fits -> partition -> store, if one is asked fo
             on its node's cores (the node's other ranks wait)
 every rank: the graph from rank 0, opened on its GPU or through a node's shared memory
             (ranks/share.py), unless it reads a store; its shares or parts (static or dynamic) ->
-            build (its own parts), put, prepare, count (ranks/pipeline.py)
+            build (its own parts; sent to rank 0, which writes the store asked for: ranks/gather.py),
+            put, prepare, count (ranks/pipeline.py)
 all:        an MPI reduce of the uint64 counts, every rank's results gathered into one TriangleCount.
 
 Without a store asked for, nothing is written.
@@ -33,6 +34,7 @@ from tcdist.partition.journal import Journal
 from tcdist.partition.part import Part
 from tcdist.partition.store import Store
 from tcdist.ranks.comm import is_serial, node_local, on_my_node, sum_to_root, sum_uint64
+from tcdist.ranks.gather import open_gather
 from tcdist.ranks.guard import collective, independently
 from tcdist.ranks.pipeline import count_parts
 from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal
@@ -88,7 +90,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         return made, held
 
     prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()), debug=debug)
-    shared = counted = None
+    shared = counted = gather = None
     try:
         # a GPU whose warm-up failed says so now, not when its rank first counts
         collective(comm, device.warming.raise_failed, debug=debug)
@@ -100,9 +102,21 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
             t0 = time.perf_counter()
             h = prepared.header
             shared = collective(comm, lambda: share(comm, held.shared, h["shared"], h.get("gpu")), debug=debug)
-            in_memory = (_Shares if prepared.mode == "replicated" else _OwnParts)(shared, prepared)
+            if prepared.gathers:  # a store asked for: rank 0 writes the parts every rank builds
+                lane = comm.Dup()
+                try:
+                    gather = collective(comm, lambda: open_gather(lane, prepared, held, config.seed), debug=debug)
+                except BaseException:
+                    lane.Free()
+                    raise
+            in_memory = _Shares(shared, prepared) if prepared.mode == "replicated" else \
+                _OwnParts(shared, prepared, None if gather is None else gather.deliver)
             timings.share += time.perf_counter() - t0
         results = _count_mine(comm, config, prepared, device, in_memory, credits, edges, read, debug)
+        if gather is not None:
+            t0 = time.perf_counter()
+            collective(comm, gather.finish, debug=debug)  # rank 0: the last parts written, the store sealed
+            timings.store_write += time.perf_counter() - t0  # (writing and sending ran beside the count)
         credits = None if credits is None else sum_to_root(comm, credits)
         edges = None if edges is None else comm.gather(edges.summed(), root=0)
         timings = timings + sum((r.timings for r in results), Timings())
@@ -119,6 +133,9 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         if comm.rank == 0 and prepared.drop_journal and prepared.journal is not None:  # every rank has journalled
             Journal(prepared.store, prepared.journal, prepared.header["parts"]).remove()
     finally:
+        if gather is not None:
+            gather.abandon()  # after a failure: the other ranks' last parts taken, the unfinished store removed
+            gather.close()
         try:
             if shared is not None:
                 try:
@@ -170,8 +187,9 @@ class _OwnParts:
     gains less from more of them than parts built beside each other: on 16 cores, a part of
     RMAT-25 took 3.4 s on 4 threads and 1.8 s on 16); a dynamic queue's each when it is due."""
 
-    def __init__(self, shared, prepared: Prepared):
+    def __init__(self, shared, prepared: Prepared, deliver=None):
         arrays, h = shared.arrays, prepared.header
+        self._deliver = deliver  # each part built, as it is built: to the store rank 0 writes (ranks/gather.py)
         graph = SimpleNamespace(rowptr=arrays["rowptr"], col=arrays["col"], n=arrays["rowptr"].size - 1)
         self._partitioning = (graph, arrays["assignment"], h["parts"], h["prune"])
         self._reached = arrays.get("reached")  # each vertex's parts reached, made once by rank 0 (up to 64 parts)
@@ -183,6 +201,12 @@ class _OwnParts:
         self._plan = list(indices)
 
     def __getitem__(self, index: int) -> Part:
+        part = self._built(index)
+        if self._deliver is not None:
+            self._deliver(part)
+        return part
+
+    def _built(self, index: int) -> Part:
         if self._plan is not None:
             if self._ahead is None:
                 self._ahead = iter_parts_host(*self._partitioning, indices=self._plan, threads=self._team,

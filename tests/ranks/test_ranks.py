@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import h5py
 import pytest
 from conftest import DATASETS, manifest
 from mpi_launch import launcher, makes_cliques, mpiexec, mpiexec_json
@@ -159,7 +160,6 @@ def test_a_store_that_exists_for_another_graph_is_refused_once(tmp_path):
 def test_a_rank_that_fails_mid_count_ends_the_job_with_its_message(tmp_path, schedule):
     """One part's data is corrupt on disk: the rank that reads it stops every rank, which all exit 2
     (under MPI_Abort, MPICH's mpiexec sometimes answered 9: the status of a rank it killed)."""
-    import h5py
 
     store = tmp_path / "parts.h5"
     assert mpiexec(1, "partition", GRAPH, "-o", store, "-P", 4).returncode == 0
@@ -364,3 +364,68 @@ def test_ranks_waiting_for_another_take_no_core(tmp_path):
     assert done.returncode == 0, done.stderr
     used = {rank: [float(s) for s in (tmp_path / f"rank{rank}").read_text().split()] for rank in (1, 2)}
     assert all(a < 0.5 and b < 0.5 for a, b in used.values()), used
+
+
+@pytest.mark.parametrize("ranks,cliques,schedule", [(2, 1, "static"), (3, 1, "dynamic"), (4, 2, "static")])
+def test_a_store_asked_for_under_ranks_is_written_by_rank_0_from_the_parts_the_ranks_build(tmp_path, cli, ranks,
+                                                                                           cliques, schedule):
+    """Each rank builds its parts from the shared graph, sends them to rank 0 and counts them; rank
+    0 writes them into the store: the same file one process writes (its root digest covers every
+    part), none read back, nothing else left; the store then counts the same."""
+    assert cli("count", GRAPH, "--backend", "cpu", "-P", 7, "--store", tmp_path / "one.h5").code == 0
+    env = {**os.environ, "MPIR_CVAR_NUM_CLIQUES": str(cliques)}
+    record = mpiexec_json(ranks, "count", GRAPH, "--backend", "cpu", "-P", 7, "--store", "ranked.h5", "--schedule",
+                          schedule, "--resume", cwd=tmp_path, env=env)
+    assert (record["triangles"], record["mode"], record["store"]) == (727044, "parts", str(tmp_path / "ranked.h5"))
+    check_parts(record, 7)
+    assert [s["read_bytes"] for s in record["rank_stats"]][1:] == [0] * (ranks - 1)
+    assert any("nothing to resume" in w for w in record["warnings"])
+    with h5py.File(tmp_path / "one.h5") as one, h5py.File(tmp_path / "ranked.h5") as ranked:
+        assert ranked.attrs["digest"] == one.attrs["digest"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.h5", "one.h5.journal", "ranked.h5"]
+    again = mpiexec_json(2, "count", tmp_path / "ranked.h5", "--backend", "cpu")
+    assert (again["triangles"], again["parts"]) == (727044, 7)
+
+
+GATHER_FAULT = """\
+import json, sys
+from mpi4py import MPI
+import tcdist
+from tcdist.ranks import run
+
+rank, failing, at, out = MPI.COMM_WORLD.rank, int(sys.argv[1]), int(sys.argv[5]), sys.argv[2]
+built, made = run._OwnParts._built, []
+
+def failing_part(self, index):
+    made.append(index)
+    if rank == failing and len(made) == at:
+        raise tcdist.TcdistError(f"part {index} cannot be built (injected)")
+    return built(self, index)
+
+run._OwnParts._built = failing_part
+try:
+    tcdist.count_triangles(sys.argv[3], backend="cpu", parts=9, store=f"{out}/s.h5", schedule=sys.argv[4],
+                           comm=MPI.COMM_WORLD)
+    outcome = "counted"
+except tcdist.TcdistError as e:
+    outcome = str(e)
+open(f"{out}/{rank}.json", "w").write(json.dumps([rank, outcome]))
+"""
+
+
+@pytest.mark.parametrize("failing,schedule,at", [(0, "static", 2), (2, "dynamic", 1)])  # (a queue may give one part)
+def test_a_rank_failing_while_the_ranks_write_a_store_leaves_no_file(tmp_path, failing, schedule, at):
+    """A rank fails to build a part while the others send theirs to rank 0: every rank ends with
+    its error, in seconds (no rank left waiting to send), and neither the store nor its partial
+    write is left."""
+    script = tmp_path / "fault.py"
+    script.write_text(GATHER_FAULT)
+    command = [*launcher(), "-n", "3", sys.executable, str(script), str(failing), str(tmp_path), str(GRAPH), schedule,
+               str(at)]
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < 60
+    rows = sorted(json.loads(p.read_text()) for p in tmp_path.glob("[0-9].json"))
+    assert len(rows) == 3 and all("injected" in outcome for _, outcome in rows), rows
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0.json", "1.json", "2.json", "fault.py"]
