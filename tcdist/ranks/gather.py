@@ -101,38 +101,46 @@ class StoreGather:
 
         status = MPI.Status()
         while True:
-            busy = False
-            while not self._own.empty():
-                self._write(self._own.get())
-                busy = True
-            if self.lane.iprobe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=status):
-                source, tag = status.Get_source(), status.Get_tag()
-                said = self.lane.recv(source=source, tag=tag)
-                if tag == _DONE:
-                    self._done.add(source)
-                else:
-                    self._write(self._received(source, said))
-                busy = True
-            elif self._closing.is_set() and len(self._done) == self.lane.size - 1 and self._own.empty():
+            try:
+                busy = self._step(status)
+            except BaseException as e:  # noqa: BLE001 - raised by finish(); the thread goes on taking what comes
+                self.error, busy = self.error or e, True
+            if busy is None:
                 return
             if not busy:
                 time.sleep(QUIET_POLL)
 
+    def _step(self, status) -> bool | None:
+        """Write a part of rank 0's or take one message: whether there was work, None when all is done."""
+        from mpi4py import MPI
+
+        if not self._own.empty():
+            self._write(self._own.get())
+            return True
+        if not self.lane.iprobe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=status):
+            done = self._closing.is_set() and len(self._done) == self.lane.size - 1 and self._own.empty()
+            return None if done else False
+        source, tag = status.Get_source(), status.Get_tag()
+        if tag == _DATA:  # the rest of a part whose receiving failed: taken, so that its sender goes on
+            self.lane.Recv(np.empty(status.Get_count(MPI.BYTE), np.uint8), source=source, tag=_DATA)
+        elif tag == _DONE:
+            self.lane.recv(source=source, tag=_DONE)
+            self._done.add(source)
+        else:
+            self._write(self._received(source, self.lane.recv(source=source, tag=_HEADER)))
+        return True
+
     def _received(self, source: int, header: dict) -> Part:
+        self.lane.Send(np.ones(1, np.uint8), dest=source, tag=_GO)  # first: its sender never waits for a go
         rowptr, col, global_id = arrays = [np.empty(size, dtype) for dtype, size in header["arrays"]]
-        self.lane.Send(np.ones(1, np.uint8), dest=source, tag=_GO)
         for array in arrays:
             for chunk in _chunks(array):
                 self.lane.Recv(chunk, source=source, tag=_DATA)
         return Part(header["index"], rowptr, col, global_id, header["n_local"], header["stats"])
 
     def _write(self, part: Part) -> None:
-        if self._discard or self.error is not None:
-            return  # taken, so that its sender goes on, and dropped
-        try:
+        if not self._discard and self.error is None:  # (else taken, so that its sender goes on, and dropped)
             self.writer.add(part)
-        except BaseException as e:  # noqa: BLE001 - raised by finish(); the thread goes on receiving
-            self.error = e
 
     def finish(self) -> None:
         """Every rank has counted: wait for the last parts to be written, then seal the store."""

@@ -391,10 +391,11 @@ GATHER_FAULT = """\
 import json, sys
 from mpi4py import MPI
 import tcdist
+from tcdist.partition.store import StoreWriter
 from tcdist.ranks import run
 
-rank, failing, at, out = MPI.COMM_WORLD.rank, int(sys.argv[1]), int(sys.argv[5]), sys.argv[2]
-built, made = run._OwnParts._built, []
+rank, failing, at, out, step = MPI.COMM_WORLD.rank, int(sys.argv[1]), int(sys.argv[5]), sys.argv[2], sys.argv[6]
+built, added, made = run._OwnParts._built, StoreWriter.add, []
 
 def failing_part(self, index):
     made.append(index)
@@ -402,7 +403,16 @@ def failing_part(self, index):
         raise tcdist.TcdistError(f"part {index} cannot be built (injected)")
     return built(self, index)
 
-run._OwnParts._built = failing_part
+def failing_write(self, part):
+    made.append(part.index)
+    if len(made) == at:
+        raise tcdist.TcdistError(f"part {part.index} cannot be written (injected)")
+    return added(self, part)
+
+if step == "build":
+    run._OwnParts._built = failing_part
+else:
+    StoreWriter.add = failing_write
 try:
     tcdist.count_triangles(sys.argv[3], backend="cpu", parts=9, store=f"{out}/s.h5", schedule=sys.argv[4],
                            comm=MPI.COMM_WORLD)
@@ -413,15 +423,16 @@ open(f"{out}/{rank}.json", "w").write(json.dumps([rank, outcome]))
 """
 
 
-@pytest.mark.parametrize("failing,schedule,at", [(0, "static", 2), (2, "dynamic", 1)])  # (a queue may give one part)
-def test_a_rank_failing_while_the_ranks_write_a_store_leaves_no_file(tmp_path, failing, schedule, at):
-    """A rank fails to build a part while the others send theirs to rank 0: every rank ends with
-    its error, in seconds (no rank left waiting to send), and neither the store nor its partial
-    write is left."""
+@pytest.mark.parametrize("failing,schedule,at,step", [(0, "static", 2, "build"), (2, "dynamic", 1, "build"),
+                                                       (0, "dynamic", 4, "write")])  # (a queue may give one part)
+def test_a_rank_failing_while_the_ranks_write_a_store_leaves_no_file(tmp_path, failing, schedule, at, step):
+    """A rank fails to build a part while the others send theirs to rank 0, or rank 0 fails to
+    write one: every rank ends with the error, in seconds (no rank left waiting to send), and
+    neither the store nor its partial write is left."""
     script = tmp_path / "fault.py"
     script.write_text(GATHER_FAULT)
     command = [*launcher(), "-n", "3", sys.executable, str(script), str(failing), str(tmp_path), str(GRAPH), schedule,
-               str(at)]
+               str(at), step]
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
