@@ -6,8 +6,9 @@
 #SBATCH --time=01:00:00
 #SBATCH --output=tcdist-%j.out
 #
-# Count triangles as an MPI batch job, one rank per GPU (rank 0 partitions, every rank
-# counts its parts, the counts are reduced):
+# Count triangles as an MPI batch job, one rank per GPU (rank 0 reads the graph once and
+# shares it, every rank counts its share or builds and counts its own parts, the counts are
+# reduced):
 #
 #   sbatch slurm/cluster.sh [GRAPH] [tcdist count options]
 #   sbatch --nodes=2 --ntasks-per-node=4 slurm/cluster.sh rmat:26 --parts 32 --schedule dynamic
