@@ -96,9 +96,10 @@ CACHE_VARS = ("CUPY_CACHE_DIR", "NUMBA_CACHE_DIR", "CUDA_CACHE_PATH")  # emptied
 
 
 def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, save, count_args=(), rank_args=(),
-               cold=False, schedules=("static",)):
+               cold=False, schedules=("static",), store=False):
     """One process against R ranks on the same graph, as a user runs them (see the module's text),
-    the jobs of R > 1 ranks once per schedule; save(rows) after every row."""
+    the jobs of R > 1 ranks once per schedule; save(rows) after every row; store: every run writes
+    a new partition store (--store, in work: removed before and after each run)."""
     files = {"spec": spec}
     name = os.path.join(work, spec.replace(":", "-"))
     if "h5" in forms:
@@ -114,11 +115,12 @@ def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, sa
             for ranks, schedule in jobs:
                 args = ("count", files[form], "--backend", backend, *count_args,
                         *((*rank_args, "--schedule", schedule) if ranks > 1 else ()))
-                runs = [_timed(launcher if ranks > 1 else None, ranks, args, work if caches == "cold" else None)
+                runs = [_timed(launcher if ranks > 1 else None, ranks, args, work if caches == "cold" else None,
+                               os.path.join(work, "e2e-store.h5") if store else None)
                         for _ in range(1 if caches == "cold" else repeat)]
                 best = min(runs, key=lambda r: r["job_wall_s"])
                 row = {"graph": spec, "form": form, "caches": caches, "ranks": ranks, "schedule": schedule,
-                       "count_args": list(count_args), "args": list(args),
+                       "count_args": list(count_args), "args": list(args), "store_written": store,
                        "triangles": best["triangles"], "mode": best["mode"], "mode_reason": best["mode_reason"],
                        "job_wall_s": best["job_wall_s"], "job_wall_all_s": [r["job_wall_s"] for r in runs],
                        "rank_phases": [{k: r["timings"][k] for k in RANK_PHASES} | {
@@ -221,12 +223,14 @@ def launcher_floor(ranks_list, launcher, repeat):
     return floor
 
 
-def _timed(launcher, ranks, args, cold_in=None):
+def _timed(launcher, ranks, args, cold_in=None, store=None):
     """One run of tcdist (under the launcher with R ranks, or alone: what a user of one GPU types),
     its JSON with the job's wall clock and each rank's seconds from the job's start to its first
-    kernel launch; cold_in: a folder under which the run gets empty compile caches."""
+    kernel launch; cold_in: a folder under which the run gets empty compile caches; store: a
+    partition store the run writes, removed before and after it."""
     command = [*([*launcher, "-n", str(ranks)] if launcher else []), sys.executable, "-m", "tcdist", *map(str, args),
-               "--json", "-q"]
+               *(("--store", store) if store else ()), "--json", "-q"]
+    _remove_store(store)
     env = None
     if cold_in is not None:
         caches = tempfile.mkdtemp(dir=cold_in)
@@ -236,12 +240,21 @@ def _timed(launcher, ranks, args, cold_in=None):
     wall = time.perf_counter() - t0
     if cold_in is not None:
         shutil.rmtree(caches)
+    _remove_store(store)
     if done.returncode != 0:
         raise SystemExit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stderr[-3000:]}")
     record = json.loads(done.stdout)
     for r in record["rank_stats"]:
         r["first_kernel_s"] = r["first_kernel_at"] and r["first_kernel_at"] - started
     return {**record, "job_wall_s": wall}
+
+
+def _remove_store(path) -> None:
+    """A store written by a timed run, with its journal."""
+    if path is not None:
+        shutil.rmtree(path + ".journal", ignore_errors=True)
+        if os.path.exists(path):
+            os.remove(path)
 
 
 def speedups(rows, root=None):
@@ -325,6 +338,8 @@ def main():
                    help="with --end-to-end: the schedules of the jobs of R > 1 ranks")
     p.add_argument("--cold", action="store_true", help="with --end-to-end: also a run of each with empty compile "
                    "caches (one for all of a job's ranks)")
+    p.add_argument("--store", action="store_true", help="with --end-to-end: every run also writes a partition "
+                   "store (--store; with --count-args '--parts P', parts the ranks build and rank 0 writes)")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     launcher = shlex.split(args.mpirun)
@@ -347,7 +362,8 @@ def main():
                     json.dump(result, f, indent=1)
 
             end_to_end(spec, args.ranks, launcher, args.work, args.backend, args.forms, args.repeat, log, save_rows,
-                       shlex.split(args.count_args), shlex.split(args.rank_args), args.cold, args.schedules)
+                       shlex.split(args.count_args), shlex.split(args.rank_args), args.cold, args.schedules,
+                       args.store)
         for s in result["speedups"]:
             log(f"{s['graph']} {s['form']} {s['caches']} R={s['ranks']} {s['schedule']} ({s['mode']}): wall "
                 f"{_times(s['wall_speedup'])}, kernel {_times(s['kernel_speedup'])}, upload+kernel "
