@@ -65,10 +65,18 @@ def test_cuda_visible_devices_is_respected(gpus, expected):
     assert [s["gpu_bus_id"] for s in record["rank_stats"]] == [gpus[last]] * 2
 
 
-def test_a_store_counted_by_gpu_ranks_equals_cpu_ranks(tmp_path, gpus):
+def test_a_store_counted_by_gpu_ranks_equals_cpu_ranks(tmp_path, cli, gpus):
+    """GPU ranks (at least two, sharing a GPU where there is one) build their parts and rank 0
+    writes them into the store: the file one process writes; CPU ranks then count it the same."""
+    import h5py
+
     store = tmp_path / "parts.h5"
-    on_gpu = mpiexec_json(len(gpus), "count", "rmat:15", "--backend", "gpu", "-P", 6, "--store", store,
+    on_gpu = mpiexec_json(max(2, len(gpus)), "count", "rmat:15", "--backend", "gpu", "-P", 6, "--store", store,
                           "--scheme", "metis")
+    assert cli("count", "rmat:15", "--backend", "cpu", "-P", 6, "--store", tmp_path / "one.h5", "--scheme",
+               "metis").code == 0
+    with h5py.File(store) as ranked, h5py.File(tmp_path / "one.h5") as one:
+        assert ranked.attrs["digest"] == one.attrs["digest"]
     on_cpu = mpiexec_json(2, "count", store, "--backend", "cpu", "--schedule", "dynamic")
     assert on_gpu["triangles"] == on_cpu["triangles"] and on_cpu["parts"] == 6
 
