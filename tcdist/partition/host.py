@@ -34,13 +34,12 @@ from numba import njit, prange
 
 from tcdist import progress
 from tcdist.graph.graph import col_dtype
-from tcdist.partition.incoming import RANGES_PER_THREAD, parts_reached, transpose
+from tcdist.partition.incoming import MASK_PARTS, RANGES_PER_THREAD, parts_reached, transpose
 from tcdist.partition.part import Part
 
 LOCAL, OUT, IN, ALIVE = 1, 2, 4, 8
 _LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built by a team of threads
 _DENSE_SHIFT = 5       # a part that may touch 1/32 of the vertices finds its members by a scan of the flags
-_MASK_PARTS = 64       # up to this many parts, each vertex's in-parts fit 64 bits: no transpose
 _PRUNE_CODES = {"lstc": 0, "none": 1, "minimal": 2}
 
 
@@ -329,7 +328,7 @@ def _kept(prune, source, target):
 
 class PartBuilder:
     """What building any part of LSTC's partitioning of a graph in host memory needs, made once:
-    each vertex's set of the parts its out-neighbours are in (in_parts) for up to _MASK_PARTS
+    each vertex's set of the parts its out-neighbours are in (in_parts) for up to MASK_PARTS
     parts, else the transpose (reversed_edges() if given: a caller partitioning the graph several
     times keeps it), and each part's vertices in rank order. build(p) makes part p with a team of
     `team` threads; a rank that builds only its own parts calls it for those, given the in_parts
@@ -339,7 +338,7 @@ class PartBuilder:
         self.rowptr, self.col, self.n = np.asarray(graph.rowptr), np.asarray(graph.col), graph.n
         self.prune = _PRUNE_CODES[prune]
         pieces = max(numba.get_num_threads(), 1) * RANGES_PER_THREAD
-        if num_parts <= _MASK_PARTS:
+        if num_parts <= MASK_PARTS:
             self.in_parts = reached if reached is not None else \
                 parts_reached(self.rowptr, self.col, np.asarray(assignment).astype(np.uint8, copy=False), pieces)
             self.in_ptr, self.in_col = np.zeros(1, np.int64), np.zeros(0, self.col.dtype)

@@ -8,6 +8,7 @@ from numba import njit, prange
 
 from tcdist.graph.work import RANGES_PER_THREAD, even_rows
 
+MASK_PARTS = 64  # up to this many parts, each vertex's in-parts fit 64 bits: no transpose
 _TARGET_BLOCK_SHIFT = 12  # the transpose counts targets by blocks of 2^12 ids, and sorts them in ranges of equal edges
 
 
@@ -101,7 +102,7 @@ def reached_and_work(rowptr, col, part, num_parts, pieces):
     """(parts_reached, or None over 64 parts; each part's work: the probes of its rows, as its
     statistics count them): both in one pass over the edges, made once for ranks that build their
     own parts (else rank 0 estimated in passes of its own, and every rank made the in-parts again)."""
-    reach = num_parts <= 64
+    reach = num_parts <= MASK_PARTS
     reached, work = _reach(rowptr, col, part, even_rows(rowptr, pieces), num_parts, reach)
     return (reached if reach else None), work
 

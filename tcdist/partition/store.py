@@ -18,7 +18,6 @@ store is refused. The file is written under a temporary name and renamed when co
 
 import json
 import os
-import sys
 import time
 from contextlib import ExitStack
 
@@ -142,19 +141,16 @@ class StoreWriter:
         self.stats[part.index] = stats
 
     def __exit__(self, kind, error, trace):
-        if kind is None:
-            try:
-                if len(self.digests) != self.p.num_parts:
-                    raise TcdistError(f"internal error: {len(self.digests)} parts written of {self.p.num_parts}")
-                part_digests = [self.digests[i] for i in range(self.p.num_parts)]
-                self.file.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, **self.header,
-                                       digest=_root_digest(self.header, part_digests, self.root_checksums))
-            except BaseException:
-                if not self._stack.__exit__(*sys.exc_info()):
-                    raise
-                return False
-            self.written = [self.stats[i] for i in range(self.p.num_parts)]
-        return self._stack.__exit__(kind, error, trace)
+        if kind is not None:  # the file is removed
+            return self._stack.__exit__(kind, error, trace)
+        with self._stack:  # sealed and put in place, or removed if that fails
+            if len(self.digests) != self.p.num_parts:
+                raise TcdistError(f"internal error: {len(self.digests)} parts written of {self.p.num_parts}")
+            part_digests = [self.digests[i] for i in range(self.p.num_parts)]
+            self.file.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, **self.header,
+                                   digest=_root_digest(self.header, part_digests, self.root_checksums))
+        self.written = [self.stats[i] for i in range(self.p.num_parts)]
+        return False
 
 
 class Store:

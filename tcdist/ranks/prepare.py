@@ -25,7 +25,7 @@ from tcdist.graph.degrees import degree_summary
 from tcdist.graph.work import RANGES_PER_THREAD, probes_before, slice_work
 from tcdist.io.write import OutputExists, output_target, stale_beside
 from tcdist.partition import Part, assign, check_parts, partition_graph
-from tcdist.partition.incoming import reached_and_work
+from tcdist.partition.incoming import MASK_PARTS, reached_and_work
 from tcdist.partition.journal import Journal, StoreLock, lock_store
 from tcdist.partition.store import Store, write_store
 from tcdist.ranks.share import layout
@@ -352,7 +352,7 @@ def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: 
     its local rows, as a part's own statistics count them."""
     t0 = time.perf_counter()
     graph = held.graph = graph.on_host()
-    assignment = assign(graph, scheme, parts, config.seed).astype(np.uint8 if parts <= 64 else np.int32)
+    assignment = assign(graph, scheme, parts, config.seed).astype(np.uint8 if parts <= MASK_PARTS else np.int32)
     reached, work = reached_and_work(graph.rowptr, graph.col, assignment, parts,
                                      max(numba.get_num_threads(), 1) * RANGES_PER_THREAD)
     timings.partition += time.perf_counter() - t0
