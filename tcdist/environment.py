@@ -4,7 +4,7 @@ import importlib.metadata
 import platform
 import sys
 
-from tcdist import __version__
+from tcdist import __version__, compiled
 from tcdist.count.registry import kernels
 from tcdist.device.gpu import problem as gpu_device_problem
 
@@ -39,14 +39,12 @@ def _mpi():
 
 def describe():
     """A flat dict of the environment, for people and for --json."""
-    import numba
-
     return {
         "tcdist": __version__,
         "python": f"{platform.python_version()} ({sys.executable})",
         "platform": platform.platform(),
         "numpy": _version("numpy"),
-        "numba": f"{_version('numba')} ({numba.get_num_threads()} threads)",
+        "numba": f"{_version('numba')} ({compiled.get_threads()} threads)",
         "pyarrow": _version("pyarrow"),
         "h5py": _version("h5py"),
         "cupy": _version("cupy-cuda13x") if _version("cupy-cuda13x") != "not installed" else _version("cupy-cuda12x"),

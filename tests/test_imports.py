@@ -50,3 +50,25 @@ def test_import_tcdist_loads_no_library():
 @pytest.mark.parametrize("module", UNUSED)
 def test_a_cpu_count_imports_only_what_it_uses(counted, source, module):
     assert module not in counted[source]
+
+
+def test_the_run_path_loads_no_compiler_until_it_calls_compiled_code():
+    """The command line, the API and the run's modules import Numba only when a compiled function
+    is first called (a count on the GPU calls none)."""
+    loaded = _modules_at_exit("import tcdist.cli, tcdist.api, tcdist.ranks.run, tcdist.source\ncode = 0")
+    assert loaded.isdisjoint({"numba", "scipy", "h5py", "pyarrow"}), loaded
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("form", ["h5", "txt"])
+def test_a_gpu_count_of_a_graph_file_or_an_edge_list_loads_no_cpu_compiler(tmp_path, form):
+    """Read, checked and counted on the GPU: Numba (and SciPy, which it loads) never imported."""
+    path = tmp_path / f"g.{form}"
+    done = subprocess.run([sys.executable, "-m", "tcdist", "convert", "rmat:12", str(path), "-q"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    expected = _modules_at_exit("import tcdist\ncode = 0")  # (the count's value is checked below)
+    count = f"from tcdist.cli import main\ncode = main(['count', {str(path)!r}, '--backend', 'gpu', '-q'])"
+    loaded = _modules_at_exit(count)
+    assert "cupy" in loaded and loaded.isdisjoint({"numba", "scipy"}), loaded
+    assert expected <= loaded

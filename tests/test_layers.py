@@ -8,7 +8,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tcdist"
 
 # Lowest first; a module is in the stage of the longest prefix that names it.
 STAGES = [
-    ("tcdist.errors", "tcdist.config", "tcdist.xp", "tcdist.progress", "tcdist.signals", "tcdist.results", "tcdist.caches",
+    ("tcdist.errors", "tcdist.config", "tcdist.xp", "tcdist.progress", "tcdist.signals", "tcdist.results", "tcdist.caches", "tcdist.compiled",
      "tcdist.budget.sizes", "tcdist.budget.host", "tcdist.budget.model", "tcdist.cuda", "tcdist.budget"),
     ("tcdist.graph",),
     ("tcdist.io",),

@@ -13,15 +13,16 @@ empty Numba cache.
 
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
-from numba import njit
+
+from tcdist import compiled
+from tcdist.compiled import jit
 
 _STRIDES_PER_THREAD = 64
 ONE_THREAD_BELOW = 1 << 16  # edges below which a count takes one thread (starting a pool costs more)
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _marker(rowptr, col, start, n_local, strides, first, last, m):
     """Mark N+(u) in this thread's byte array m, then look up the w of every N+(v) up to max N+(u)."""
     found = np.uint64(0)
@@ -45,7 +46,7 @@ def _marker(rowptr, col, start, n_local, strides, first, last, m):
     return found
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _merge(rowptr, col, start, n_local, strides, first, last, m):
     """Merge the sorted rows N+(u) and N+(v) for every oriented edge u -> v (m is unused)."""
     found = np.uint64(0)
@@ -68,7 +69,7 @@ def _merge(rowptr, col, start, n_local, strides, first, last, m):
     return found
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _per_vertex_rows(rowptr, col, start, n_local, lowest, into, strides, first, last, m):
     """The marker kernel, crediting corners: each thread marks N+(u) with the position (+1) of
     every entry in u's row, so a triangle u -> v, u -> w, v -> w found from u credits u in
@@ -94,7 +95,7 @@ def _per_vertex_rows(rowptr, col, start, n_local, lowest, into, strides, first, 
             _unmark_row(col, begin, end, m)
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _mark_row(col, begin, end, m):
     """m[w] = w's position in the row col[begin:end], plus one; the row's largest column."""
     for e in range(begin, end):
@@ -102,13 +103,13 @@ def _mark_row(col, begin, end, m):
     return col[end - 1]
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _unmark_row(col, begin, end, m):
     for e in range(begin, end):
         m[col[e]] = 0
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _credit_heads(col, begin, end, into, triangles):
     """triangles[col[e]] += into[e] over the counted rows' edges (one pass; a serial scatter)."""
     for e in range(begin, end):
@@ -128,7 +129,7 @@ def per_vertex(rowptr, col, n_local, start=0):
     return triangles
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _local_in_edges(rowptr, col, n_local, n):
     """(in_ptr, in_row): for every vertex v, the local rows u with an edge u -> v, by a counting
     sort of the local rows' edges (u ascending within each v)."""
@@ -146,7 +147,7 @@ def _local_in_edges(rowptr, col, n_local, n):
     return in_ptr, in_row
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _third_edges(rowptr, col, in_ptr, in_row, rows, into, strides, first, last, m):
     """The third edge v -> w of each triangle u -> v, u -> w, v -> w with u local, credited from
     v's side: mark N+(v) with positions (+1), then for each local in-neighbour u of v look up
@@ -189,7 +190,7 @@ def per_edge(rowptr, col, n_local):
 def _position_marks(n):
     """One mark per vertex and thread: a position in a row, plus one. uint32 holds it: the
     (degree, id) orientation keeps a row at most sqrt(2m) < 2^32 long."""
-    return np.zeros((numba.get_num_threads(), max(n, 1)), np.uint32)
+    return np.zeros((compiled.get_threads(), max(n, 1)), np.uint32)
 
 
 def lowest_triangles(rowptr, col):
@@ -218,7 +219,7 @@ def _side_by_side(kernel, args, mark) -> list:
 
 def _launch(kernel, rowptr, col, n_local, start, marks):
     n = max(rowptr.size - 1, 1) if marks else 1
-    threads = numba.get_num_threads() if col.size >= ONE_THREAD_BELOW else 1
+    threads = compiled.get_threads() if col.size >= ONE_THREAD_BELOW else 1
     mark = np.zeros((threads, n), np.uint8)  # one row per thread
     return int(sum(_side_by_side(kernel, (np.asarray(rowptr), np.asarray(col), int(start), int(n_local)), mark)))
 

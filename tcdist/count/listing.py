@@ -3,14 +3,14 @@ yields each one). Rows are listed in blocks whose sizes the per-row counts fix b
 graph with billions of triangles never holds them all at once."""
 
 import numpy as np
-from numba import njit
 
+from tcdist.compiled import jit
 from tcdist.count.cpu import lowest_triangles
 
 BLOCK = 1 << 20  # triangles per block at most (unless one row alone lists more)
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _fill(rowptr, col, first, last, out):
     """out[k] = (u, v, w) for every triangle u -> v -> w, u -> w of rows first..last-1, merging
     the rest of N+(u) after v with N+(v) (rows are sorted)."""

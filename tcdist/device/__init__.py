@@ -6,6 +6,7 @@ threads."""
 
 from __future__ import annotations
 
+from tcdist import compiled
 from tcdist.count.auto import Auto
 from tcdist.count.registry import choose
 from tcdist.device import cpu, gpu
@@ -16,9 +17,7 @@ from tcdist.errors import OptionError
 
 def set_threads(threads: int | None) -> int:
     """The CPU threads a count may use, checked (None: all Numba may use)."""
-    import numba
-
-    limit = numba.config.NUMBA_NUM_THREADS
+    limit = compiled.most_threads()
     if threads is None:
         return limit
     if not 1 <= threads <= limit:

@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from tcdist import compiled
 from tcdist.budget.host import bound_cores
 
 
@@ -27,20 +28,16 @@ def cpu_threads(local_size: int) -> int:
 def idle_node_threads(node_threads: list[int]) -> int:
     """CPU threads for work that one rank of a node does while the node's other ranks wait for it
     (rank 0 reading and building the graph): theirs added to its own, on the cores it may run on."""
-    import numba
-
-    return max(1, min(sum(node_threads), bound_cores(), numba.config.NUMBA_NUM_THREADS))
+    return max(1, min(sum(node_threads), bound_cores(), compiled.most_threads()))
 
 
 @contextmanager
 def numba_threads(threads: int) -> Iterator[None]:
     """Numba's parallel loops of the calling thread use this many threads inside the block (the
     count is each thread's own; the one before is put back)."""
-    import numba
-
-    before = numba.get_num_threads()
-    numba.set_num_threads(threads)
+    before = compiled.get_threads()
+    compiled.set_threads(threads)
     try:
         yield
     finally:
-        numba.set_num_threads(before)
+        compiled.set_threads(before)

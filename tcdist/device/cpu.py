@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from contextlib import nullcontext
 
+from tcdist import compiled
 from tcdist.budget.host import available
 from tcdist.device.core import Device
 from tcdist.graph import check
@@ -59,9 +60,7 @@ class CpuDevice(Device):
 
     def run(self, part: Part, work: Callable):
         if part.col.size < INLINE_EDGES:  # done before a signal's handler would wait long: no thread's start
-            import numba
-
-            numba.set_num_threads(self.threads)
+            compiled.set_threads(self.threads)
             return work()
         return self._interruptible(work)
 
@@ -93,10 +92,8 @@ class CpuDevice(Device):
         outcome = {}
 
         def run():
-            import numba
-
             try:
-                numba.set_num_threads(self.threads)  # Numba's thread count is the calling thread's own
+                compiled.set_threads(self.threads)  # Numba's thread count is the calling thread's own
                 outcome["value"] = work()
             except BaseException as e:  # handed to the waiting thread
                 outcome["error"] = e

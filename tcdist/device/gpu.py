@@ -130,10 +130,10 @@ class GpuDevice(Device):
 
     def start_warm_up(self, per_vertex: bool = False, builds: bool = True, per_edge: bool = False) -> None:
         """On a thread: where this process builds the graph, the text parser and the build's passes
-        compiled (or loaded) while it is read; a kernel given by name checked; auto's choice
-        is checked per part."""
+        compiled (or loaded) while it is read, else the passes that check a graph read whole; a
+        kernel given by name checked; auto's choice is checked per part."""
         from tcdist.cuda import launch
-        from tcdist.cuda.build import PARSE
+        from tcdist.cuda.build import PARSE, PASSES
         from tcdist.device.warmup import warm_up_build
 
         def warm():
@@ -141,6 +141,8 @@ class GpuDevice(Device):
                 if builds:
                     launch.compile_every_instance(PARSE)
                     warm_up_build()
+                else:
+                    launch.kernel(PASSES, "csr_problems_int")
                 if self._auto is None or per_vertex or per_edge:
                     self.self_test([] if self._auto else [self.spec], [np.int32], per_vertex, per_edge)
 

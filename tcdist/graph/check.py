@@ -4,10 +4,10 @@ part read from a store, the order of its ids (misoriented_rows, compiled)."""
 
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
-from numba import njit, prange
 
+from tcdist import compiled
+from tcdist.compiled import jit, prange
 from tcdist.xp import array_module
 
 FALLS, OUTSIDE, UNSORTED, BACKWARD = 1, 2, 4, 8  # problems, as the GPU's pass (cuda/passes.cu) names them
@@ -55,7 +55,7 @@ def _host_problems(rowptr, col, n: int, ascending: bool) -> int:
     """The first of OUTSIDE, UNSORTED, BACKWARD a CSR with a sound rowptr has (0 for none): every
     one found, in one compiled pass, or the first in whole-array passes."""
     if col.size >= COMPILED_FROM:
-        threads = numba.get_num_threads()
+        threads = compiled.get_threads()
         cuts = np.linspace(0, col.size, 4 * threads + 1).astype(np.int64)
         with ThreadPoolExecutor(threads, thread_name_prefix="tcdist-check") as pool:
             found = pool.map(lambda a, b: _problems(rowptr, col, n, ascending, a, b), cuts[:-1], cuts[1:])
@@ -76,7 +76,7 @@ def _host_problems(rowptr, col, n: int, ascending: bool) -> int:
     return 0
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _problems(rowptr, col, n, ascending, lo, hi):
     """OUTSIDE | UNSORTED | BACKWARD, as found in columns lo..hi-1 (serial, without the GIL: the
     caller's threads take a stretch each, and no parallel region meets another thread's)."""
@@ -105,7 +105,7 @@ def prebuild() -> None:
         _problems(rowptr, np.array([1], dtype), 2, True, 0, 1)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@jit(parallel=True, cache=True, nogil=True)
 def misoriented_rows(rowptr, col, n_local):
     """How many rows break the order a part's ids follow: locals numbered first, then proxies,
     each set in rank order, so every edge u -> v has u < v except a proxy's edge to a local

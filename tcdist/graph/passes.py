@@ -3,17 +3,18 @@ gives what build.py's NumPy expression beside its call gives, fused into one pas
 
 from __future__ import annotations
 
-import numba
 import numpy as np
-from numba import njit, prange
+
+from tcdist import compiled
+from tcdist.compiled import jit, prange
 
 
 def _chunks(size: int) -> int:
     """How many pieces a compaction splits its input into: a few per thread, each written in order."""
-    return max(1, min(size, 4 * numba.get_num_threads()))
+    return max(1, min(size, 4 * compiled.get_threads()))
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def take(table, index):
     """table[index]."""
     out = np.empty(index.size, table.dtype)
@@ -22,7 +23,7 @@ def take(table, index):
     return out
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def touch(array, step):
     """Write a zero every step items: the pages of a new array faulted in on every thread (CUDA
     registering them faults them in on one)."""
@@ -30,7 +31,7 @@ def touch(array, step):
         array[i * step] = 0
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def copy(out, values):
     """out[...] = values (1-d, one dtype) on every thread: a new array's pages are faulted in by
     all of them, not by one (4.5 GB into a fresh shared window took 4.4 s on one)."""
@@ -38,14 +39,14 @@ def copy(out, values):
         out[i] = values[i]
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def mark(present, ids):
     """present[ids] = True (threads that write the same flag write the same value)."""
     for i in prange(ids.size):
         present[ids[i]] = True
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def positions(ids, values):
     """np.searchsorted(ids, values)."""
     out = np.empty(values.size, np.int64)
@@ -54,7 +55,7 @@ def positions(ids, values):
     return out
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def loops(src, dst):
     """(src == dst).sum()."""
     found = 0
@@ -63,7 +64,7 @@ def loops(src, dst):
     return found
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def _drop_loops(src, dst, chunks, kept):
     counts = np.zeros(chunks + 1, np.int64)
     for c in prange(chunks):
@@ -85,7 +86,7 @@ def drop_loops(src, dst, loops_found: int):
     return _drop_loops(src, dst, _chunks(src.size), src.size - loops_found)
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def directed_keys(u, v, n):
     """(min(u, v) * n + max(u, v)).astype(uint64) * 2 + (u > v)."""
     out = np.empty(u.size, np.uint64)
@@ -95,7 +96,7 @@ def directed_keys(u, v, n):
     return out
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def _distinct(keys, shift, chunks):
     counts = np.zeros(chunks + 1, np.int64)
     unshifted = 0
@@ -119,7 +120,7 @@ def distinct(keys, shift: int = 0):
     return _distinct(keys, np.uint64(shift), _chunks(keys.size))
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def row_starts(keys, n):
     """rowptr of sorted keys u * n + v: 0 and np.cumsum(np.bincount(keys // n, minlength=n)); the
     passes below go row by row from it, so that no key is divided by n (a slow division)."""
@@ -129,7 +130,7 @@ def row_starts(keys, n):
     return rowptr
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def _degrees(keys, rowptr, parts):
     n = rowptr.size - 1
     counts = np.zeros((parts, n), np.int64)
@@ -148,10 +149,10 @@ def degrees(keys, rowptr):
     """np.bincount(keys // n, minlength=n) + np.bincount(keys % n, minlength=n) of sorted keys with
     rowptr row_starts(keys, n): in parts with counts of their own, which take no more memory than the keys."""
     n = rowptr.size - 1
-    return _degrees(keys, rowptr, max(1, min(numba.get_num_threads(), keys.size // max(n, 1))))
+    return _degrees(keys, rowptr, max(1, min(compiled.get_threads(), keys.size // max(n, 1))))
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def oriented_keys(keys, rowptr, rank):
     """a, b = rank[keys // n], rank[keys % n]; min(a, b) * n + max(a, b), of sorted keys with rowptr."""
     n = rowptr.size - 1
@@ -164,7 +165,7 @@ def oriented_keys(keys, rowptr, rank):
     return out
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def columns(keys, rowptr, col):
     """col[:] = keys % n, of sorted keys with rowptr."""
     n = rowptr.size - 1

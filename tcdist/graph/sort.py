@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
-from numba import njit, prange
+
+from tcdist import compiled
+from tcdist.compiled import jit, prange
 
 SMALL = 1 << 20  # up to this many keys (or on one thread) np.sort alone is as fast
 _BUCKET = 1 << 16  # keys per bucket aimed at: a bucket's sort stays in cache
@@ -17,7 +18,7 @@ _MAX_BITS = 12  # at most 4096 buckets: each thread's scatter keeps that many wr
 
 def sort(keys: np.ndarray) -> np.ndarray:
     """np.sort(keys) of a one-dimensional int64 or uint64 array, made on numba's threads."""
-    threads = numba.get_num_threads()
+    threads = compiled.get_threads()
     if keys.size <= SMALL or threads < 2:
         return np.sort(keys)
     low, high = (int(x) for x in _bounds(keys))
@@ -37,12 +38,12 @@ def sort(keys: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def _bounds(keys):
     return keys.min(), keys.max()
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def _counts(keys, low, shift, buckets, chunks):
     """counts[c, b]: the keys of chunk c that fall in bucket b ((key - low) >> shift)."""
     counts = np.zeros((chunks, buckets), np.int64)
@@ -52,7 +53,7 @@ def _counts(keys, low, shift, buckets, chunks):
     return counts
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def _scatter(keys, low, shift, starts, out):
     """Each chunk's keys to their buckets from starts[c, b] on, in order."""
     chunks = starts.shape[0]

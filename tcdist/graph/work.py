@@ -2,15 +2,16 @@
 out-degrees of its out-neighbours), summed before every row. On the host compiled and parallel;
 where the graph lies on a GPU, a step of edges at a time."""
 
-import numba
 import numpy as np
-from numba import njit, prange
+
+from tcdist import compiled
+from tcdist.compiled import jit, prange
 
 PROBES_STEP = 1 << 26  # edges whose probes are summed at once on a GPU (two int64 temporaries of this length)
 RANGES_PER_THREAD = 4  # runs of rows of about equal edges per host thread (as a team deals out rows)
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def even_rows(rowptr, pieces):
     """Bounds of `pieces` runs of consecutive rows of about equal edges (all rows: _spread for a
     list of vertices)."""
@@ -25,12 +26,12 @@ def probes_before(graph):
     CuPy), a row's probes being the out-degrees of its out-neighbours: what a part's statistics
     count as its work."""
     if graph.xp is np:
-        bounds = even_rows(graph.rowptr, max(numba.get_num_threads(), 1) * RANGES_PER_THREAD)
+        bounds = even_rows(graph.rowptr, max(compiled.get_threads(), 1) * RANGES_PER_THREAD)
         return _host_probes_before(graph.rowptr, graph.col, bounds)
     return stepwise_probes_before(graph)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@jit(parallel=True, cache=True, nogil=True)
 def _host_probes_before(rowptr, col, bounds):
     """Each run of rows (bounds) on a thread: each row's probes, then one prefix sum."""
     before = np.zeros(rowptr.size, np.int64)
@@ -65,7 +66,7 @@ def slice_work(rowptr, col, bounds):
     return _slice_work(rowptr, col, np.asarray(bounds, np.int64).reshape(-1, 4))
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@jit(parallel=True, cache=True, nogil=True)
 def _slice_work(rowptr, col, bounds):
     work = np.zeros(bounds.shape[0], np.int64)
     for k in prange(bounds.shape[0]):

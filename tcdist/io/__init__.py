@@ -80,7 +80,8 @@ def check_readable(path):
 
 def read(path: str | os.PathLike, gpu_room: int | None = None, labels: bool = False) -> EdgeList | Graph:
     """An EdgeList (text formats) or a Graph (tcdist HDF5) from a file. gpu_room: text is parsed on
-    the current GPU, its edges kept there while they and their build fit in that many bytes.
+    the current GPU, its edges kept there while they and their build fit in that many bytes; a
+    graph file's arrays go there where they and their count fit.
     labels: an edge list whose ids are names (io/labels.py)."""
     check_readable(path)
     if labels:
@@ -89,7 +90,7 @@ def read(path: str | os.PathLike, gpu_room: int | None = None, labels: bool = Fa
         return _read_stream(path, gpu_room)
     fmt = detect_format(path)
     if fmt == "h5":
-        return read_graph(path)
+        return read_graph(path, gpu_room)
     return (read_mtx if fmt == "mtx" else read_edge_list)(path, gpu_room=gpu_room)
 
 

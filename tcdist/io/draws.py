@@ -5,8 +5,8 @@ edge's RMAT levels are drawn and combined in registers."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
+from tcdist.compiled import jit, prange
 from tcdist.graph.sort import SMALL, sort
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -16,7 +16,7 @@ _LOW24 = np.uint64((1 << 24) - 1)  # RMAT draws two 24-bit uniforms from each 64
 _HIGH24 = np.uint64(40)
 
 
-@njit(nogil=True, cache=True, inline="always")
+@jit(nogil=True, cache=True, inline="always")
 def _value(key, position):
     """Value number position (from 0) of the sequence of key: splitmix64's mix of key + (position + 1) * GOLDEN."""
     z = (np.uint64(position) + _ONE) * GOLDEN + key
@@ -25,7 +25,7 @@ def _value(key, position):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def raw(key, first, size):
     """size values from position first."""
     out = np.empty(size, np.uint64)
@@ -34,7 +34,7 @@ def raw(key, first, size):
     return out
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def below(key, first, size, high):
     """(raw(key, first, size) % high).astype(int64)."""
     out = np.empty(size, np.int64)
@@ -46,7 +46,7 @@ def below(key, first, size, high):
 _RUN = 512  # edges drawn together, level by level: consecutive positions, a loop the compiler vectorises
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def rmat(key, first, scale, m, block, cuts, perm, lo, src, dst):
     """Edges lo.. of RMAT's m (as many as src holds), ids through perm: edge j of the block from b
     takes level l's bits from value first + b * scale + l * (the block's size) + j. cuts: the row
@@ -91,7 +91,7 @@ def stable_order(keys):
     return order
 
 
-@njit(nogil=True, cache=True)
+@jit(nogil=True, cache=True)
 def _settle_runs(packed, keys, bits, order):
     """Each run of order whose keys share their high bits (in index order), sorted stably by whole key."""
     a = 0

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
 
+from tcdist import compiled
 from tcdist.io import grammar
 from tcdist.xp import copy_into
 
@@ -82,7 +82,7 @@ class CpuEngine(Engine):
     def __init__(self, file_bytes: int, held: Pairs | None = None):
         super().__init__(file_bytes, held or Pairs(np))
         self._scratch = (np.empty(0, np.int64), np.empty(0, np.int64))
-        self._thread_count = numba.get_num_threads()
+        self._thread_count = compiled.get_threads()
         self._threads = ThreadPoolExecutor(self._thread_count, thread_name_prefix="tcdist-parse")
 
     allocate = staticmethod(lambda nbytes: np.empty(nbytes, np.uint8))

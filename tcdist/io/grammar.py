@@ -12,7 +12,8 @@ takes at least four bytes) and counts its lines, so the caller can number the li
 """
 
 import numpy as np
-from numba import njit
+
+from tcdist.compiled import jit
 
 LF, CR, HASH, PERCENT, MINUS, ZERO = 10, 13, 35, 37, 45, 48
 LAST_TENTH = (2**63 - 1) // 10  # an id may grow past this by one more digit only up to 2^63-1
@@ -20,17 +21,17 @@ LAST_DIGIT = (2**63 - 1) % 10
 BLANK, EDGE, BAD = 0, 1, 2
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _separates(c):
     return c == 32 or c == 9 or c == 11 or c == 12 or c == 44
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _ends_token(c):
     return _separates(c) or c == LF or c == CR or c == HASH or c == PERCENT
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def first_line_start(buf, p, hi):
     """The first line start in [p, hi), else hi: after an LF, or after a CR not followed by LF
     (not looked for past hi: a thread inside a long line stops at its own range's end)."""
@@ -44,7 +45,7 @@ def first_line_start(buf, p, hi):
     return hi
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def parse_line(buf, p, end):
     """(BLANK, EDGE or BAD, first id, second id, start of the next line) of the line at p."""
     fields, a, b, bad, comment = 0, 0, 0, False, False
@@ -90,7 +91,7 @@ def parse_line(buf, p, end):
     return (BAD if bad or fields == 1 else EDGE), a, b, p
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def parse_range(buf, lo, hi, src, dst, at):
     """Parse the lines that start in [lo, hi) of a block, writing edges to src/dst from at:
     (edges, lines, offset of the first bad line or -1, its index among the range's lines)."""
@@ -110,7 +111,7 @@ def parse_range(buf, lo, hi, src, dst, at):
     return edges, lines, -1, -1
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def parse_ranges(buf, bounds, at, src, dst, found, first, last):
     """parse_range for the ranges first..last-1 of a block (bounds: where each starts and the last
     ends; at: where each writes), their (edges, lines, bad offset, bad index) into found's rows."""
@@ -118,7 +119,7 @@ def parse_ranges(buf, bounds, at, src, dst, found, first, last):
         found[r, 0], found[r, 1], found[r, 2], found[r, 3] = parse_range(buf, bounds[r], bounds[r + 1], src, dst, at[r])
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def pack(src, dst, at, edges, starts, into_src, into_dst, first, last):
     """Copy the edges of the ranges first..last-1 from scratch (from at) to their place (from starts)."""
     for r in range(first, last):

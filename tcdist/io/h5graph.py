@@ -5,9 +5,12 @@ arrays' block checksums (io/hdf5.py); on read the digest is checked and the CSR'
 rows, ids in range, every edge from a lower to a higher rank), since a kernel trusts it.
 """
 
+from dataclasses import replace
+
 import numpy as np
 
 from tcdist import __version__
+from tcdist.budget import model
 from tcdist.errors import InputError
 from tcdist.graph.check import csr_problem
 from tcdist.graph.graph import Graph, col_dtype
@@ -47,8 +50,10 @@ def write_graph(graph, path):
                        digest=digest(attrs, arrays))
 
 
-def read_graph(path):
-    """Read a graph written by write_graph, its digest and its structure checked."""
+def read_graph(path, gpu_room: int | None = None):
+    """Read a graph written by write_graph, its digest and its structure checked. gpu_room: where
+    the graph and what counting it whole takes fit in that many bytes of the current GPU, its
+    arrays are moved there and checked there (one pass; no CPU code to load)."""
     with open_h5(path) as f, damage_is_input_error(path):
         check_format(path, f, FORMAT, VERSION)
         attrs = read_attrs(path, f, _ATTRS, "graph header")
@@ -58,6 +63,12 @@ def read_graph(path):
         raise InputError(path, "the graph's arrays or attributes do not match its digest (corrupt or altered)")
     graph = Graph(rowptr=arrays["rowptr"], col=arrays["col"], original_id=arrays["original_id"], name=attrs["name"],
                   self_loops=attrs["self_loops"], duplicates=attrs["duplicates"], reciprocal=attrs["reciprocal"])
+    if gpu_room is not None and model.need(graph.n, graph.m, graph.n, graph.col.itemsize) + \
+            graph.original_id.nbytes <= gpu_room:
+        import cupy
+
+        graph = replace(graph, rowptr=cupy.asarray(graph.rowptr), col=cupy.asarray(graph.col),
+                        original_id=cupy.asarray(graph.original_id))
     problem = csr_problem(graph.rowptr, graph.col, graph.n, ascending=True)
     if problem is None and (graph.original_id.size != graph.n or (graph.n, graph.m) != (attrs["n"], attrs["m"])):
         problem = "original_id, n or m do not match the CSR"

@@ -7,9 +7,9 @@ unless it is a comment."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from tcdist.budget import host as memory
+from tcdist.compiled import jit, prange
 from tcdist.errors import InputError
 from tcdist.graph.edges import EdgeList
 from tcdist.io.text import open_binary, read_block, refuse_binary, split_lines
@@ -17,17 +17,17 @@ from tcdist.io.text import open_binary, read_block, refuse_binary, split_lines
 LF, CR, NUL = 10, 13, 0
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _separates(b) -> bool:
     return b == 32 or b == 9 or b == 11 or b == 12 or b == 44  # blank, tab, VT, FF, comma
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _ends_field(b) -> bool:
     return _separates(b) or b == LF or b == CR or b == 35 or b == 37 or b == NUL  # a line end, '#', '%'
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _fields(buf, starts, lengths):
     """(edges, offset, problem): the first two fields of every line with fields written to starts
     and lengths; problem 1 for a line of one field (offset: its start), 2 for a NUL byte (offset:
@@ -58,7 +58,7 @@ def _fields(buf, starts, lengths):
     return k, 0, 0
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@jit(parallel=True, cache=True, nogil=True)
 def _names(buf, starts, lengths, edges, out):
     """out[2k + f] = field f of edge k, padded with NULs."""
     for k in prange(edges):

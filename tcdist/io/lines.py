@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+
+from tcdist.compiled import jit, prange
 
 BLOCK = 1 << 22  # edges formatted at a time: their text is written while the next block's is made
 _TEN = np.uint64(10)
 _ZERO = np.uint64(48)  # '0'
 
 
-@njit(nogil=True, cache=True, inline="always")
+@jit(nogil=True, cache=True, inline="always")
 def _width(x):
     """Characters of x in decimal, its sign included."""
     size = 1 + (x < 0)
@@ -21,7 +22,7 @@ def _width(x):
     return size
 
 
-@njit(nogil=True, cache=True, inline="always")
+@jit(nogil=True, cache=True, inline="always")
 def _put(out, end, x):
     """x in decimal into out[..end] (its last digit at end - 1)."""
     magnitude = np.uint64(x) if x >= 0 else np.uint64(0) - np.uint64(x)
@@ -35,7 +36,7 @@ def _put(out, end, x):
         out[end - 1] = 45
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@jit(parallel=True, nogil=True, cache=True)
 def text(src, dst):
     """The bytes of the lines 'src[i]\\tdst[i]\\n'."""
     ends = np.empty(src.size, np.int64)

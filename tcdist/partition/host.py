@@ -28,11 +28,10 @@ import types
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
-from numba import njit, prange
 
-from tcdist import progress
+from tcdist import compiled, progress
+from tcdist.compiled import jit, prange
 from tcdist.graph.graph import col_dtype
 from tcdist.partition.incoming import MASK_PARTS, RANGES_PER_THREAD, parts_reached, transpose
 from tcdist.partition.part import Part
@@ -172,7 +171,7 @@ def _compiled(source, parallel: bool):
     name = f"{source.__name__}_{'parallel' if parallel else 'serial'}"
     variant = types.FunctionType(source.__code__, source.__globals__, name, source.__defaults__, source.__closure__)
     variant.__qualname__ = name
-    return njit(parallel=parallel, cache=True, nogil=True)(variant)
+    return jit(parallel=parallel, cache=True, nogil=True)(variant)
 
 
 _build_part = _compiled(_build_part_source, parallel=False)
@@ -264,7 +263,7 @@ _reach_serial = _compiled(_reach_source, parallel=False)
 _reach_parallel = _compiled(_reach_source, parallel=True)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@jit(parallel=True, cache=True, nogil=True)
 def _by_part(assignment, num_parts, chunks):
     """(each part's vertices in rank order, one after another; where each part's begin, P + 1 of
     them): np.argsort(assignment, kind="stable") as a counting sort on every thread, each chunk
@@ -293,7 +292,7 @@ def _by_part(assignment, num_parts, chunks):
     return order, offsets
 
 
-@njit(cache=True, nogil=True)
+@jit(cache=True, nogil=True)
 def _spread(ptr, vertices, pieces):
     """Bounds of `pieces` runs of consecutive vertices whose rows (ptr) hold about equal edges, a
     vertex counted as one more. Rows in rank order are uneven (on RMAT-21, 96 % of the edges leave
@@ -308,7 +307,7 @@ def _spread(ptr, vertices, pieces):
     return bounds
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(cache=True, nogil=True, inline="always")
 def _alive(prune, flag):
     """Whether a member (its flag) stays in the part: lstc, what Algorithm 2 reached; none, all;
     minimal, the local vertices and their out-neighbours."""
@@ -319,7 +318,7 @@ def _alive(prune, flag):
     return (flag & (LOCAL | OUT)) != 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@jit(cache=True, nogil=True, inline="always")
 def _kept(prune, source, target):
     """Whether an edge between two members, from one that stays (their flags), stays: under
     'minimal', the edges of local vertices and those among their out-neighbours."""
@@ -337,7 +336,7 @@ class PartBuilder:
     def __init__(self, graph, assignment, num_parts, prune="lstc", reversed_edges=None, reached=None):
         self.rowptr, self.col, self.n = np.asarray(graph.rowptr), np.asarray(graph.col), graph.n
         self.prune = _PRUNE_CODES[prune]
-        pieces = max(numba.get_num_threads(), 1) * RANGES_PER_THREAD
+        pieces = max(compiled.get_threads(), 1) * RANGES_PER_THREAD
         if num_parts <= MASK_PARTS:
             self.in_parts = reached if reached is not None else \
                 parts_reached(self.rowptr, self.col, np.asarray(assignment).astype(np.uint8, copy=False), pieces)
@@ -352,7 +351,7 @@ class PartBuilder:
         scratch = self._scratch
         if not hasattr(scratch, "flags"):  # once per thread: its scratch, reused by its parts, and its team
             scratch.flags, scratch.new_id = np.zeros(self.n, np.uint8), np.full(self.n, -1, self.col.dtype)
-            numba.set_num_threads(team)  # this thread's own setting
+            compiled.set_threads(team)  # this thread's own setting
         bit = np.uint64(1 << p if self.in_parts.size else 0)
         builder = _build_part_parallel if team > 1 else _build_part
         built = builder(self.rowptr, self.col, self.in_ptr, self.in_col, self.in_parts, bit,
@@ -371,7 +370,7 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, rever
     threads shared out among the parts side by side where the graph has at least _LARGE_PART
     edges a part, e.g. 8 parts on 16 threads in teams of 2; else 1, a part a thread). threads:
     how many to use (None: the calling thread's Numba setting); reached: as PartBuilder's."""
-    threads = max(threads or numba.get_num_threads(), 1)
+    threads = max(threads or compiled.get_threads(), 1)
     indices = list(range(num_parts)) if indices is None else list(indices)
     with progress.bar(len(indices) + 1, f"partition into {num_parts} parts", "steps") as bar:
         builder = PartBuilder(graph, assignment, num_parts, prune, reversed_edges, reached)
@@ -381,7 +380,7 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, rever
             team = threads // side_by_side if builder.col.size >= _LARGE_PART * max(num_parts, 1) else 1
         team = max(1, min(team, threads))
         side_by_side = max(1, min(len(indices), threads // team))
-        if team > 1 and side_by_side > 1 and numba.threading_layer() == "workqueue":
+        if team > 1 and side_by_side > 1 and compiled.loaded().threading_layer() == "workqueue":
             team, side_by_side = 1, max(1, min(len(indices), threads))  # it runs one parallel region at a time
         with ThreadPoolExecutor(side_by_side) as pool:
             pending, submitted = deque(), 0

@@ -2,17 +2,17 @@
 (built once, in parallel) or, for up to 64 parts, each vertex's set of the parts its
 out-neighbours are in (one pass over the edges for all parts). Compiled (Numba)."""
 
-import numba
 import numpy as np
-from numba import njit, prange
 
+from tcdist import compiled
+from tcdist.compiled import jit, prange
 from tcdist.graph.work import RANGES_PER_THREAD, even_rows
 
 MASK_PARTS = 64  # up to this many parts, each vertex's in-parts fit 64 bits: no transpose
 _TARGET_BLOCK_SHIFT = 12  # the transpose counts targets by blocks of 2^12 ids, and sorts them in ranges of equal edges
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@jit(parallel=True, cache=True, nogil=True)
 def _transpose(rowptr, col, chunks, shift, groups):
     """The CSR of the reversed edges (rows sorted), in three parallel passes over the edges: each
     chunk of rows (about m / chunks edges) counts its edges by block of targets (2^shift ids);
@@ -85,7 +85,7 @@ def _transpose(rowptr, col, chunks, shift, groups):
 
 def transpose(graph):
     """(in_ptr, in_col): the graph's reversed edges as a CSR, on every core."""
-    threads = max(numba.get_num_threads(), 1)
+    threads = max(compiled.get_threads(), 1)
     return _transpose(np.asarray(graph.rowptr), np.asarray(graph.col), threads, _TARGET_BLOCK_SHIFT,
                       RANGES_PER_THREAD * threads)
 
@@ -107,7 +107,7 @@ def reached_and_work(rowptr, col, part, num_parts, pieces):
     return (reached if reach else None), work
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@jit(parallel=True, cache=True, nogil=True)
 def _reach(rowptr, col, part, bounds, num_parts, reach):
     """Each run of rows (bounds) on a thread: if reach, each row's set of its out-neighbours'
     parts; if num_parts, the probes of each part's rows (out-degrees of their out-neighbours),

@@ -11,9 +11,9 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 
-import numba
 import numpy as np
 
+from tcdist import compiled
 from tcdist.budget import model
 from tcdist.budget.search import STALLED, auto_parts
 from tcdist.budget.sizes import size_text
@@ -354,7 +354,7 @@ def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: 
     graph = held.graph = graph.on_host()
     assignment = assign(graph, scheme, parts, config.seed).astype(np.uint8 if parts <= MASK_PARTS else np.int32)
     reached, work = reached_and_work(graph.rowptr, graph.col, assignment, parts,
-                                     max(numba.get_num_threads(), 1) * RANGES_PER_THREAD)
+                                     max(compiled.get_threads(), 1) * RANGES_PER_THREAD)
     timings.partition += time.perf_counter() - t0
     header = _header_of_graph(graph, parts, scheme, prune)
     held.shared = {"rowptr": graph.rowptr, "col": graph.col, "assignment": assignment}

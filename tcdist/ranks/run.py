@@ -19,9 +19,9 @@ import time
 from collections import Counter
 from types import SimpleNamespace
 
-import numba
 import numpy as np
 
+from tcdist import compiled
 from tcdist.clustering import per_vertex_result
 from tcdist.config import CountConfig
 from tcdist.device import Device, resolve
@@ -194,7 +194,7 @@ class _OwnParts:
         graph = SimpleNamespace(rowptr=arrays["rowptr"], col=arrays["col"], n=arrays["rowptr"].size - 1)
         self._partitioning = (graph, arrays["assignment"], h["parts"], h["prune"])
         self._reached = arrays.get("reached")  # each vertex's parts reached, made once by rank 0 (up to 64 parts)
-        self._team = numba.get_num_threads()  # this rank's threads, here where the count set them
+        self._team = compiled.get_threads()  # this rank's threads, here where the count set them
         self._builder = self._plan = self._ahead = None
 
     def plan(self, indices) -> None:

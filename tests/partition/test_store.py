@@ -208,8 +208,10 @@ def test_a_graph_file_with_a_changed_attribute_or_array_is_refused(tmp_path, cli
     assert result.code == 2 and "do not match its digest" in one_line(result)
 
 
-def test_a_consistently_signed_graph_file_whose_edge_turns_back_is_refused(tmp_path, cli):
-    """A row u whose first column is 0 < u (sorted, in range, digests made after the change)."""
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_a_consistently_signed_graph_file_whose_edge_turns_back_is_refused(tmp_path, cli, backend):
+    """A row u whose first column is 0 < u (sorted, in range, digests made after the change):
+    checked on the host, or on the GPU that the graph is read into."""
     from tcdist.io.h5graph import write_graph
 
     graph = tcdist.load_graph("rmat:8")
@@ -217,7 +219,7 @@ def test_a_consistently_signed_graph_file_whose_edge_turns_back_is_refused(tmp_p
     graph.col = graph.col.copy()
     graph.col[graph.rowptr[u]] = 0
     write_graph(graph, tmp_path / "g.h5")
-    result = cli("count", tmp_path / "g.h5")
+    result = cli("count", tmp_path / "g.h5", "--backend", backend)
     assert result.code == 2 and one_line(result) == (f"tcdist: error: {tmp_path / 'g.h5'}: inconsistent CSR arrays: "
                                                      "an edge u -> v has u >= v (not oriented by rank)")
 

@@ -1,0 +1,122 @@
+"""Numba, loaded when tcdist first calls a compiled function: a run that calls none (a count on
+the GPU) neither imports it (0.3-0.5 s) nor starts its CPU target and thread pool.
+
+A module declares its compiled functions with `@jit(...)` (numba.njit's options) and loops over
+`prange`; its Python code asks for `get_threads()` and sets `set_threads(n)`. The first call of any
+compiled function imports Numba and makes every declared function Numba's (each compiles, or
+loads from Numba's cache, when first called, as with njit); compiled code calls a declared
+function as that Numba function, and its `prange` becomes numba.prange. Python code always calls
+through the declared function, so a thread count set before the load (this thread's wish) is
+given to Numba when its thread first calls compiled code, whichever thread loaded Numba.
+"""
+
+import os
+import sys
+import threading
+
+_numba = None  # the module, once loaded
+_declared = []  # every Compiled made before then
+_lock = threading.RLock()
+_wish = threading.local()  # .threads: this thread's count, .pending: not yet given to Numba
+
+
+def prange(*args):
+    """range in Python; numba.prange in compiled code."""
+    return range(*args)
+
+
+class Compiled:
+    """A function Numba compiles when it is first called (its dispatcher's attributes are its own)."""
+
+    def __init__(self, func, options: dict):
+        self.py_func, self.options, self.dispatcher = func, options, None
+        self.__name__, self.__qualname__, self.__doc__ = func.__name__, func.__qualname__, func.__doc__
+        self.__module__ = func.__module__
+
+    def __call__(self, *args):
+        if self.dispatcher is None or getattr(_wish, "pending", False):
+            _ready()
+        return self.dispatcher(*args)
+
+    def __getattr__(self, name):  # (stats, signatures, ...: the dispatcher's)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        _ready()
+        return getattr(self.dispatcher, name)
+
+
+def jit(**options):
+    """numba.njit(**options), made when compiled code is first called."""
+
+    def declare(func):
+        compiled = Compiled(func, options)
+        with _lock:
+            if _numba is None:
+                _declared.append(compiled)
+            else:
+                _make(compiled)
+        return compiled
+
+    return declare
+
+
+def most_threads() -> int:
+    """The threads Numba starts (NUMBA_NUM_THREADS, else the cores this process may run on)."""
+    if _numba is not None:
+        return _numba.config.NUMBA_NUM_THREADS
+    given = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if given:
+        return int(given)
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def get_threads() -> int:
+    """The threads this thread's compiled code runs on."""
+    if _numba is not None and not getattr(_wish, "pending", False):
+        return _numba.get_num_threads()
+    return getattr(_wish, "threads", most_threads())
+
+
+def set_threads(count: int) -> None:
+    """Run this thread's compiled code on count threads (Numba's setting is each thread's own)."""
+    if _numba is not None:
+        _numba.set_num_threads(count)
+        _wish.pending = False
+    else:
+        _wish.threads, _wish.pending = count, True
+
+
+def loaded():
+    """Numba, loaded now if it was not yet (for what only it can say, such as its threading layer)."""
+    _ready()
+    return _numba
+
+
+def _ready() -> None:
+    global _numba
+    with _lock:
+        if _numba is None:
+            import numba
+            from numba.extending import typeof_impl
+
+            # compiled code calls a Compiled as the Numba function it holds
+            typeof_impl.register(Compiled)(lambda value, context: numba.typeof(value.dispatcher))
+            _numba = numba
+            for compiled in _declared:
+                _make(compiled)
+            for name, module in list(sys.modules.items()):
+                if name == "tcdist" or name.startswith("tcdist."):
+                    _give_prange(vars(module))
+    if getattr(_wish, "pending", False):
+        _wish.pending = False
+        _numba.set_num_threads(min(_wish.threads, _numba.config.NUMBA_NUM_THREADS))
+
+
+def _make(compiled: Compiled) -> None:
+    _give_prange(compiled.py_func.__globals__)
+    compiled.dispatcher = _numba.njit(**compiled.options)(compiled.py_func)
+
+
+def _give_prange(names: dict) -> None:
+    if names.get("prange") is prange:
+        names["prange"] = _numba.prange

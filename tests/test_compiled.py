@@ -1,0 +1,95 @@
+"""tcdist.compiled: Numba loaded at the first call of a compiled function, every declared function
+then Numba's (calling each other in compiled code, looping over numba.prange), and a thread count
+set before the load given to Numba in the thread that set it, whichever thread loaded Numba. Each
+case in a fresh interpreter."""
+
+import subprocess
+import sys
+
+import pytest
+
+PROGRAM = """
+import sys, threading
+import numpy as np
+from tcdist import compiled
+from tcdist.compiled import jit, prange
+{code}
+"""
+
+
+def _run(code: str, threads: int = 4) -> str:
+    done = subprocess.run([sys.executable, "-c", PROGRAM.format(code=code)], capture_output=True, text=True,
+                          timeout=240, env={**__import__("os").environ, "NUMBA_NUM_THREADS": str(threads)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.split()
+
+
+def test_compiled_functions_call_each_other_and_loop_in_parallel_once_numba_is_loaded():
+    out = _run("""
+@jit(cache=False)
+def square(x):
+    return x * x
+
+@jit(parallel=True, cache=False)
+def sum_of_squares(a):
+    total = 0
+    for i in prange(a.size):
+        total += square(a[i])
+    return total
+
+before = 'numba' in sys.modules
+got = sum_of_squares(np.arange(1000, dtype=np.int64))
+print(before, 'numba' in sys.modules, got, len(sum_of_squares.signatures))
+""")
+    assert out == ["False", "True", str(sum(i * i for i in range(1000))), "1"]
+
+
+def test_a_function_declared_after_the_load_is_numba_s_at_once():
+    out = _run("""
+@jit(cache=False)
+def one():
+    return 1
+one()
+
+@jit(parallel=True, cache=False)
+def count(n):
+    total = 0
+    for i in prange(n):
+        total += one()
+    return total
+
+print(count.dispatcher is not None, count(100))
+""")
+    assert out == ["True", "100"]
+
+
+def test_a_thread_count_set_before_the_load_is_numba_s_in_that_thread_only():
+    """Numba's count is each thread's own: the wish of the thread that set it, at its first call;
+    another thread keeps the default."""
+    out = _run("""
+@jit(cache=False)
+def nothing():
+    return 0
+
+compiled.set_threads(2)
+print(compiled.get_threads(), 'numba' in sys.modules)
+seen = []
+other = threading.Thread(target=lambda: (nothing(), seen.append(compiled.get_threads())))
+other.start(); other.join()
+nothing()
+import numba
+print(seen[0], numba.get_num_threads(), compiled.get_threads(), compiled.most_threads())
+""", threads=3)
+    assert out == ["2", "False", "3", "2", "2", "3"]
+
+
+@pytest.mark.parametrize("given", ["", "5"])
+def test_the_most_threads_before_the_load_are_numba_s(given):
+    env_threads = f"import os; os.environ['NUMBA_NUM_THREADS'] = {given!r}\n" if given else \
+        "import os; os.environ.pop('NUMBA_NUM_THREADS', None)\n"
+    done = subprocess.run([sys.executable, "-c", env_threads + "from tcdist import compiled; before = "
+                           "compiled.most_threads(); import numba; print(before, numba.config.NUMBA_NUM_THREADS)"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    before, numba_s = done.stdout.split()
+    assert before == numba_s
