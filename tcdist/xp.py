@@ -73,6 +73,18 @@ def reserve_sort(keys, copies: int = 1) -> None:
         del spare
 
 
+def to_gpu(arrays) -> list:
+    """Host arrays copied to the current GPU at the link's speed: their pages registered for the
+    copies (pageable ones run at a seventh of it), then let go."""
+    import cupy
+
+    pages = register_pages(arrays)
+    try:
+        return [cupy.asarray(a) for a in arrays]
+    finally:
+        unregister_pages(pages)
+
+
 def to_numpy(a):
     """A host copy of a NumPy or CuPy array."""
     return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else np.asarray(a)

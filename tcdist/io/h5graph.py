@@ -26,6 +26,7 @@ from tcdist.io.hdf5 import (
 )
 from tcdist.io.seal import sealed_file
 from tcdist.io.write import atomic_path
+from tcdist.xp import to_gpu
 
 FORMAT = "tcdist-graph"
 VERSION = 3
@@ -65,10 +66,8 @@ def read_graph(path, gpu_room: int | None = None):
                   self_loops=attrs["self_loops"], duplicates=attrs["duplicates"], reciprocal=attrs["reciprocal"])
     if gpu_room is not None and model.need(graph.n, graph.m, graph.n, graph.col.itemsize) + \
             graph.original_id.nbytes <= gpu_room:
-        import cupy
-
-        graph = replace(graph, rowptr=cupy.asarray(graph.rowptr), col=cupy.asarray(graph.col),
-                        original_id=cupy.asarray(graph.original_id))
+        rowptr, col, original_id = to_gpu([graph.rowptr, graph.col, graph.original_id])
+        graph = replace(graph, rowptr=rowptr, col=col, original_id=original_id)
     problem = csr_problem(graph.rowptr, graph.col, graph.n, ascending=True)
     if problem is None and (graph.original_id.size != graph.n or (graph.n, graph.m) != (attrs["n"], attrs["m"])):
         problem = "original_id, n or m do not match the CSR"
