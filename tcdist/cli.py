@@ -12,7 +12,6 @@ from tcdist.config import (
     DEFAULT_PRUNE,
     DEFAULT_SCHEME,
 )
-from tcdist.cuda import start as cuda_start
 from tcdist.errors import TcdistError, options_named
 from tcdist.flags import FLAGS, build_parser
 from tcdist.ranks.stop import JobStop
@@ -247,9 +246,6 @@ def main(argv=None):
     os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
     args = build_parser().parse_args(argv)
     from tcdist.ranks.comm import SerialComm, launch_rank, launched_by_mpi, world
-
-    if args.command == "count" and args.backend != "cpu":  # the GPU's start beside the imports and the read
-        cuda_start.start(first_gpu=not launched_by_mpi())
 
     comm = SerialComm()
     rank = launch_rank()

@@ -9,7 +9,6 @@ from __future__ import annotations
 from tcdist import compiled
 from tcdist.count.auto import Auto
 from tcdist.count.registry import choose
-from tcdist.cuda import start as cuda_start
 from tcdist.device import cpu, gpu
 from tcdist.device.binding import cpu_threads
 from tcdist.device.core import Device
@@ -34,7 +33,6 @@ def resolve(backend: str = "auto", *, kernel: str | None = None, threads: int | 
     hold at once (an allocation past it fails) and records the peak."""
     kind = "cpu" if backend == "cpu" else "gpu"
     if kind == "gpu":
-        cuda_start.wait()
         reason = gpu.problem()
         if reason is not None and backend == "gpu":
             raise OptionError(f"{{backend}} gpu: {reason}")
