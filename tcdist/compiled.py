@@ -86,6 +86,11 @@ def set_threads(count: int) -> None:
         _wish.threads, _wish.pending = count, True
 
 
+def is_loaded() -> bool:
+    """Whether Numba is loaded (a compiled function has been called)."""
+    return _numba is not None
+
+
 def loaded():
     """Numba, loaded now if it was not yet (for what only it can say, such as its threading layer)."""
     _ready()

@@ -253,13 +253,15 @@ def test_kernels_lists_the_cpu_kernels_and_says_why_no_gpu_ones(cli, monkeypatch
     assert (result.code, result.err) == (0, "")
     assert result.out.splitlines() == [
         "auto (the default): each part's kernel by a rule from measurements",
+        "lookup (cpu): NumPy, each wedge of N+(u) looked up among the edges; nothing compiled",
         "marker (cpu): Numba, N+(u) marked per thread, N+(v) looked up",
         "merge (cpu): Numba, sorted rows merged per edge",
         "GPU kernels are not listed: no CUDA device found",
         "",
         "choose one with --kernel NAME[:OPTION=VALUE,...]"]
     record = cli("kernels", "--json").json()
-    assert [(k["name"], k["backend"], k["options"]) for k in record["kernels"]] == [("marker", "cpu", []),
+    assert [(k["name"], k["backend"], k["options"]) for k in record["kernels"]] == [("lookup", "cpu", []),
+                                                                                   ("marker", "cpu", []),
                                                                                    ("merge", "cpu", [])]
     assert record["gpu"] == "no CUDA device found"
 

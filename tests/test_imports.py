@@ -72,3 +72,13 @@ def test_a_gpu_count_of_a_graph_file_or_an_edge_list_loads_no_cpu_compiler(tmp_p
     loaded = _modules_at_exit(count)
     assert "cupy" in loaded and loaded.isdisjoint({"numba", "scipy"}), loaded
     assert expected <= loaded
+
+
+def test_a_cpu_count_of_a_small_graph_in_memory_loads_no_compiler():
+    """--kernel auto counts a small part by NumPy's lookups while Numba is not loaded: a first call
+    of the API with a small graph does not pay Numba's start."""
+    count = ("import numpy as np, tcdist\n"
+             "src, dst = np.triu_indices(30, 1)\n"
+             "r = tcdist.count_triangles((src, dst), backend='cpu')\n"
+             "code = 0 if (r.triangles, r.kernels) == (4060, {'lookup': 1}) else 1")
+    assert "numba" not in _modules_at_exit(count)

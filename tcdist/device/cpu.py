@@ -38,11 +38,16 @@ class CpuDevice(Device):
 
     def start_warm_up(self, per_vertex: bool = False, builds: bool = True, per_edge: bool = False) -> None:
         """Now, not on a thread: Numba's compiling must not meet a partitioning's parallel loops. The
-        kernels, and the check of a part's CSR (compiled for large parts)."""
+        kernel given by name (or the per-vertex and per-edge ones), and the check of a part's CSR
+        (compiled for large parts); auto's choice is checked when a part first needs it (a small
+        part's `lookup` needs no compiler at all)."""
         def warm_up():
             check.prebuild()
             self.self_test(list(self.candidates()), per_vertex=per_vertex, per_edge=per_edge)
 
+        if self._auto is not None and not (per_vertex or per_edge):
+            self._test_when_needed = True
+            return
         self.warming.run(warm_up)
 
     def placed(self, part: Part) -> Part:

@@ -42,8 +42,8 @@ def test_options_are_checked_and_take_their_types():
 @pytest.mark.parametrize("backend,spec,message", [
     ("gpu", "lstc:tile=100", "kernel lstc: tile must be one of 64, 128, 256, 512, 1024, got '100'"),
     ("gpu", "lstc:group=4", "kernel lstc has no option group (its options: tile)"),
-    ("cpu", "lstc", "unknown cpu kernel 'lstc' (choose from marker, merge); it is a gpu kernel"),
-    ("cpu", "nosuch", "unknown cpu kernel 'nosuch' (choose from marker, merge)"),
+    ("cpu", "lstc", "unknown cpu kernel 'lstc' (choose from lookup, marker, merge); it is a gpu kernel"),
+    ("cpu", "nosuch", "unknown cpu kernel 'nosuch' (choose from lookup, marker, merge)"),
     ("gpu", "lstc:tile", "kernel spec 'lstc:tile': write options as NAME:OPTION=VALUE,OPTION=VALUE"),
 ])
 def test_bad_specs_are_one_clear_line(backend, spec, message):
@@ -125,7 +125,7 @@ def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
     skewed degrees (8 wedges per local edge and more) to bitmap,
     a quarter of the bitmaps, bitmaps of the hubs only, or none as memory allows (and slices of
     skewed parts are planned to leave room for those); few wedges with a hub to wetric; between,
-    lstc-group (Algorithm 3 at tile 128 for small parts); on the CPU, marker."""
+    lstc-group (Algorithm 3 at tile 128 for small parts)."""
     from tcdist.count.auto import SMALL_PART_EDGES, Auto, degree_stats
 
     def star_part(spokes, leaves=0, proxy_edges=0):
@@ -162,7 +162,25 @@ def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
     middle = star_part(2001, leaves=SMALL_PART_EDGES)  # 2,001,000 wedges over 502,001 local edges
     assert 2 < degree_stats(middle)[0] < 8 and gpu.label(middle) == "lstc-group"
     assert gpu.choices["wetric:spread=8"][1] == {"spread": 8} and gpu.choices["bitmap"][0].name == "bitmap"
-    assert Auto("cpu").label(even) == "marker"
+
+
+
+def test_auto_takes_lookup_on_the_cpu_for_a_small_part_while_numba_is_not_loaded(monkeypatch):
+    """NumPy's lookups for a part of up to LOOKUP_WEDGES wedges when counting it would first load
+    Numba; marker for a larger part, or once Numba is loaded."""
+    from tcdist import compiled
+    from tcdist.count.auto import LOOKUP_WEDGES, Auto
+
+    def star(spokes):  # a local hub with spokes out-neighbours: C(spokes, 2) wedges
+        return Part(0, np.array([0, spokes] + [spokes] * spokes, np.int64), np.arange(1, spokes + 1, dtype=np.int32),
+                    None, spokes + 1, {})
+
+    at_most = int((1 + (1 + 8 * LOOKUP_WEDGES) ** 0.5) // 2)  # the most spokes whose wedges are LOOKUP_WEDGES at most
+    cpu = Auto("cpu")
+    monkeypatch.setattr(compiled, "is_loaded", lambda: False)
+    assert (cpu.label(star(at_most)), cpu.label(star(at_most + 1))) == ("lookup", "marker")
+    monkeypatch.setattr(compiled, "is_loaded", lambda: True)
+    assert cpu.label(star(at_most)) == "marker"
 
 
 def test_a_slice_gets_a_kernel_that_intersects_rows():
