@@ -11,7 +11,6 @@ given to Numba when its thread first calls compiled code, whichever thread loade
 """
 
 import os
-import sys
 import threading
 
 _numba = None  # the module, once loaded
@@ -109,9 +108,6 @@ def _ready() -> None:
             _numba = numba
             for compiled in _declared:
                 _make(compiled)
-            for name, module in list(sys.modules.items()):
-                if name == "tcdist" or name.startswith("tcdist."):
-                    _give_prange(vars(module))
     if getattr(_wish, "pending", False):
         _wish.pending = False
         _numba.set_num_threads(min(_wish.threads, _numba.config.NUMBA_NUM_THREADS))
