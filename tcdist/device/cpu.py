@@ -39,8 +39,9 @@ class CpuDevice(Device):
     def start_warm_up(self, per_vertex: bool = False, builds: bool = True, per_edge: bool = False) -> None:
         """Now, not on a thread: Numba's compiling must not meet a partitioning's parallel loops. The
         kernel given by name (or the per-vertex and per-edge ones), and the check of a part's CSR
-        (compiled for large parts); auto's choice is checked when a part first needs it (a small
-        part's `lookup` needs no compiler at all)."""
+        (compiled for large parts). Under auto, nothing: its choice is checked when a part first
+        needs it, since a small part's `lookup` needs no compiler at all (and what is then compiled,
+        `marker` or the check, is serial code: no parallel region of its own)."""
         def warm_up():
             check.prebuild()
             self.self_test(list(self.candidates()), per_vertex=per_vertex, per_edge=per_edge)
