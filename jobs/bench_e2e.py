@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 
-from meta import median, metadata
+from meta import compile_bytecode, median, metadata
 
 # Compile caches a cold run starts without. tcdist keeps no cache of its own (no TCDIST_CACHE_DIR):
 # its CUDA modules are in CuPy's cache, its CPU kernels in Numba's; CUDA_CACHE_PATH is the driver's
@@ -65,17 +65,6 @@ def log(text):
 
 def stats(walls):
     return {"wall_s": walls, "best_s": min(walls), "median_s": median(walls)}
-
-
-def compile_bytecode() -> str:
-    """An installed tcdist imports bytecode that pip compiled; where this environment keeps Python
-    from writing any (PYTHONDONTWRITEBYTECODE), tcdist's is compiled here once, so that no row
-    pays for compiling tcdist's source (0.35 s a run on a GPU host)."""
-    import compileall
-
-    package = os.path.join(HERE, "..", "tcdist")
-    compileall.compile_dir(package, quiet=1, workers=0)
-    return f"PYTHONDONTWRITEBYTECODE is set: tcdist's bytecode compiled once ({os.path.abspath(package)}), as pip does"
 
 
 # ---- the files -------------------------------------------------------------------------------
@@ -387,8 +376,9 @@ def main():
         notes.append("networkit: no .h5 rows (tcdist's own format); its own reader (native) on .txt only: "
                      "EdgeListReader reads no .gz, and MTXGraphReader makes a general matrix a directed graph, "
                      "whose toUndirected + removeMultiEdges lost reciprocal pairs (or crashed) in networkit 11.3")
-    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        notes.append(compile_bytecode())
+    compiled = compile_bytecode()
+    if compiled:
+        notes.append(compiled)
     os.makedirs(args.out, exist_ok=True)
     out = os.path.join(args.out, f"e2e-{args.device_kind}")
     result = {**metadata(args.device_kind), "gpus": gpus, "versions": versions(), "cache_vars": CACHE_VARS,

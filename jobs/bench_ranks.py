@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 
-from meta import metadata
+from meta import compile_bytecode, metadata
 
 
 def phases(record):
@@ -343,7 +343,7 @@ def main():
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     launcher = shlex.split(args.mpirun)
-    result = {**metadata(args.device), "rows": [], "root": {}, "speedups": []}
+    result = {**metadata(args.device), "rows": [], "root": {}, "speedups": [], "bytecode": compile_bytecode()}
 
     def log(line):
         print(line, flush=True)
