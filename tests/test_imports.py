@@ -67,7 +67,7 @@ def test_a_gpu_count_of_a_graph_file_or_an_edge_list_loads_no_cpu_compiler(tmp_p
     done = subprocess.run([sys.executable, "-m", "tcdist", "convert", "rmat:12", str(path), "-q"], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    expected = _modules_at_exit("import tcdist\ncode = 0")  # (the count's value is checked below)
+    expected = _modules_at_exit("import tcdist\ncode = 0")  # (a count that fails exits non-zero: refused below)
     count = f"from tcdist.cli import main\ncode = main(['count', {str(path)!r}, '--backend', 'gpu', '-q'])"
     loaded = _modules_at_exit(count)
     assert "cupy" in loaded and loaded.isdisjoint({"numba", "scipy"}), loaded

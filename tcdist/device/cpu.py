@@ -42,13 +42,14 @@ class CpuDevice(Device):
         (compiled for large parts). Under auto, nothing: its choice is checked when a part first
         needs it, since a small part's `lookup` needs no compiler at all (and what is then compiled,
         `marker` or the check, is serial code: no parallel region of its own)."""
+        if self._auto is not None and not (per_vertex or per_edge):
+            self._test_when_needed = True
+            return
+
         def warm_up():
             check.prebuild()
             self.self_test(list(self.candidates()), per_vertex=per_vertex, per_edge=per_edge)
 
-        if self._auto is not None and not (per_vertex or per_edge):
-            self._test_when_needed = True
-            return
         self.warming.run(warm_up)
 
     def placed(self, part: Part) -> Part:
