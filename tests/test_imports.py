@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-# What a CPU count of an edge list does not use. SciPy is not here: Numba imports
-# scipy.linalg.cython_blas itself when its CPU target starts (numba/np/arraymath.py), for any kernel.
+# What a CPU count of an edge list does not use. A small one loads no Numba either (nor SciPy, which
+# Numba imports itself when its CPU target starts: numba/np/arraymath.py).
 UNUSED = ("pandas", "pyarrow", "cupy", "mpi4py", "networkx", "h5py", "tqdm")
 
 _MODULES_AT_EXIT = """
@@ -50,6 +50,12 @@ def test_import_tcdist_loads_no_library():
 @pytest.mark.parametrize("module", UNUSED)
 def test_a_cpu_count_imports_only_what_it_uses(counted, source, module):
     assert module not in counted[source]
+
+
+@pytest.mark.parametrize("source", ["embedded", "edge list"])
+def test_a_cpu_count_of_small_text_loads_no_compiler(counted, source):
+    """Parsed in whole-array NumPy, built in NumPy, counted by NumPy's lookups: Numba's start unpaid."""
+    assert counted[source].isdisjoint({"numba", "scipy"}), counted[source]
 
 
 def test_the_run_path_loads_no_compiler_until_it_calls_compiled_code():

@@ -77,7 +77,8 @@ class Engine:
 
 
 class CpuEngine(Engine):
-    """Blocks parsed by the run's threads, range by range, into scratch, then packed in order."""
+    """Blocks parsed by the run's threads, range by range, into scratch, then packed in order; a
+    small block, while no compiled code has run, in whole-array NumPy (grammar.parse_small)."""
 
     def __init__(self, file_bytes: int, held: Pairs | None = None):
         super().__init__(file_bytes, held or Pairs(np))
@@ -89,6 +90,12 @@ class CpuEngine(Engine):
 
     def parse(self, block):
         """None with the block's edges kept, or (offset, lines before it) of its first bad line."""
+        if block.size <= grammar.SMALL_BLOCK_BYTES and not compiled.is_loaded():
+            small = grammar.parse_small(block)
+            if small is not None:
+                src, dst, self.lines = small
+                self._pending = (src.size, lambda into: (copy_into(into[0], src), copy_into(into[1], dst)))
+                return None
         ranges = max(1, min(block.size // RANGE_BYTES, RANGES_PER_THREAD * self._thread_count))
         bounds = grammar.range_bounds(block.size, ranges)
         at = bounds[:-1] // 4 + 2 * np.arange(ranges)
@@ -103,23 +110,22 @@ class CpuEngine(Engine):
             first = int(np.flatnonzero(bad >= 0)[0])
             return int(bad[first]), int(lines[:first].sum() + index[first])
         self.lines = int(lines.sum())
-        self._pending = (edges, at)
+        starts = np.cumsum(edges) - edges
+        self._pending = (int(edges.sum()), lambda into: self._on_threads(
+            edges.size, lambda first, last: grammar.pack(*self._scratch, at, edges, starts, *into, first, last)))
         return None
 
     def settled(self, require):
         """Pack the last block's edges after the others; require(bytes, edges) refuses growing the
         arrays to hold that many edges where it will not fit. Returns the engine that goes on."""
-        edges, at = self._pending
-        total = int(edges.sum())
+        total, write = self._pending
         whole = max(self.estimate(total), self.out.size + total)
         capacity = self.out.room_for(total, whole)
         if capacity:
             require(PAIR_BYTES * capacity, whole)  # the new arrays, while the old ones are still held
             self.out.grow(capacity)
-        self._last = into = self.out.block(total)
-        starts = np.cumsum(edges) - edges
-        self._on_threads(edges.size, lambda first, last: grammar.pack(*self._scratch, at, edges, starts, *into,
-                                                                      first, last))
+        self._last = self.out.block(total)
+        write(self._last)
         return self
 
     def _on_threads(self, ranges: int, work) -> None:

@@ -1,5 +1,6 @@
 """The edge-line grammar on random text, against an independent reading with regular expressions:
-the same pairs in the same order, or the same first bad line; wherever blocks and ranges fall."""
+the same pairs in the same order, or the same first bad line; wherever blocks and ranges fall, and
+whether a small block is parsed compiled or in whole-array NumPy."""
 
 import re
 import tempfile
@@ -10,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tcdist import compiled
 from tcdist.errors import InputError
-from tcdist.io import engines, text
+from tcdist.io import engines, grammar, text
 
 PIECES = [b"0", b"7", b"12", b"-0", b"-3", b"+3", b"007", b"9223372036854775807", b"9223372036854775808",
           b"99999999999999999999", b"0x1", b"a", b"\x00", b"\xff", b" ", b"\t", b",", b"\v", b"\r", b"\n", b"\r\n",
@@ -51,26 +53,47 @@ def parsed(data: bytes, gpu_room=None):
     return list(zip(a.tolist(), b.tolist()))
 
 
-def check(data, monkeypatch, block, piece, gpu_room=None, module=engines):
+def check(data, monkeypatch, block, piece, gpu_room=None, module=engines, small=False):
+    """small: blocks parsed in whole-array NumPy where it can (as before Numba loads), else compiled."""
     if b"\x00" in data[:8192] or not data:
         return  # refused as binary, or no data: other tests
+    monkeypatch.setattr(compiled, "is_loaded", lambda: False)
+    monkeypatch.setattr(grammar, "SMALL_BLOCK_BYTES", 1 << 30 if small else -1)
     monkeypatch.setattr(text, "CHUNK_BYTES", block)
     monkeypatch.setattr(module, "RANGE_BYTES", piece)
     assert parsed(data, gpu_room) == reference(data), (block, piece)
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=TEXTS, block=st.sampled_from([3, 16, 1 << 20]), piece=st.sampled_from([1, 5, 64, 1 << 16]))
-def test_random_text_on_the_cpu(data, block, piece):
+@given(data=TEXTS, block=st.sampled_from([3, 16, 1 << 20]), piece=st.sampled_from([1, 5, 64, 1 << 16]),
+       small=st.booleans())
+def test_random_text_on_the_cpu(data, block, piece, small):
     with pytest.MonkeyPatch.context() as monkeypatch:
-        check(data, monkeypatch, block, piece)
+        check(data, monkeypatch, block, piece, small=small)
 
 
 @settings(max_examples=150, deadline=None)
-@given(data=VALID, block=st.sampled_from([5, 64, 1 << 20]), piece=st.sampled_from([1, 7, 1 << 16]))
-def test_valid_text_on_the_cpu(data, block, piece):
+@given(data=VALID, block=st.sampled_from([5, 64, 1 << 20]), piece=st.sampled_from([1, 7, 1 << 16]),
+       small=st.booleans())
+def test_valid_text_on_the_cpu(data, block, piece, small):
     with pytest.MonkeyPatch.context() as monkeypatch:
-        check(data, monkeypatch, block, piece)
+        check(data, monkeypatch, block, piece, small=small)
+
+
+@settings(max_examples=500, deadline=None)
+@given(data=TEXTS | VALID)
+def test_a_small_block_in_numpy_reads_as_compiled_or_leaves_it_to_the_compiled_parse(data):
+    """parse_small gives the reference's pairs and the compiled parse's line count, or declines a
+    block with a bad line or an id of 20 characters or more; never a block of good short lines."""
+    buf = np.frombuffer(data, np.uint8).copy()
+    small = grammar.parse_small(buf)
+    scratch = np.empty(grammar.scratch_edges(buf.size, 1), np.int64)
+    _, lines, _, _ = grammar.parse_range(buf, 0, buf.size, scratch, scratch.copy(), 0)
+    if small is None:
+        assert isinstance(reference(data), int) or re.search(rb"[^ \t\v\f,\r\n#%]{20}", data), data
+    else:
+        assert list(zip(small[0].tolist(), small[1].tolist())) == reference(data)
+        assert small[2] == lines
 
 
 @pytest.mark.gpu
