@@ -1,12 +1,13 @@
 """One process that tries many damaged inputs in a row (run by test_fuzz.py).
 
-    python fuzz_child.py KIND ORIGINAL SEED CASES WORKDIR
+    python fuzz_child.py KIND ORIGINAL SEED CASES WORKDIR [BACKEND]
 
 KIND is store, graph, text or gzip (ORIGINAL's compressed bytes damaged, read by the parallel
 inflater in even cases, by the one-stream one in odd ones). Each case damages a copy of
 ORIGINAL, runs `tcdist count` on it in this process and prints one JSON line: the case, the exit
 status, the count and stderr.
-The parent judges them; a crash of this process shows as missing lines.
+BACKEND (cpu unless given) is the count's: on gpu, a graph file is moved to the GPU and checked
+there, and text is parsed there. The parent judges them; a crash of this process shows as missing lines.
 """
 
 import gzip
@@ -41,7 +42,7 @@ def damage(kind, data, rng):
     return bytes(data), action
 
 
-def main_loop(kind, original, seed, cases, workdir):
+def main_loop(kind, original, seed, cases, workdir, backend="cpu"):
     rng = random.Random(seed)
     data = Path(original).read_bytes()
     suffix = {"store": ".h5", "graph": ".h5", "text": ".txt", "gzip": ".txt.gz"}[kind]
@@ -56,7 +57,7 @@ def main_loop(kind, original, seed, cases, workdir):
         path.write_bytes(gzip.compress(damaged) if action.endswith("gzip") else damaged)
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
-            code = main(["count", str(path), "--backend", "cpu", "--json", "--threads", "1"])
+            code = main(["count", str(path), "--backend", backend, "--json", "--threads", "1"])
         triangles = json.loads(out.getvalue())["triangles"] if code == 0 else None
         print(json.dumps({"case": case, "action": action, "code": code, "triangles": triangles,
                           "stderr": err.getvalue(), "input": damaged.hex() if kind in ("text", "gzip") else None}),
@@ -64,4 +65,4 @@ def main_loop(kind, original, seed, cases, workdir):
 
 
 if __name__ == "__main__":
-    main_loop(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+    main_loop(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], *sys.argv[6:])

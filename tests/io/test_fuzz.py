@@ -50,8 +50,13 @@ def reference_count(data: bytes):
     return sum(1 for u in adj for v, w in combinations(sorted(adj[u]), 2) if u < v and w in adj[v])
 
 
-def run_cases(kind, original, seed, cases, tmp_path):
-    command = [sys.executable, str(HERE / "fuzz_child.py"), kind, str(original), str(seed), str(cases), str(tmp_path)]
+BACKENDS = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]  # the GPU moves a graph file there and checks it there,
+# and parses text there
+
+
+def run_cases(kind, original, seed, cases, tmp_path, backend="cpu"):
+    command = [sys.executable, str(HERE / "fuzz_child.py"), kind, str(original), str(seed), str(cases), str(tmp_path),
+               backend]
     # a script's sys.path starts at tests/: the checkout goes first, else an installed tcdist is fuzzed
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
@@ -77,25 +82,27 @@ def judge(result, expected):
         assert len(lines) == 1 and lines[0].startswith("tcdist: error: "), f"{where}: {result['stderr']}"
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kind", ["store", "graph"])
-def test_damaged_hdf5_files(tmp_path, cli, kind):
+def test_damaged_hdf5_files(tmp_path, cli, kind, backend):
     original = tmp_path / "original.h5"
     command = ("partition", "rmat:8", "-o", original, "-P", "3") if kind == "store" else ("convert", "rmat:8", original)
     assert cli(*command).code == 0
     expected = cli("count", "rmat:8", "--json").json()["triangles"]
     work = tmp_path / "work"
     work.mkdir()
-    for result in run_cases(kind, original, 11, 250, work):
+    for result in run_cases(kind, original, 11, 250, work, backend):
         judge(result, expected)
 
 
-def test_damaged_text(tmp_path):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_damaged_text(tmp_path, backend):
     original = tmp_path / "original.txt"
     original.write_bytes(TEXT)
     assert reference_count(TEXT) == 3  # 1-2-3, 3-4-5 and 1-3-4
     work = tmp_path / "work"
     work.mkdir()
-    results = run_cases("text", original, 5, 400, work)
+    results = run_cases("text", original, 5, 400, work, backend)
     for result in results:
         judge(result, reference_count(bytes.fromhex(result["input"])))
     marks = {r["action"].split()[1] for r in results if r["action"].startswith("bom")}
