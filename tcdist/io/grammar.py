@@ -154,7 +154,8 @@ def parse_small(buf):
     ends[-1] |= buf[-1] == CR
     line_ends = np.flatnonzero(ends)
     lines = line_ends.size + (not ends[-1])
-    line_start = np.zeros(n, np.int32)
+    at = np.int32 if n < 2**31 else np.int64  # a position in the block
+    line_start = np.zeros(n, at)
     starts = line_ends[line_ends + 1 < n] + 1
     line_start[starts] = starts
     np.maximum.accumulate(line_start, out=line_start)
@@ -165,7 +166,7 @@ def parse_small(buf):
         inside &= buf != c
     comment = (buf == HASH) | (buf == PERCENT)
     if comment.any():
-        last_comment = np.where(comment, np.arange(n, dtype=np.int32), -1)
+        last_comment = np.where(comment, np.arange(n, dtype=at), -1)
         np.maximum.accumulate(last_comment, out=last_comment)
         inside &= last_comment < line_start
     bounds = np.flatnonzero(token[1:] != token[:-1])
@@ -191,4 +192,4 @@ def parse_small(buf):
     if (ids > 2**63 - 1).any() or ((digits_from > first) & (ids != 0)).any():
         return None
     ids = ids.astype(np.int64)
-    return ids[0::2].copy(), ids[1::2].copy(), lines
+    return ids[0::2], ids[1::2], lines  # (views: the caller copies them into its arrays)

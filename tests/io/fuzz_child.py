@@ -18,7 +18,11 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+from tcdist import compiled
 from tcdist.cli import main
+from tcdist.io import grammar
+
+SMALL_BLOCK_BYTES = grammar.SMALL_BLOCK_BYTES
 
 ALPHABET = b"0123456789 \t,\n\r#%-+x.\x00\xff"
 BOMS = {"utf-8": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff", "utf-32-le": b"\xff\xfe\x00\x00",
@@ -53,6 +57,9 @@ def main_loop(kind, original, seed, cases, workdir, backend="cpu"):
 
             gzipped.PARALLEL_FROM = 1 if case % 2 == 0 else 1 << 20
             action += " every core" if case % 2 == 0 else " one stream"
+        if kind == "text":  # even cases read as before Numba loads (whole-array NumPy), odd ones compiled
+            compiled.is_loaded = lambda: False
+            grammar.SMALL_BLOCK_BYTES = SMALL_BLOCK_BYTES if case % 2 == 0 else -1
         path = Path(workdir) / f"case{suffix}"
         path.write_bytes(gzip.compress(damaged) if action.endswith("gzip") else damaged)
         out, err = io.StringIO(), io.StringIO()
