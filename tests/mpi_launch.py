@@ -31,9 +31,9 @@ def makes_cliques() -> bool:
     return "HYDRA" in shown.stdout + shown.stderr
 
 
-def mpiexec(ranks, *args, timeout=300, **kwargs):
-    """Run ``python -m tcdist ARGS`` on `ranks` MPI ranks; returns the CompletedProcess."""
-    command = [*launcher(), "-n", str(ranks), sys.executable, "-m", "tcdist", *map(str, args)]
+def mpiexec(ranks, *args, timeout=300, options=(), **kwargs):
+    """Run ``python -m tcdist ARGS`` on `ranks` MPI ranks (options: the launcher's); returns the CompletedProcess."""
+    command = [*launcher(), *options, "-n", str(ranks), sys.executable, "-m", "tcdist", *map(str, args)]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, **kwargs)
 
 

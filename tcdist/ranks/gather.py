@@ -22,6 +22,7 @@ import numpy as np
 from tcdist.partition.part import STAT_KEYS, Part, Partitioning
 from tcdist.partition.store import StoreWriter
 from tcdist.ranks.comm import QUIET_POLL
+from tcdist.ranks.guard import collective
 from tcdist.ranks.share import CHUNK
 
 _HEADER, _GO, _DATA, _DONE = 81, 82, 83, 84  # tags, on a communicator of the gather's own
@@ -29,9 +30,27 @@ _ARRAYS = ("rowptr", "col", "global_id")
 DONE_WAIT_S = 30.0  # after a failure, how long rank 0 waits for the other ranks' last words
 
 
-def open_gather(lane, prepared, held, seed: int):
-    """This rank's end of the gather on lane (a communicator of its own): rank 0's StoreGather,
-    with the store's file begun, else a PartSender."""
+def open_gather(comm, prepared, held, seed: int, debug: bool = False):
+    """This rank's end of the gather, opened on every rank together (a communicator of its own):
+    rank 0's StoreGather, with the store's file begun and its thread started, else a PartSender.
+    If any rank fails to open, every rank raises, and rank 0's file is removed before its thread
+    ever starts (a thread probing the freed communicator made Open MPI abort the job)."""
+    lane, opened = comm.Dup(), []
+    try:
+        gather = collective(comm, lambda: opened.append(_open_end(lane, prepared, held, seed)) or opened[0],
+                            debug=debug)
+        gather.start()
+    except BaseException:
+        if opened:
+            opened[0].abandon()
+            opened[0].close()
+        else:
+            lane.Free()
+        raise
+    return gather
+
+
+def _open_end(lane, prepared, held, seed: int):
     if lane.rank != 0:
         return PartSender(lane)
     h = prepared.header
@@ -59,7 +78,7 @@ class PartSender:
     """A rank other than 0: each part it builds goes to rank 0 (deliver), then DONE (finish)."""
 
     def __init__(self, lane):
-        self.lane, self._done = lane, False
+        self.lane, self._started, self._done = lane, False, False
 
     def deliver(self, part: Part) -> None:
         arrays = [np.ascontiguousarray(getattr(part, name)) for name in _ARRAYS]
@@ -71,8 +90,12 @@ class PartSender:
             for chunk in _chunks(array):
                 self.lane.Send(chunk, dest=0, tag=_DATA)
 
+    def start(self) -> None:
+        """Every rank has opened: from now on its last word to rank 0 is DONE."""
+        self._started = True
+
     def finish(self) -> None:
-        if not self._done:
+        if self._started and not self._done:
             self._done = True
             self.lane.send(None, dest=0, tag=_DONE)
 
@@ -91,6 +114,9 @@ class StoreGather:
         self._own, self._done = queue.SimpleQueue(), set()
         self._closing, self._discard, self.error = threading.Event(), False, None
         self._thread = threading.Thread(target=self._run, name="tcdist-store", daemon=True)
+
+    def start(self) -> None:
+        """Every rank has opened: receive and write until each has said DONE."""
         self._thread.start()
 
     def deliver(self, part: Part) -> None:
@@ -157,7 +183,8 @@ class StoreGather:
             return
         self._discard = True
         self._closing.set()
-        self._thread.join(DONE_WAIT_S)
+        if self._thread.ident is not None:  # (not started: no other rank sends)
+            self._thread.join(DONE_WAIT_S)
         writer, self.writer = self.writer, None
         writer.__exit__(RuntimeError, RuntimeError("run failed"), None)
 

@@ -104,12 +104,8 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
             shared = collective(comm, lambda: share(comm, held.shared, h["shared"], h.get("gpu")), debug=debug)
             timings.share += time.perf_counter() - t0
             if prepared.gathers:  # a store asked for: rank 0 writes the parts every rank builds
-                t0, lane = time.perf_counter(), comm.Dup()
-                try:
-                    gather = collective(comm, lambda: open_gather(lane, prepared, held, config.seed), debug=debug)
-                except BaseException:
-                    lane.Free()
-                    raise
+                t0 = time.perf_counter()
+                gather = open_gather(comm, prepared, held, config.seed, debug)
                 timings.store_write += time.perf_counter() - t0  # the file begun: header, whole-graph arrays
             in_memory = _Shares(shared, prepared) if prepared.mode == "replicated" else \
                 _OwnParts(shared, prepared, None if gather is None else gather.deliver)

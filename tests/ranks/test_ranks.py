@@ -105,10 +105,13 @@ def test_a_graph_over_each_rank_s_limit_is_counted_in_slices_of_it_from_host_mem
     assert sorted(p.name for p in tmp_path.iterdir()) == ["alone.csv", "ranked.csv"]
 
 
-def test_cpu_threads_are_shared_among_the_ranks_of_a_node():
-    record = mpiexec_json(2, "count", GRAPH, "--backend", "cpu")
+@pytest.mark.parametrize("binding", ["none", "core"])
+def test_a_cpu_rank_takes_the_cores_it_is_bound_to_else_its_share_of_the_node(binding):
+    """Unbound, two ranks share the node's cores; bound by the launcher (Open MPI binds each of two
+    ranks to one core unless told otherwise), a rank takes its own cores only."""
+    record = mpiexec_json(2, "count", GRAPH, "--backend", "cpu", options=("--bind-to", binding))
     cores = len(os.sched_getaffinity(0))
-    assert all(s["threads"] == max(1, cores // 2) for s in record["rank_stats"])
+    assert [s["threads"] for s in record["rank_stats"]] == [max(1, cores // 2) if binding == "none" else 1] * 2
 
 
 def test_partition_and_count_a_store_under_ranks(tmp_path):
@@ -392,7 +395,7 @@ import json, sys
 from mpi4py import MPI
 import tcdist
 from tcdist.partition.store import StoreWriter
-from tcdist.ranks import run
+from tcdist.ranks import gather, run
 
 rank, failing, at, out, step = MPI.COMM_WORLD.rank, int(sys.argv[1]), int(sys.argv[5]), sys.argv[2], sys.argv[6]
 built, added, made = run._OwnParts._built, StoreWriter.add, []
@@ -409,8 +412,14 @@ def failing_write(self, part):
         raise tcdist.TcdistError(f"part {part.index} cannot be written (injected)")
     return added(self, part)
 
+def failing_open(*args):
+    raise tcdist.TcdistError("the store's gather cannot open here (injected)")
+
 if step == "build":
     run._OwnParts._built = failing_part
+elif step == "open":  # rank 0 has begun the file (and the thread that writes it) when another rank fails
+    if rank == failing:
+        gather._open_end = failing_open
 else:
     StoreWriter.add = failing_write
 try:
@@ -424,11 +433,13 @@ open(f"{out}/{rank}.json", "w").write(json.dumps([rank, outcome]))
 
 
 @pytest.mark.parametrize("failing,schedule,at,step", [(0, "static", 2, "build"), (2, "dynamic", 1, "build"),
-                                                       (0, "dynamic", 4, "write")])  # (a queue may give one part)
+                                                       (0, "dynamic", 4, "write"), (1, "static", 1, "open")])
+# (a queue may give one part)
 def test_a_rank_failing_while_the_ranks_write_a_store_leaves_no_file(tmp_path, failing, schedule, at, step):
     """A rank fails to build a part while the others send theirs to rank 0, or rank 0 fails to
-    write one: every rank ends with the error, in seconds (no rank left waiting to send), and
-    neither the store nor its partial write is left."""
+    write one, or a rank fails as the gather opens (rank 0's writing thread, begun, then probed a
+    freed communicator: Open MPI aborted the job): every rank ends with the error, in seconds (no
+    rank left waiting to send), and neither the store nor its partial write is left."""
     script = tmp_path / "fault.py"
     script.write_text(GATHER_FAULT)
     command = [*launcher(), "-n", "3", sys.executable, str(script), str(failing), str(tmp_path), str(GRAPH), schedule,
