@@ -122,6 +122,7 @@ def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, sa
                 row = {"graph": spec, "form": form, "caches": caches, "ranks": ranks, "schedule": schedule,
                        "count_args": list(count_args), "args": list(args), "store_written": store,
                        "triangles": best["triangles"], "mode": best["mode"], "mode_reason": best["mode_reason"],
+                       "kernels": best["kernels"],  # --kernel auto's choice of each part or share
                        "job_wall_s": best["job_wall_s"], "job_wall_all_s": [r["job_wall_s"] for r in runs],
                        "rank_phases": [{k: r["timings"][k] for k in RANK_PHASES} | {
                            "read_bytes": r["read_bytes"], "received_bytes": r["received_bytes"],
