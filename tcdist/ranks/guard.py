@@ -59,13 +59,16 @@ def _settle(comm, error: BaseException | None) -> list:
 
 
 def collective(comm, step: Callable, *, root_only: bool = False, shared: Callable | None = None,
-               debug: bool = False):
+               meanwhile: Callable | None = None, debug: bool = False):
     """Run step() on every rank (or on rank 0 alone) and return its result on every rank (with
-    root_only, rank 0's result there and shared(result), by default all of it, on the others).
-    If it fails anywhere, every rank raises (see _settle)."""
+    root_only, rank 0's result there and shared(result), by default all of it, on the others,
+    which run meanwhile() first, if given). If it fails anywhere, every rank raises (see _settle)."""
     if is_serial(comm):
         return step()
-    result, error = _attempt(step, debug) if not root_only or comm.rank == 0 else (None, None)
+    if not root_only or comm.rank == 0:
+        result, error = _attempt(step, debug)
+    else:
+        result, error = None, meanwhile and _attempt(meanwhile, debug)[1]
     if root_only:
         quiet_barrier(comm)  # the others wait for rank 0 without taking its cores
     _settle(comm, error)

@@ -79,6 +79,8 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
     rank_budget = _rank_budget(comm, device)
     threads = idle_node_threads(on_my_node(comm, device.threads))
 
+    kept = []  # rank 0's store locks, let go if another rank failed meanwhile
+
     def root():
         with numba_threads(threads):  # the node's other ranks wait meanwhile: their cores too
             made, held = prepare(source, config, device, comm.size, timings, rank_budget)
@@ -87,9 +89,16 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         except BaseException:
             held.release()
             raise
+        kept.append(held)
         return made, held
 
-    prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()), debug=debug)
+    try:
+        prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()),
+                                    meanwhile=device.ready_while_waiting, debug=debug)
+    except BaseException:
+        for made in kept:
+            made.release()
+        raise
     shared = counted = gather = None
     try:
         # a GPU whose warm-up failed says so now, not when its rank first counts

@@ -336,6 +336,48 @@ def test_a_fault_on_one_rank_ends_every_rank_at_once(tmp_path, fault):
         assert [outcome.split(":")[0] for _, _, outcome in rows] == ["RemoteError", "MemoryError", "RemoteError"]
 
 
+def test_the_ranks_waiting_for_rank_0_make_their_kernel_ready_meanwhile():
+    """A CPU rank loaded its compiled check and kernel only when its first share reached it, after
+    waiting for rank 0's read and build (0.6-0.8 s later than rank 0 on two cores)."""
+    record = mpiexec_json(3, "count", GRAPH, "--backend", "cpu")
+    assert record["triangles"] == 727_044
+    assert [s["timings"]["compile_overlapped"] > 0 for s in record["rank_stats"]] == [False, True, True]
+
+
+NOT_READY = """\
+import json, sys
+from mpi4py import MPI
+import tcdist
+from tcdist.device.cpu import CpuDevice
+
+rank = MPI.COMM_WORLD.rank
+if rank == 1:
+    def not_ready(self):
+        raise tcdist.TcdistError("the kernel cannot be made ready here (injected)")
+    CpuDevice.ready_while_waiting = not_ready
+try:
+    tcdist.count_triangles(sys.argv[1], backend="cpu", parts=4, store=f"{sys.argv[2]}/s.h5", comm=MPI.COMM_WORLD)
+    outcome = "counted"
+except tcdist.TcdistError as e:
+    outcome = f"{type(e).__name__}: {e}"
+open(f"{sys.argv[2]}/{rank}.json", "w").write(json.dumps(outcome))
+"""
+
+
+def test_a_rank_failing_while_rank_0_prepares_ends_every_rank_and_leaves_nothing(tmp_path):
+    """Rank 0's step succeeded (the store locked, its journal begun) when another rank's failure
+    reached it: every rank ends with that error, and no lock or journal is left."""
+    script = tmp_path / "not_ready.py"
+    script.write_text(NOT_READY)
+    done = subprocess.run([*launcher(), "-n", "3", sys.executable, str(script), str(GRAPH), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    outcomes = [json.loads((tmp_path / f"{rank}.json").read_text()) for rank in range(3)]
+    assert outcomes[1] == "TcdistError: the kernel cannot be made ready here (injected)"
+    assert all(o.startswith("RemoteError: rank 1 (") and o.endswith("injected)") for o in outcomes[::2]), outcomes
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0.json", "1.json", "2.json", "not_ready.py"]
+
+
 _WAITING = """
 import resource, sys, time
 from mpi4py import MPI
