@@ -33,7 +33,7 @@ class Timings:
     count: float = 0.0        # the counting kernels
     other: float = 0.0        # the rest: waiting for other ranks, checks, Python between the stages
     total: float = 0.0        # wall time of the whole run on this rank
-    compile_overlapped: float = 0.0  # not a stage: the GPU's warm-up while the first part was read (hidden)
+    compile_overlapped: float = 0.0  # not a stage: a warm-up while the first part was read or rank 0 read (hidden)
     read_overlapped: float = 0.0  # not a stage: reading parts while others were counted (hidden)
     transfer_overlapped: float = 0.0  # not a stage: copying parts while others were counted (hidden)
 

@@ -8,6 +8,7 @@ copies it (``stage`` may start that copy early, beside the count of the part bef
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import numpy as np
 
@@ -139,10 +140,11 @@ class Device:
         self.tested(label, part.col.dtype)
         return label, self._prepared(label, part)
 
-    def ready_while_waiting(self) -> None:
-        """What a rank does while rank 0 reads and builds the graph, so that its first part waits
-        for nothing it could have made meanwhile: nothing here (a GPU's warm-up already runs on its
-        thread)."""
+    def ready_while_waiting(self) -> Callable[[], None] | None:
+        """Start what a rank can make ready while rank 0 reads and builds the graph, so that its
+        first part waits for nothing it could have made meanwhile; returns what waits for it (then
+        counted as compile), or None: nothing here (a GPU's warm-up already runs on its thread)."""
+        return None
 
     def self_test(self, labels, dtypes=(np.int32, np.int64), per_vertex: bool = False, per_edge: bool = False) -> None:
         """Check these kernels on K_40 now (warmup.self_test), so that no part checks them again."""

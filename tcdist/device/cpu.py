@@ -52,12 +52,15 @@ class CpuDevice(Device):
 
         self.warming.run(warm_up)
 
-    def ready_while_waiting(self) -> None:
+    def ready_while_waiting(self) -> Callable[[], None] | None:
         """Under auto, the CSR check and `marker` compiled (or loaded: 0.5-0.8 s on two cores) and
-        checked, while this rank would only wait (no partitioning of this process runs meanwhile):
-        a job of several ranks is run for a graph `lookup` would not count."""
-        if self._test_when_needed:
-            self.warming.hidden(lambda: (check.prebuild(), self.self_test(["marker"])))
+        checked on a thread while this rank only waits, finished before this process runs any
+        parallel loop of its own. A rank then counts small parts with `marker`, not `lookup`: a
+        job of several ranks is run for graphs `lookup` does not suit."""
+        if not self._test_when_needed:
+            return None
+        self.warming.start(lambda: (check.prebuild(), self.self_test(["marker"])))
+        return self.warming.wait
 
     def placed(self, part: Part) -> Part:
         return part

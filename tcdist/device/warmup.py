@@ -74,12 +74,6 @@ class WarmUp:
         work()
         self.seconds = self.waited = time.perf_counter() - t0
 
-    def hidden(self, work) -> None:
-        """work() now, while the run waits for another rank anyway: counted, none of it waited for."""
-        t0 = time.perf_counter()
-        work()
-        self.seconds += time.perf_counter() - t0
-
     def start(self, work) -> None:
         """work() on a thread of its own."""
 

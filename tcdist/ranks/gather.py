@@ -39,7 +39,7 @@ def open_gather(comm, prepared, held, seed: int, debug: bool = False):
     try:
         gather = collective(comm, lambda: opened.append(_open_end(lane, prepared, held, seed)) or opened[0],
                             debug=debug)
-        gather.start()
+        collective(comm, gather.start, debug=debug)  # (a thread that cannot start must not leave senders waiting)
     except BaseException:
         if opened:
             opened[0].abandon()

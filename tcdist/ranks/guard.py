@@ -61,16 +61,23 @@ def _settle(comm, error: BaseException | None) -> list:
 def collective(comm, step: Callable, *, root_only: bool = False, shared: Callable | None = None,
                meanwhile: Callable | None = None, debug: bool = False):
     """Run step() on every rank (or on rank 0 alone) and return its result on every rank (with
-    root_only, rank 0's result there and shared(result), by default all of it, on the others,
-    which run meanwhile() first, if given). If it fails anywhere, every rank raises (see _settle)."""
+    root_only, rank 0's result there and shared(result), by default all of it, on the others).
+    meanwhile, with root_only: on the others, called before they wait for rank 0; it may start
+    work of its own and return a callable that waits for it, called once rank 0 is done. If
+    anything fails anywhere, every rank raises (see _settle)."""
     if is_serial(comm):
         return step()
+    finish = error = None
     if not root_only or comm.rank == 0:
         result, error = _attempt(step, debug)
     else:
-        result, error = None, meanwhile and _attempt(meanwhile, debug)[1]
+        result = None
+        if meanwhile is not None:
+            finish, error = _attempt(meanwhile, debug)
     if root_only:
         quiet_barrier(comm)  # the others wait for rank 0 without taking its cores
+        if finish is not None:
+            error = _attempt(finish, debug)[1]
     _settle(comm, error)
     if not root_only:
         return result

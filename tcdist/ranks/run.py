@@ -79,17 +79,13 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
     rank_budget = _rank_budget(comm, device)
     threads = idle_node_threads(on_my_node(comm, device.threads))
 
-    kept = []  # rank 0's store locks, let go if another rank failed meanwhile
+    kept = []  # rank 0's store locks, let go if anything fails before the run holds them
 
     def root():
         with numba_threads(threads):  # the node's other ranks wait meanwhile: their cores too
             made, held = prepare(source, config, device, comm.size, timings, rank_budget)
-        try:
-            start_journal(made, config)
-        except BaseException:
-            held.release()
-            raise
-        kept.append(held)
+            kept.append(held)
+        start_journal(made, config)
         return made, held
 
     try:
