@@ -22,7 +22,7 @@ class Timings:
     generate: float = 0.0     # generating a graph from a spec (root)
     read: float = 0.0         # reading the graph (root)
     build: float = 0.0        # cleaning and orienting it (root)
-    partition: float = 0.0    # LSTC Algorithms 1-2 (root)
+    partition: float = 0.0    # LSTC Algorithms 1-2 (root); replicated: the shares planned by their work
     store_write: float = 0.0  # writing the HDF5 partition store (root)
     share: float = 0.0        # the whole graph reaching this rank from rank 0 (replicated: a node's shared
                               # memory, a broadcast between nodes)

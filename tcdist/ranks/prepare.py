@@ -155,7 +155,7 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
                 held.graph = replace(graph, rowptr=whole.rowptr, col=whole.col)
                 timings.transfer += time.perf_counter() - t0
             return _replicated(held, ranks, f"the graph needs {size_text(need)} on a device "
-                               f"and every rank may take {size_text(rank_budget)}", device.bus_id)
+                               f"and every rank may take {size_text(rank_budget)}", timings, device.bus_id)
         replicated_not = f"the graph needs {size_text(need)} on a device, over the {size_text(rank_budget)} a rank " \
                          "may take"
         if config.parts is None:  # (--parts auto asks for LSTC's parts)
@@ -169,7 +169,8 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
                 held.graph = graph.on_host()
                 timings.transfer += time.perf_counter() - t0
                 return _replicated(held, ranks, f"{replicated_not}: every rank counts "
-                                   f"{'slices' if plan else 'shares'} of it that fit, from host memory", None, plan)
+                                   f"{'slices' if plan else 'shares'} of it that fit, from host memory", timings, None,
+                                   plan)
     else:
         replicated_not = "asked for by the options given" if ranks > 1 else ""
     prepared = _parts(graph, config, device, ranks, timings, held)
@@ -278,11 +279,20 @@ def _whole(graph, held: Held, budget: int | None = None) -> Prepared:
 SHARES_PER_RANK = 4
 
 
-def _replicated(held: Held, ranks: int, reason: str, gpu: str | None, plan=None) -> Prepared:
+def _replicated(held: Held, ranks: int, reason: str, timings: Timings, gpu: str | None, plan=None) -> Prepared:
     """Every rank holds the whole graph (ranks/share.py: opened where it lies on rank 0's GPU, gpu
     its bus id) and counts shares of its rows, of about equal estimated work (the edges of their
     rows and the probes that intersecting them takes); or given the plan of slices of a graph
-    that does not fit a rank's device (held in host memory), those slices, each a share."""
+    that does not fit a rank's device (held in host memory), those slices, each a share. The
+    estimate is timed as partition: it is what stands for LSTC's parts in this mode."""
+    t0 = time.perf_counter()
+    try:
+        return _shares_of(held, ranks, reason, gpu, plan)
+    finally:
+        timings.partition += time.perf_counter() - t0
+
+
+def _shares_of(held: Held, ranks: int, reason: str, gpu: str | None, plan) -> Prepared:
     graph, xp = held.graph, held.graph.xp
     if plan is not None:
         return _replicated_in(held, plan, [int(w) for w in slice_work(graph.rowptr, graph.col, plan)], reason)
