@@ -116,7 +116,6 @@ def test_a_cpu_rank_takes_the_cores_it_is_bound_to_else_its_share_of_the_node(bi
                            timeout=120)
     bound = sorted(int(line) for line in probe.stdout.split())
     expected = [b if b < os.cpu_count() else max(1, b // 2) for b in bound]
-    assert binding == "none" or max(expected) < os.cpu_count() // 2 + 1  # the binding took effect
     record = mpiexec_json(2, "count", GRAPH, "--backend", "cpu", options=options)
     assert sorted(s["threads"] for s in record["rank_stats"]) == expected
 
