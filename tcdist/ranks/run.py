@@ -92,8 +92,8 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()),
                                     meanwhile=device.ready_while_waiting, debug=debug)
     except BaseException:
-        for made in kept:
-            made.release()
+        for locks in kept:
+            locks.release()
         raise
     shared = counted = gather = None
     try:
