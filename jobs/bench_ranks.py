@@ -15,7 +15,7 @@ parts counted from memory on one GPU (the root run).
 
 With --end-to-end, what a user waits for instead: `tcdist count G` as one process (no
 launcher) against `mpirun -n R ... count G` for each R, the graph given as its spec and, with
---forms, as .h5 and text files written once (`tcdist convert`, `tcdist generate`); the job's wall
+--forms, as .h5 and text files written once (`tcdist convert`, `tcdist generate`; kept in --work and reused); the job's wall
 clock (best of --repeat), every rank's phases, the bytes each rank read and received, and the
 seconds from the job's start to each rank's first kernel launch; beside them the launcher's floor
 (Python started and ended alone, and R ranks started by the launcher with MPI, nothing else), and with --cold
@@ -104,10 +104,12 @@ def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, sa
     name = os.path.join(work, spec.replace(":", "-"))
     if "h5" in forms:
         files["h5"] = name + ".h5"
-        subprocess.run([sys.executable, "-m", "tcdist", "convert", spec, files["h5"], "-q"], check=True)
+        if not os.path.exists(files["h5"]):  # (written by an earlier call: the same spec and seed)
+            subprocess.run([sys.executable, "-m", "tcdist", "convert", spec, files["h5"], "-q"], check=True)
     if "txt" in forms:
         files["txt"] = name + ".txt"
-        subprocess.run([sys.executable, "-m", "tcdist", "generate", spec, "-o", files["txt"], "-q"], check=True)
+        if not os.path.exists(files["txt"]):
+            subprocess.run([sys.executable, "-m", "tcdist", "generate", spec, "-o", files["txt"], "-q"], check=True)
     rows = []
     for form in forms:
         for caches in ("cold", "warm") if cold else ("warm",):
