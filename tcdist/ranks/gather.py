@@ -36,9 +36,13 @@ def open_gather(comm, prepared, held, seed: int, debug: bool = False):
     If any rank fails to open, every rank raises, and rank 0's file is removed before its thread
     ever starts (a thread probing the freed communicator made Open MPI abort the job)."""
     lane, opened = comm.Dup(), []
+
+    def open_end():
+        opened.append(_open_end(lane, prepared, held, seed))  # kept here too: closed if another rank fails
+        return opened[0]
+
     try:
-        gather = collective(comm, lambda: opened.append(_open_end(lane, prepared, held, seed)) or opened[0],
-                            debug=debug)
+        gather = collective(comm, open_end, debug=debug)
         collective(comm, gather.start, debug=debug)  # (a thread that cannot start must not leave senders waiting)
     except BaseException:
         if opened:

@@ -79,7 +79,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
     rank_budget = _rank_budget(comm, device)
     threads = idle_node_threads(on_my_node(comm, device.threads))
 
-    kept = []  # rank 0's store locks, let go if anything fails before the run holds them
+    kept = []  # rank 0's Held (its store locks), let go if anything fails before the run holds them
 
     def root():
         with numba_threads(threads):  # the node's other ranks wait meanwhile: their cores too
@@ -92,8 +92,8 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()),
                                     meanwhile=device.ready_while_waiting, debug=debug)
     except BaseException:
-        for locks in kept:
-            locks.release()
+        for taken in kept:
+            taken.release()
         raise
     shared = counted = gather = None
     try:
