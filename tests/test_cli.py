@@ -256,13 +256,15 @@ def test_kernels_lists_the_cpu_kernels_and_says_why_no_gpu_ones(cli, monkeypatch
         "lookup (cpu): NumPy, each wedge of N+(u) looked up among the edges; nothing compiled",
         "marker (cpu): Numba, N+(u) marked per thread, N+(v) looked up",
         "merge (cpu): Numba, sorted rows merged per edge",
+        "middle (cpu): Numba, each triangle from its middle vertex: in-edges listed, N+(v) marked",
         "GPU kernels are not listed: no CUDA device found",
         "",
         "choose one with --kernel NAME[:OPTION=VALUE,...]"]
     record = cli("kernels", "--json").json()
     assert [(k["name"], k["backend"], k["options"]) for k in record["kernels"]] == [("lookup", "cpu", []),
                                                                                    ("marker", "cpu", []),
-                                                                                   ("merge", "cpu", [])]
+                                                                                   ("merge", "cpu", []),
+                                                                                   ("middle", "cpu", [])]
     assert record["gpu"] == "no CUDA device found"
 
 

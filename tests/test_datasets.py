@@ -7,7 +7,7 @@ import tcdist
 
 
 @pytest.mark.parametrize("entry", dataset_params())
-@pytest.mark.parametrize("kernel", ["marker", "merge"])
+@pytest.mark.parametrize("kernel", ["marker", "merge", "middle"])
 def test_published_counts(entry, kernel):
     result = tcdist.count_triangles(DATASETS / entry["file"], backend="cpu", kernel=kernel)
     assert result.triangles == entry["published_triangles"]

@@ -13,7 +13,7 @@ huge_ids = st.lists(st.tuples(st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 
 
 
 @settings(max_examples=200, deadline=None)
-@given(pairs, st.sampled_from(["marker", "merge", "lookup"]))
+@given(pairs, st.sampled_from(["marker", "merge", "middle", "lookup"]))
 def test_matches_brute_force(edges, kernel):
     src = np.array([u for u, _ in edges], np.int64)
     dst = np.array([v for _, v in edges], np.int64)

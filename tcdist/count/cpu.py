@@ -202,14 +202,15 @@ def lowest_triangles(rowptr, col):
     return lowest
 
 
-def _side_by_side(kernel, args, mark) -> list:
+def _side_by_side(kernel, args, mark, per_thread: int = _STRIDES_PER_THREAD) -> list:
     """kernel(*args, strides, first, last, mark[t]) for every thread t of this one's Numba
-    threads (mark has a row per thread), each on its run of strides: their results, in order."""
+    threads (mark has a row per thread), each on its run of per_thread strides: their results, in
+    order."""
     threads = mark.shape[0]
-    strides = threads * _STRIDES_PER_THREAD
+    strides = threads * per_thread
 
     def share(t):
-        return kernel(*args, strides, t * _STRIDES_PER_THREAD, (t + 1) * _STRIDES_PER_THREAD, mark[t])
+        return kernel(*args, strides, t * per_thread, (t + 1) * per_thread, mark[t])
 
     if threads == 1:
         return [share(0)]
@@ -231,3 +232,80 @@ def count_marker(rowptr, col, n_local, start=0):
 
 def count_merge(rowptr, col, n_local, start=0):
     return _launch(_merge, rowptr, col, n_local, start, marks=False)
+
+
+@jit(cache=True, nogil=True)
+def _in_edges_between(rowptr, col, start, n_local, in_ptr, low, high, first, stop):
+    """The local rows' edges u -> v with low <= v < high, listed by v (u ascending within each),
+    as the span of u's row to look up from v: after v where v is local (its edges all lead to
+    higher ids), the whole row where v is a proxy (whose edges may lead back to locals)."""
+    filled = in_ptr[low:high].copy()
+    for u in range(start, n_local):
+        begin, end = rowptr[u], rowptr[u + 1]
+        for e in range(begin, end):
+            v = col[e]
+            if low <= v < high:
+                at = filled[v - low]
+                filled[v - low] = at + 1
+                first[at] = e + 1 if v < n_local else begin
+                stop[at] = end
+
+
+@jit(cache=True, nogil=True)
+def _middle(rowptr, col, in_ptr, first, stop, rows, strides, s_first, s_last, m):
+    """Each triangle u -> v, u -> w, v -> w from its middle vertex v: N+(v) marked in this
+    thread's byte array m, then the w of the span of each in-neighbour u's row looked up, up to
+    max N+(v)."""
+    found = np.uint64(0)
+    for s in range(s_first, s_last):
+        for v in range(s, rows, strides):
+            begin, end = rowptr[v], rowptr[v + 1]
+            if begin == end or in_ptr[v] == in_ptr[v + 1]:
+                continue
+            highest = col[end - 1]
+            for e in range(begin, end):
+                m[col[e]] = 1
+            for i in range(in_ptr[v], in_ptr[v + 1]):
+                for f in range(np.int64(first[i]), np.int64(stop[i])):
+                    w = col[f]
+                    if w > highest:
+                        break
+                    found += m[w]
+            for e in range(begin, end):
+                m[col[e]] = 0
+    return found
+
+
+def in_edges(rowptr, col, n_local, start=0):
+    """(in_ptr, first, stop): the edges of the local rows from row start on, by their head v,
+    each as the span col[first:stop] of its tail's row that _middle looks up (built on every
+    thread, each listing the heads of an equal share of the edges). Spans are uint32 where the
+    positions fit."""
+    rowptr, col = np.asarray(rowptr), np.asarray(col)
+    n = rowptr.size - 1
+    lo, hi = int(rowptr[start]) if n else 0, int(rowptr[n_local]) if n else 0
+    in_ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(col[lo:hi], minlength=n), out=in_ptr[1:])
+    span = np.uint32 if col.size < 1 << 32 else np.int64
+    first, stop = np.empty(hi - lo, span), np.empty(hi - lo, span)
+    threads = compiled.get_threads() if hi - lo >= ONE_THREAD_BELOW else 1
+    bounds = np.searchsorted(in_ptr, np.linspace(0, hi - lo, threads + 1)[1:-1]).tolist()
+    heads = list(zip([0, *bounds], [*bounds, n], strict=True))
+
+    def share(t):
+        _in_edges_between(rowptr, col, int(start), int(n_local), in_ptr, heads[t][0], heads[t][1], first, stop)
+
+    with ThreadPoolExecutor(threads, thread_name_prefix="tcdist-cpu") as pool:
+        list(pool.map(share, range(threads)))
+    return in_ptr, first, stop
+
+
+def count_middle(rowptr, col, n_local, start=0, prepared=None):
+    """Triangles whose lowest vertex is a local row from row start on, each found from its middle
+    vertex (prepared: in_edges() of the same rows, else made here)."""
+    rowptr, col = np.asarray(rowptr), np.asarray(col)
+    in_ptr, first, stop = prepared if prepared is not None else in_edges(rowptr, col, n_local, start)
+    n = rowptr.size - 1
+    threads = compiled.get_threads() if first.size >= ONE_THREAD_BELOW else 1
+    mark = np.zeros((threads, max(n, 1)), np.uint8)
+    return int(sum(_side_by_side(_middle, (rowptr, col, in_ptr, first, stop, n), mark, per_thread=1)))

@@ -164,7 +164,9 @@ class Device:
         kernel, options = self.candidates()[label]
         if kernel.prepare is None:
             return None
-        return self.run(part, lambda: self.finished(kernel.prepare(part.rowptr, part.col, part.n_local, **options)))
+        given = {"start": part.start} if part.start else {}  # (as count's)
+        return self.run(part, lambda: self.finished(kernel.prepare(part.rowptr, part.col, part.n_local, **given,
+                                                                   **options)))
 
     def count(self, part: Part, prepared: tuple[str, object] | None = None) -> int:
         """Triangles of the part whose lowest-rank vertex is local (the part as put() returned it,

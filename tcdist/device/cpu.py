@@ -59,8 +59,20 @@ class CpuDevice(Device):
         job of several ranks is run for graphs `lookup` does not suit."""
         if not self._test_when_needed:
             return None
-        self.warming.start(lambda: (check.prebuild(), self.self_test(["marker"])))
+        self.warming.start(lambda: (check.prebuild(), self.self_test(["middle", "marker"])))
         return self.warming.wait
+
+    def _fits(self, spec: str, part: Part) -> bool:
+        """Whether a kernel's own memory (middle's listing of the edges) fits in the host memory this
+        process may still take, and under a memory limit beside the part."""
+        kernel, options = self._auto.choices[spec]
+        if kernel.extra_bytes is None:
+            return True
+        extra = kernel.extra_bytes(part.rowptr.size - 1, part.col.size, part.n_local, part.col.itemsize, **options)
+        room = int(0.9 * available()[0])
+        if self.memory_limit is not None:
+            room = min(room, self.memory_limit - self.need_of(part))
+        return extra <= room
 
     def placed(self, part: Part) -> Part:
         return part

@@ -57,10 +57,11 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
         for index, part, (read_wait, reading), (stage_wait, staging) in pieces:
             part, put_wait, copied = device.put(part)
             transfer = stage_wait + put_wait
-            t1 = time.perf_counter()
+            t1, compiling = time.perf_counter(), device.warming.waited
             credits = per_vertex is not None or per_edge is not None
             prepared = None if credits else device.prepare(part)
             t2, launched_at = time.perf_counter(), time.time()
+            t1 += device.warming.waited - compiling  # a kernel compiled when first chosen is compile, not prepare
             if credits:
                 found, kernel = _credited(device, part, per_vertex, per_edge)
             else:

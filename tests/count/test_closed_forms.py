@@ -14,7 +14,7 @@ def count(source, **kw):
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 17, 64, 150])
-@pytest.mark.parametrize("kernel", ["marker", "merge", "lookup"])
+@pytest.mark.parametrize("kernel", ["marker", "merge", "middle", "lookup"])
 def test_complete_graph(n, kernel):
     src, dst = np.triu_indices(n, 1)
     assert count((src, dst), kernel=kernel) == comb(n, 3)

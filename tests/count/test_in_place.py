@@ -18,7 +18,7 @@ def _shares(graph, k):
 
 
 @pytest.mark.parametrize("spec", ["rmat:12", "er:2000:30000", "complete:30"])
-@pytest.mark.parametrize("kernel", ["marker", "merge", "lookup"])
+@pytest.mark.parametrize("kernel", ["marker", "merge", "middle", "lookup"])
 def test_shares_in_place_count_as_their_slices_and_add_up(spec, kernel):
     graph = tcdist.load_graph(spec)
     whole = tcdist.count_triangles(graph, backend="cpu").triangles

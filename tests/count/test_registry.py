@@ -42,8 +42,8 @@ def test_options_are_checked_and_take_their_types():
 @pytest.mark.parametrize("backend,spec,message", [
     ("gpu", "lstc:tile=100", "kernel lstc: tile must be one of 64, 128, 256, 512, 1024, got '100'"),
     ("gpu", "lstc:group=4", "kernel lstc has no option group (its options: tile)"),
-    ("cpu", "lstc", "unknown cpu kernel 'lstc' (choose from lookup, marker, merge); it is a gpu kernel"),
-    ("cpu", "nosuch", "unknown cpu kernel 'nosuch' (choose from lookup, marker, merge)"),
+    ("cpu", "lstc", "unknown cpu kernel 'lstc' (choose from lookup, marker, merge, middle); it is a gpu kernel"),
+    ("cpu", "nosuch", "unknown cpu kernel 'nosuch' (choose from lookup, marker, merge, middle)"),
     ("gpu", "lstc:tile", "kernel spec 'lstc:tile': write options as NAME:OPTION=VALUE,OPTION=VALUE"),
 ])
 def test_bad_specs_are_one_clear_line(backend, spec, message):
@@ -167,7 +167,8 @@ def test_auto_takes_each_part_s_kernel_by_the_measured_rule():
 
 def test_auto_takes_lookup_on_the_cpu_for_a_small_part_while_numba_is_not_loaded(monkeypatch):
     """NumPy's lookups for a part of up to LOOKUP_WEDGES wedges when counting it would first load
-    Numba; marker for a larger part, or once Numba is loaded."""
+    Numba; middle for a larger part, or once Numba is loaded; marker where middle's own memory does
+    not fit."""
     from tcdist import compiled
     from tcdist.count.auto import LOOKUP_WEDGES, Auto
 
@@ -178,9 +179,39 @@ def test_auto_takes_lookup_on_the_cpu_for_a_small_part_while_numba_is_not_loaded
     at_most = int((1 + (1 + 8 * LOOKUP_WEDGES) ** 0.5) // 2)  # the most spokes whose wedges are LOOKUP_WEDGES at most
     cpu = Auto("cpu")
     monkeypatch.setattr(compiled, "is_loaded", lambda: False)
-    assert (cpu.label(star(at_most)), cpu.label(star(at_most + 1))) == ("lookup", "marker")
+    assert (cpu.label(star(at_most)), cpu.label(star(at_most + 1))) == ("lookup", "middle")
     monkeypatch.setattr(compiled, "is_loaded", lambda: True)
-    assert cpu.label(star(at_most)) == "marker"
+    assert cpu.label(star(at_most)) == "middle"
+    assert cpu.label(star(at_most), fits=lambda spec: spec != "middle") == cpu.fallback(star(at_most)) == "marker"
+
+
+def test_the_cpu_takes_middle_where_its_listing_fits_and_marker_for_slices_or_where_it_does_not():
+    """middle lists every local edge by its head (8 bytes an edge, kernels/middle.py): under a memory
+    limit that holds the part but not that listing, auto counts with marker, as it does a slice of a
+    part with proxies (middle, like forward, relies on a part's id order)."""
+    from tcdist import compiled
+    from tcdist.count.kernels.middle import extra_bytes
+    from tcdist.device import resolve
+    from tcdist.partition import slices
+
+    graph = tcdist.load_graph("rmat:12")
+    part = Part(0, graph.rowptr, graph.col, None, graph.n, {})
+    compiled.set_threads(1)  # (loads Numba: auto's lookup is for runs that have not)
+    roomy = resolve("cpu")
+    need = roomy.need_of(part)
+    listing = extra_bytes(graph.n, graph.col.size, graph.n, graph.col.itemsize)
+    tight = resolve("cpu", memory_limit=need + listing - 1)
+    try:
+        assert (roomy.pick(part), tight.pick(part)) == ("middle", "marker")
+        assert resolve("cpu", memory_limit=need + listing).pick(part) == "middle"
+        proxied = partition_graph(graph, 4, seed=1).parts[0]
+        rows = proxied.rowptr.size - 1
+        unordered = next(slices.cut(proxied, [(0, proxied.n_local // 2, 0, rows)])).made()
+        assert not unordered.slice.ordered
+        assert roomy.pick(proxied) == "middle" and roomy.pick(unordered) == "marker"
+    finally:
+        roomy.close()
+        tight.close()
 
 
 def test_a_slice_gets_a_kernel_that_intersects_rows():
@@ -216,7 +247,7 @@ def test_a_slice_gets_a_kernel_that_intersects_rows():
         assert gpu.label(replace(even, slice=None)) == "wedge-group:group=8"
         assert gpu.label(even) == "lstc:tile=128"  # not bitmap, 4.6x wedge-group's time on ER
     assert Auto.per_vertex_by_thread(star(10, 100, True)) and not Auto.per_vertex_by_thread(star(10, 100, False))
-    assert sorted(k.name for k in kernels().values() if k.part_order) == ["forward", "wetric"]
+    assert sorted(k.name for k in kernels().values() if k.part_order) == ["forward", "middle", "wetric"]
 
 
 def test_a_slice_reads_as_its_part():
@@ -253,21 +284,21 @@ def test_auto_reads_a_part_as_it_reads_the_whole_graph():
 
 def test_the_cli_says_what_auto_chose(cli):
     record = cli("count", "rmat:12", "--backend", "cpu", "-P", 3, "--kernel", "auto", "--json").json()
-    assert (record["kernel"], record["kernels"]) == ("auto", {"marker": 3})
-    assert [p["kernel"] for p in record["part_stats"]] == ["marker"] * 3
-    assert "kernel auto (marker for 3 parts)" in cli("count", "rmat:12", "--backend", "cpu", "-P", 3).out
+    assert (record["kernel"], record["kernels"]) == ("auto", {"middle": 3})
+    assert [p["kernel"] for p in record["part_stats"]] == ["middle"] * 3
+    assert "kernel auto (middle for 3 parts)" in cli("count", "rmat:12", "--backend", "cpu", "-P", 3).out
 
 
 def test_parts_taken_from_the_journal_keep_the_kernel_that_counted_them(tmp_path):
     """A resumed run's summary names the kernel of every part, the journalled ones too (they were
-    left out: 'auto (marker for 0 parts)')."""
+    left out: 'auto (middle for 0 parts)')."""
     import tcdist
 
     store = str(tmp_path / "s.h5")
     first = tcdist.count_triangles("rmat:10", backend="cpu", parts=4, store=store)
     again = tcdist.count_triangles(store, backend="cpu", resume=True)
     assert again.resumed_parts == 4 and again.triangles == first.triangles
-    assert again.kernels == first.kernels == {"marker": 4}
+    assert again.kernels == first.kernels == {"middle": 4}
 
 
 def test_what_a_part_s_prepare_step_made_is_gone_before_the_next_part_is_prepared():
