@@ -45,14 +45,6 @@ def _host_probes_before(rowptr, col, bounds):
     return np.cumsum(before)
 
 
-def pairs_before(rowptr):
-    """The work of the rows before each row as `middle` (the CPU's kernel) does it: a row's edges
-    and its pairs of out-neighbours, d+(d+1)/2 (its wedges, each looked at once); from the row
-    pointers alone (no random reads), and within a few percent of the lookups made on RMAT."""
-    degree = np.diff(np.asarray(rowptr))
-    return np.concatenate([[0], np.cumsum(degree * (degree + 1) // 2)])
-
-
 def stepwise_probes_before(graph):
     """probes_before in whole-array passes (NumPy or CuPy), a step of edges at a time, so the
     temporaries stay small beside the graph."""

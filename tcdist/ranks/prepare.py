@@ -22,7 +22,7 @@ from tcdist.config import CountConfig
 from tcdist.device.core import Device
 from tcdist.errors import InputError, OptionError, TcdistError
 from tcdist.graph.degrees import degree_summary
-from tcdist.graph.work import RANGES_PER_THREAD, pairs_before, probes_before, slice_work
+from tcdist.graph.work import RANGES_PER_THREAD, probes_before, slice_work
 from tcdist.io.write import OutputExists, output_target, stale_beside
 from tcdist.partition import Part, assign, check_parts, partition_graph
 from tcdist.partition.incoming import MASK_PARTS, reached_and_work
@@ -155,8 +155,7 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
                 held.graph = replace(graph, rowptr=whole.rowptr, col=whole.col)
                 timings.transfer += time.perf_counter() - t0
             return _replicated(held, ranks, f"the graph needs {size_text(need)} on a device "
-                               f"and every rank may take {size_text(rank_budget)}", timings, device.bus_id,
-                               by_pairs=device.kind == "cpu" and device.spec in ("auto", "middle"))
+                               f"and every rank may take {size_text(rank_budget)}", timings, device.bus_id)
         replicated_not = f"the graph needs {size_text(need)} on a device, over the {size_text(rank_budget)} a rank " \
                          "may take"
         if config.parts is None:  # (--parts auto asks for LSTC's parts)
@@ -280,27 +279,24 @@ def _whole(graph, held: Held, budget: int | None = None) -> Prepared:
 SHARES_PER_RANK = 4
 
 
-def _replicated(held: Held, ranks: int, reason: str, timings: Timings, gpu: str | None, plan=None,
-                by_pairs: bool = False) -> Prepared:
+def _replicated(held: Held, ranks: int, reason: str, timings: Timings, gpu: str | None, plan=None) -> Prepared:
     """Every rank holds the whole graph (ranks/share.py: opened where it lies on rank 0's GPU, gpu
     its bus id) and counts shares of its rows, of about equal estimated work (the edges of their
-    rows and the probes that intersecting them takes; by_pairs: their pairs of out-neighbours, what
-    the CPU's `middle` looks at); or given the plan of slices of a graph that does not fit a rank's
-    device (held in host memory), those slices, each a share. The estimate is timed as partition:
-    it is what stands for LSTC's parts in this mode."""
+    rows and the probes that intersecting them takes); or given the plan of slices of a graph
+    that does not fit a rank's device (held in host memory), those slices, each a share. The
+    estimate is timed as partition: it is what stands for LSTC's parts in this mode."""
     t0 = time.perf_counter()
     try:
-        return _shares_of(held, ranks, reason, gpu, plan, by_pairs)
+        return _shares_of(held, ranks, reason, gpu, plan)
     finally:
         timings.partition += time.perf_counter() - t0
 
 
-def _shares_of(held: Held, ranks: int, reason: str, gpu: str | None, plan, by_pairs: bool) -> Prepared:
+def _shares_of(held: Held, ranks: int, reason: str, gpu: str | None, plan) -> Prepared:
     graph, xp = held.graph, held.graph.xp
     if plan is not None:
         return _replicated_in(held, plan, [int(w) for w in slice_work(graph.rowptr, graph.col, plan)], reason)
-    # before each row: the edges walked and probed, or (middle) each row's edges and pairs
-    work = pairs_before(graph.rowptr) if by_pairs else probes_before(graph) + graph.rowptr
+    work = probes_before(graph) + graph.rowptr  # before each row: the edges walked and probed
     count = max(1, min(ranks * SHARES_PER_RANK, graph.n))
     goals = xp.asarray(np.linspace(0, int(work[-1]), count + 1))
     bounds = np.unique(to_numpy(xp.searchsorted(work, goals, side="left")))  # where the graph lies: n is long

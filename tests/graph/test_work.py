@@ -54,14 +54,3 @@ def test_the_work_of_any_rectangles_of_rows_and_targets_is_their_edges_and_probe
         expected.append(int((1 + out[targets]).sum()))
     assert expected[1] and expected[2]
     assert work.slice_work(graph.rowptr, graph.col, bounds).tolist() == expected
-
-
-@pytest.mark.parametrize("spec", ["rmat:10", "complete:30", "er:300:2000"])
-def test_the_pairs_before_each_row_count_its_edges_and_pairs_of_out_neighbours(spec):
-    """middle's work (count/cpu.py): each pair v < w of N+(u) looked at once, and every edge listed."""
-    from itertools import combinations
-
-    graph = tcdist.load_graph(spec)
-    rows = [graph.col[graph.rowptr[u]:graph.rowptr[u + 1]] for u in range(graph.n)]
-    by_row = [len(row) + len(list(combinations(row, 2))) for row in rows]
-    assert np.array_equal(work.pairs_before(graph.rowptr), np.concatenate([[0], np.cumsum(by_row)]))

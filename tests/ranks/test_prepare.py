@@ -24,17 +24,3 @@ def test_shares_cover_every_row_once_with_their_work_and_the_same_count(ranks):
     count = ranks * prepare.SHARES_PER_RANK
     heaviest_row = int(np.diff(before).max())
     assert all(w <= before[-1] / count + heaviest_row for w in prepared.work.values())  # each share near its goal
-
-
-def test_cpu_shares_are_balanced_by_what_middle_looks_at():
-    """Shares sized by marker's probes gave middle's ranks 2.5 times the mean work in the largest
-    share of RMAT-20 (4 ranks, 16 shares): a CPU rank's shares are sized by their rows' pairs."""
-    from tcdist.graph.work import pairs_before
-
-    graph = tcdist.load_graph("rmat:12")
-    prepared = prepare._replicated(Held(graph=graph), 4, "", Timings(), None, by_pairs=True)
-    before = pairs_before(graph.rowptr)
-    shares = prepared.shares
-    assert [prepared.work[i] for i in range(len(shares))] == [int(before[b] - before[a]) for a, b in shares]
-    heaviest_row = int(np.diff(before).max())
-    assert all(w <= before[-1] / len(shares) + heaviest_row for w in prepared.work.values())
