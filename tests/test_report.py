@@ -8,8 +8,10 @@ RANK = {"host": "node1", "device": "cpu", "gpu": None, "gpu_bus_id": None, "part
 
 def test_one_thread_is_one_thread_in_the_summary(cli):
     """The summary said '1 threads'."""
-    assert "  backend    cpu, kernel auto (marker for 1 part), 1 thread, 1 part(s), 1 rank(s)\n" in \
-        cli("count", "complete:5", "--backend", "cpu", "--threads", "1").out
+    backend = next(line for line in cli("count", "complete:5", "--backend", "cpu", "--threads", "1").out.splitlines()
+                   if line.startswith("  backend "))
+    assert backend.endswith(" for 1 part), 1 thread, 1 part(s), 1 rank(s)")  # (auto's kernel: lookup, or middle
+                                                                              # once Numba is loaded)
     assert ", 2 threads, " in cli("count", "complete:5", "--backend", "cpu", "--threads", "2").out
 
 

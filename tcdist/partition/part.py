@@ -58,7 +58,8 @@ class Part(CSR):
     source: str | None = None  # the store it was read from, for messages
     slice: tuple | None = None  # a slice of part index: which one (slices.SliceOf)
     start: int = 0  # local rows before this one are not counted (a share of a graph counted in place, on the CPU)
-    checked: bool = False  # its CSR was checked where it was made (a share of the graph rank 0 built or read)
+    checked: bool = False  # its CSR was checked where it was made (the graph load_graph built or read, a share
+                           # or slice of it): put() does not check it again
 
     @classmethod
     def make(cls, *, index, rowptr, col, global_id, n_local, v_ind, e_ind):

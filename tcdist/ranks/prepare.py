@@ -263,9 +263,10 @@ def _sliceable(graph, config: CountConfig, device: Device, scheme: str, prune: s
 
 
 def _whole(graph, held: Held, budget: int | None = None) -> Prepared:
-    """The whole graph as the one part, held in memory."""
+    """The whole graph as the one part, held in memory (checked: load_graph built or checked it,
+    so neither it nor its slices are checked again)."""
     held.parts = [Part(0, graph.rowptr, graph.col, None, graph.n, {} if graph.degrees is None else
-                          {"degrees": graph.degrees})]
+                          {"degrees": graph.degrees}, checked=True)]
     header = _header_of_graph(graph, 1, None, None)
     if budget is not None:
         header["budget"] = budget

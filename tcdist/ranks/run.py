@@ -177,7 +177,7 @@ class _Shares:
     def __getitem__(self, index: int) -> slices.Slice:
         if self.whole is None:
             rowptr, col = self.shared.arrays["rowptr"], self.shared.arrays["col"]
-            self.whole = Part(0, rowptr, col, None, rowptr.size - 1, {"degrees": self.degrees})
+            self.whole = Part(0, rowptr, col, None, rowptr.size - 1, {"degrees": self.degrees}, checked=True)
         first, last, *targets = self.shares[index]
         return slices.share(self.whole, index, first, last, tuple(targets) or None)
 

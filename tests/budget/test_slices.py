@@ -94,6 +94,26 @@ def test_a_count_under_a_limit_slices_what_does_not_fit(cli, tmp_path):
     assert "slices (the graph too large for the device, counted in pieces that fit)" in summary
 
 
+def test_slices_of_the_graph_load_graph_checked_are_not_checked_again_and_a_store_s_parts_are(monkeypatch, tmp_path):
+    """Every slice of the whole graph went through the CSR check that loading the graph had made
+    (RMAT-22 under 64 MiB on two cores: 50 s of 114); a part read from a store is still checked,
+    slice by slice, since nothing else checked it."""
+    from tcdist.device import core
+
+    checked = []
+    def check(rowptr, *rest):  # (the warm-up's own checks of its small test graph left out)
+        checked.extend([rowptr.size] if rowptr.size > 100 else [])
+        return csr_problem(rowptr, *rest)
+
+    monkeypatch.setattr(core, "csr_problem", check)
+    whole = tcdist.count_triangles(GRAPH, backend="cpu", gpu_memory_limit="1MiB")
+    assert whole.triangles == 727_044 and whole.slices > 2 and checked == []
+    store = tmp_path / "three.h5"
+    tcdist.api.partition(GRAPH, parts=3, output=store)
+    parts = tcdist.count_triangles(store, backend="cpu", gpu_memory_limit="1MiB")
+    assert parts.triangles == 727_044 and len(checked) == parts.slices > 3
+
+
 def test_a_plan_of_too_many_slices_is_refused_in_one_line(monkeypatch):
     """The bitmap kernel's own memory grows by a bitmap of every row per source row: under 1 MiB
     its slices shrank to single rows, and the plan to 414,755 slices (found on nvidia-h200)."""
