@@ -235,6 +235,15 @@ def count_merge(rowptr, col, n_local, start=0):
 
 
 @jit(cache=True, nogil=True)
+def _in_degrees_between(col, begin, end, low, high, degree):
+    """degree[v - low] = the edges of col[begin:end] into v, for low <= v < high (this thread's heads)."""
+    for e in range(begin, end):
+        v = col[e]
+        if low <= v < high:
+            degree[v - low] += 1
+
+
+@jit(cache=True, nogil=True)
 def _in_edges_between(rowptr, col, start, n_local, in_ptr, low, high, first, stop):
     """The local rows' edges u -> v with low <= v < high, listed by v (u ascending within each),
     as the span of u's row to look up from v: after v where v is local (its edges all lead to
@@ -278,26 +287,32 @@ def _middle(rowptr, col, in_ptr, first, stop, rows, strides, s_first, s_last, m)
 
 def in_edges(rowptr, col, n_local, start=0):
     """(in_ptr, first, stop): the edges of the local rows from row start on, by their head v,
-    each as the span col[first:stop] of its tail's row that _middle looks up (built on every
-    thread, each listing the heads of an equal share of the edges). Spans are uint32 where the
-    positions fit."""
+    each as the span col[first:stop] of its tail's row that _middle looks up. Built on every
+    thread, each reading every edge and keeping those into its own heads: an equal run of
+    vertices while counting them, the heads of an equal share of the edges while listing them.
+    Spans are uint32 where the positions fit."""
     rowptr, col = np.asarray(rowptr), np.asarray(col)
     n = rowptr.size - 1
     lo, hi = int(rowptr[start]) if n else 0, int(rowptr[n_local]) if n else 0
+    threads = compiled.get_threads() if hi - lo >= ONE_THREAD_BELOW else 1
     in_ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(col[lo:hi], minlength=n), out=in_ptr[1:])
+    runs = np.linspace(0, n, threads + 1).astype(np.int64).tolist()
+    _on_threads(threads, lambda t: _in_degrees_between(col, lo, hi, runs[t], runs[t + 1],
+                                                         in_ptr[runs[t] + 1:runs[t + 1] + 1]))
+    np.cumsum(in_ptr, out=in_ptr)
     span = np.uint32 if col.size < 1 << 32 else np.int64
     first, stop = np.empty(hi - lo, span), np.empty(hi - lo, span)
-    threads = compiled.get_threads() if hi - lo >= ONE_THREAD_BELOW else 1
     bounds = np.searchsorted(in_ptr, np.linspace(0, hi - lo, threads + 1)[1:-1]).tolist()
     heads = list(zip([0, *bounds], [*bounds, n], strict=True))
-
-    def share(t):
-        _in_edges_between(rowptr, col, int(start), int(n_local), in_ptr, heads[t][0], heads[t][1], first, stop)
-
-    with ThreadPoolExecutor(threads, thread_name_prefix="tcdist-cpu") as pool:
-        list(pool.map(share, range(threads)))
+    _on_threads(threads, lambda t: _in_edges_between(rowptr, col, int(start), int(n_local), in_ptr, heads[t][0],
+                                                       heads[t][1], first, stop))
     return in_ptr, first, stop
+
+
+def _on_threads(threads: int, work) -> None:
+    """work(t) for t in range(threads), each on a thread of its own."""
+    with ThreadPoolExecutor(threads, thread_name_prefix="tcdist-cpu") as pool:
+        list(pool.map(work, range(threads)))
 
 
 def count_middle(rowptr, col, n_local, start=0, prepared=None):
