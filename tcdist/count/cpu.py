@@ -244,10 +244,10 @@ def _in_degrees_between(col, begin, end, low, high, degree):
 
 
 @jit(cache=True, nogil=True)
-def _in_edges_between(rowptr, col, start, n_local, in_ptr, low, high, first, stop):
+def _in_edges_between(rowptr, col, start, n_local, back, in_ptr, low, high, first, stop):
     """The local rows' edges u -> v with low <= v < high, listed by v (u ascending within each),
-    as the span of u's row to look up from v: after v where v is local (its edges all lead to
-    higher ids), the whole row where v is a proxy (whose edges may lead back to locals)."""
+    as the span of u's row to look up from v: after v, where v's edges all lead to higher ids; the
+    whole row where v is a proxy whose edges lead back to locals (back[v - n_local])."""
     filled = in_ptr[low:high].copy()
     for u in range(start, n_local):
         begin, end = rowptr[u], rowptr[u + 1]
@@ -256,7 +256,7 @@ def _in_edges_between(rowptr, col, start, n_local, in_ptr, low, high, first, sto
             if low <= v < high:
                 at = filled[v - low]
                 filled[v - low] = at + 1
-                first[at] = e + 1 if v < n_local else begin
+                first[at] = begin if v >= n_local and back[v - n_local] else e + 1
                 stop[at] = end
 
 
@@ -288,7 +288,8 @@ def _middle(rowptr, col, in_ptr, first, stop, rows, strides, s_first, s_last, m)
 
 def in_edges(rowptr, col, n_local, start=0):
     """(in_ptr, first, stop): the edges of the local rows from row start on, by their head v,
-    each as the span col[first:stop] of its tail's row that _middle looks up. Built on every
+    each as the span col[first:stop] of its tail's row that _middle looks up (after v, or all of
+    it where v is a proxy whose edges lead back to the local rows). Built on every
     thread, each reading every edge and keeping those into its own heads: an equal run of
     vertices while counting them, the heads of an equal share of the edges while listing them.
     Spans are uint32 where the positions fit."""
@@ -305,9 +306,19 @@ def in_edges(rowptr, col, n_local, start=0):
     first, stop = np.empty(hi - lo, span), np.empty(hi - lo, span)
     bounds = np.searchsorted(in_ptr, np.linspace(0, hi - lo, threads + 1)[1:-1]).tolist()
     heads = list(zip([0, *bounds], [*bounds, n], strict=True))
-    _on_threads(threads, lambda t: _in_edges_between(rowptr, col, int(start), int(n_local), in_ptr, heads[t][0],
+    back = _leads_back(rowptr, col, n_local)
+    _on_threads(threads, lambda t: _in_edges_between(rowptr, col, int(start), int(n_local), back, in_ptr, heads[t][0],
                                                        heads[t][1], first, stop))
     return in_ptr, first, stop
+
+
+def _leads_back(rowptr, col, n_local):
+    """For each row from n_local on (a part's proxies, or the rows after a share's), whether it
+    has an edge to a row below n_local: its first column, rows being sorted. None does in a whole
+    graph, whose edges all lead up."""
+    starts, ends = rowptr[n_local:-1], rowptr[n_local + 1:]
+    return (starts < ends) & (col[np.minimum(starts, max(col.size - 1, 0))] < n_local) if col.size else \
+        np.zeros(starts.size, bool)
 
 
 def _on_threads(threads: int, work) -> None:
