@@ -317,8 +317,9 @@ def _leads_back(rowptr, col, n_local):
     has an edge to a row below n_local: its first column, rows being sorted. None does in a whole
     graph, whose edges all lead up."""
     starts, ends = rowptr[n_local:-1], rowptr[n_local + 1:]
-    return (starts < ends) & (col[np.minimum(starts, max(col.size - 1, 0))] < n_local) if col.size else \
-        np.zeros(starts.size, bool)
+    if not col.size:
+        return np.zeros(starts.size, bool)
+    return (starts < ends) & (col[np.minimum(starts, col.size - 1)] < n_local)  # (an empty row's start clipped)
 
 
 def _on_threads(threads: int, work) -> None:

@@ -53,13 +53,14 @@ class CpuDevice(Device):
         self.warming.run(warm_up)
 
     def ready_while_waiting(self) -> Callable[[], None] | None:
-        """Under auto, the CSR check and `marker` compiled (or loaded: 0.5-0.8 s on two cores) and
+        """Under auto, the CSR check and `middle` compiled (or loaded: 0.5-0.8 s on two cores) and
         checked on a thread while this rank only waits, finished before this process runs any
-        parallel loop of its own. A rank then counts small parts with `marker`, not `lookup`: a
-        job of several ranks is run for graphs `lookup` does not suit."""
+        parallel loop of its own (`marker`, for slices, is loaded where one comes). A rank then
+        counts small parts with `middle`, not `lookup`: a job of several ranks is run for graphs
+        `lookup` does not suit."""
         if not self._test_when_needed:
             return None
-        self.warming.start(lambda: (check.prebuild(), self.self_test(["middle", "marker"])))
+        self.warming.start(lambda: (check.prebuild(), self.self_test(["middle"])))
         return self.warming.wait
 
     def _fits(self, spec: str, part: Part) -> bool:

@@ -103,7 +103,7 @@ class Slice:
             columns[...] += s
             stats = {**recorded(self.part.stats), "degrees": self.part.stats["degrees"]}  # the part's (cut)
             return Part(self.index, pointers, columns, self.part.global_id, s, stats, self.part.source,
-                        slice=self.slice, checked=self.part.checked)  # laid out here from a part checked or not
+                        slice=self.slice, checked=self.part.checked)  # as trusted as its part
 
         return runs, make
 
