@@ -34,7 +34,6 @@ On a lent GPU host (networkit from the carried wheel), a graph or a few formats 
 """
 
 import argparse
-import gzip
 import importlib.util
 import json
 import os
@@ -111,14 +110,16 @@ def write_mtx(txt, path):
 
 
 def write_gz(txt, path):
-    """gzip -1 of txt (pigz where the host has it; one gzip stream either way)."""
-    tool = ["pigz", "-1", "-p", str(os.cpu_count())] if shutil.which("pigz") else ["gzip", "-1"]
-    if not shutil.which(tool[0]):
-        with open(txt, "rb") as src, gzip.open(path + ".part", "wb", compresslevel=1) as dst:
-            shutil.copyfileobj(src, dst, 1 << 24)
+    """gzip -1 of txt, one gzip stream: pigz where the host has it, else ISA-L's igzip (several times
+    gzip's speed), else gzip."""
+    if shutil.which("pigz"):
+        tool = ["pigz", "-1", "-p", str(os.cpu_count())]
+    elif importlib.util.find_spec("isal"):
+        tool = [sys.executable, "-m", "isal.igzip", "-1"]
     else:
-        with open(path + ".part", "wb") as dst:
-            subprocess.run([*tool, "-c", txt], stdout=dst, check=True)
+        tool = ["gzip", "-1"]
+    with open(path + ".part", "wb") as dst:
+        subprocess.run([*tool, "-c", txt], stdout=dst, check=True)
     os.replace(path + ".part", path)
 
 
