@@ -52,6 +52,16 @@ extern "C" __global__ void end_stats(const i64* src, const i64* dst, i64 m, u64*
     block_add(loops, stats);
 }
 
+// first[0] = min(first[0], the least i whose src[i] or dst[i] lies outside lo..hi).
+extern "C" __global__ void first_outside(const i64* src, const i64* dst, i64 m, i64 lo, i64 hi, u64* first) {
+    EACH(i, m) {
+        if (src[i] < lo || src[i] > hi || dst[i] < lo || dst[i] > hi) {
+            atomicMin(first, (u64)i);
+            return;  // (a thread's items ascend: its first is its least)
+        }
+    }
+}
+
 // present[src] = present[dst] = 1, of the edges that are not self loops.
 extern "C" __global__ void mark_ends(const i64* src, const i64* dst, i64 m, unsigned char* present) {
     EACH(i, m) if (src[i] != dst[i]) present[src[i]] = present[dst[i]] = 1;

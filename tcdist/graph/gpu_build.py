@@ -65,6 +65,14 @@ def end_stats(src, dst) -> tuple[int, int]:
     return int(loops), int(top)
 
 
+def first_outside(src, dst, lo: int, hi: int) -> int | None:
+    """The first edge with an end outside lo..hi, or None: one pass, one value copied back."""
+    first = cupy.full(1, np.iinfo(np.uint64).max, cupy.uint64)
+    _launch("first_outside", src.size, src, dst, np.int64(src.size), np.int64(lo), np.int64(hi), first)
+    found = int(first.get()[0])
+    return None if found == np.iinfo(np.uint64).max else found
+
+
 def compact_ids(src, dst, loops: int, top: int):
     """(ids, new_id): the distinct ids of the edges that are not self loops, in order, and where
     ids are dense, each id's place among them (else None: ids are searched)."""

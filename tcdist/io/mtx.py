@@ -1,5 +1,7 @@
 """Matrix Market coordinate files (pattern, integer, real or complex; general or symmetric), 1-based."""
 
+import numpy as np
+
 from tcdist.errors import InputError
 from tcdist.graph.edges import EdgeList
 from tcdist.io.text import read_pairs, split_lines
@@ -42,6 +44,20 @@ def _size_line(path, number, line):
     return rows, entries
 
 
+def _first_outside(a, b, lo: int, hi: int) -> int | None:
+    """The first row with an id outside lo..hi, or None: on the GPU one pass of tcdist's own (no
+    CuPy kernel to compile), on the host four reductions (the rows searched only where one fails)."""
+    if not a.size:
+        return None
+    if array_module(a) is not np:
+        from tcdist.graph import gpu_build
+
+        return gpu_build.first_outside(a, b, lo, hi)
+    if min(a.min(), b.min()) >= lo and max(a.max(), b.max()) <= hi:
+        return None
+    return int(np.flatnonzero((a < lo) | (a > hi) | (b < lo) | (b > hi))[0])
+
+
 def read_mtx(path, stream=None, gpu_room=None):
     """Read a Matrix Market coordinate file as the edges (i-1, j-1) of its entries (parsed on the
     GPU given gpu_room)."""
@@ -63,10 +79,8 @@ def read_mtx(path, stream=None, gpu_room=None):
 
     def in_range(a, b):
         n = declared["n"]
-        if not (a.size and bool(((a < 1) | (a > n) | (b < 1) | (b > n)).any())):
-            return None
-        row = int(array_module(a).flatnonzero((a < 1) | (a > n) | (b < 1) | (b > n))[0])
-        return row, f"entry ({int(a[row])}, {int(b[row])}) is out of range 1..{n}"
+        row = _first_outside(a, b, 1, n)
+        return None if row is None else (row, f"entry ({int(a[row])}, {int(b[row])}) is out of range 1..{n}")
 
     src, dst = read_pairs(path, header, in_range, stream, gpu_room)
     if src.size != declared["entries"]:

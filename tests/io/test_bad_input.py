@@ -122,15 +122,19 @@ MTX_ERRORS = {
     "not square": ("%%MatrixMarket matrix coordinate pattern general\n2 3 1\n1 2\n", 2, "must be square"),
     "entry out of range": ("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n4 1\n", 4, "entry (4, 1) is out of range 1..3"),
     "zero index": ("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n0 1\n", 4, "out of range"),
+    "the first of two out of range": ("%%MatrixMarket matrix coordinate pattern general\n9 9 30000\n"
+                                      + "1 2\n" * 20000 + "0 1\n" + "1 2\n" * 9000 + "10 1\n" + "1 2\n" * 998,
+                                      20003, "entry (0, 1) is out of range 1..9"),
 }
 
 
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])  # (parsed where it counts)
 @pytest.mark.parametrize("name", MTX_ERRORS)
-def test_malformed_matrix_market(tmp_path, cli, name):
+def test_malformed_matrix_market(tmp_path, cli, name, backend):
     content, line, problem = MTX_ERRORS[name]
     path = tmp_path / "bad.mtx"
     path.write_text(content)
-    result = cli("count", path)
+    result = cli("count", path, "--backend", backend)
     assert result.code == 2
     assert one_line(result).startswith(f"tcdist: error: {path}:{line}: ") and problem in result.err
 
