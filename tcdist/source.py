@@ -210,7 +210,8 @@ def _ranges_plan(room: int, span: int, m: int, name: str, permuted: int = 0) -> 
     if not pieces_build.packs(span):
         return None
     keys = ranges_build.range_keys(room, span)
-    spare = (room - model.GPU_PERMUTATION_BYTES_PER_ID * permuted) // model.PIECE_BYTES_PER_EDGE
+    spare = (room - model.GPU_PERMUTATION_BYTES_PER_ID * permuted) // (model.PIECE_BYTES_PER_EDGE +
+                                                                       model.RANGES_HELD_BYTES_PER_EDGE)
     piece = min(generators.PIECE_EDGES, 1 << max(0, spare.bit_length() - 1))
     if keys < RANGE_KEYS_AT_LEAST or spare < PIECE_EDGES_AT_LEAST:
         return None
@@ -228,7 +229,7 @@ def _timed(build, pieces, xp, timings: Timings):
             t0 = time.perf_counter()
             piece = next(pieces, None)
             if xp is not np:
-                xp.cuda.Device().synchronize()  # a piece's draws are done when it is timed
+                xp.cuda.get_current_stream().synchronize()  # its draws are done when it is timed (the copies go on)
             drawn[0] += time.perf_counter() - t0
             if piece is None:
                 return

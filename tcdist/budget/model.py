@@ -24,8 +24,10 @@ PIECES_BYTES_PER_EDGE = 18  # a generated graph built from its pieces (graph/pie
 PIECES_BYTES_PER_ID = 48  # and per id below the ids' bound: ids present, their places, degrees, rank order
 PIECE_BYTES_PER_EDGE = 80  # and per raw edge of the one piece being drawn and packed: its draws, ids and keys
 PIECES_STEP_BYTES_PER_KEY = 48  # and per key of the step being renumbered: both ends' ids and places
-RANGES_BYTES_PER_KEY = 56  # a graph built in ranges (graph/ranges_build.py): a range's keys, their sort, ends and ranks
+RANGES_BYTES_PER_KEY = 64  # a graph built in ranges (graph/ranges_build.py): a range's keys, their sort, ends, ranks
+#                            and the next range's keys on their way up
 RANGES_BYTES_PER_ID = 16  # and per id below the ids' bound: degrees, then ranks and row lengths
+RANGES_HELD_BYTES_PER_EDGE = 8  # and per raw edge of a piece: its sorted keys, held while the next piece is drawn
 GPU_RANK_BYTES_PER_ID = 48  # ranking the ids on the GPU between ranges: degrees, ids, rank keys and their sort
 RANGES_HOST_BYTES_PER_EDGE = 24  # and on the host: the sorted runs, the distinct keys, the columns (int64 or int32)
 RANGES_HOST_BYTES_PER_ID = 64  # and per id: degrees, ids, ranks and their sort where ranked there, row pointers

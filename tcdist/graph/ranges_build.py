@@ -2,7 +2,8 @@
 than the GPU): the GPU sorts and the host holds. Pieces of raw edges are packed into directed keys
 (pieces_build.pack) and sorted on the device a piece at a time, each sorted run copied to the
 host; then a range of key values at a time is gathered from every run, sorted and made distinct
-on the device, its vertices' degrees counted as it goes. The edges oriented by (degree, id) rank
+on the device, its vertices' degrees counted as it goes. Those copies run on a stream of their
+own (_Copies), beside the draws and sorts of the next piece or range. The edges oriented by (degree, id) rank
 take the same two passes, and their columns are laid out on the host range by range. The same
 Graph as build_graph makes of the raw edges, on the host, with the device holding about
 model.RANGES_BYTES_PER_ID an id and RANGES_BYTES_PER_KEY a key of a range (or a piece's
@@ -75,16 +76,20 @@ def _register(array, xp):
 
 def _sorted_runs(span: int, pieces, runs, xp):
     """(the runs' bounds in runs, the self loops dropped): runs filled with every piece's
-    directed keys, each piece's sorted on the device."""
-    bounds, loops = [0], 0
-    for src, dst in pieces:
-        keys, dropped = pack(xp.asarray(src), xp.asarray(dst), span, xp)
-        del src, dst
-        _sort(keys, xp)
-        _to_host(keys, runs[bounds[-1] : bounds[-1] + keys.size], xp)
-        bounds.append(bounds[-1] + keys.size)
-        loops += dropped
-        del keys  # (before the next piece is packed)
+    directed keys, each piece's sorted on the device and copied to the host while the next one
+    is drawn."""
+    bounds, loops, copies = [0], 0, _Copies(xp)
+    try:
+        for src, dst in pieces:
+            keys, dropped = pack(xp.asarray(src), xp.asarray(dst), span, xp)
+            del src, dst
+            _sort(keys, xp)
+            copies.down(keys, runs[bounds[-1] : bounds[-1] + keys.size])
+            bounds.append(bounds[-1] + keys.size)
+            loops += dropped
+            del keys  # (held by the copy until it ends, which the next piece's copy waits for)
+    finally:
+        copies.settle()  # the runs are read on the host next
     return np.array(bounds, np.int64), loops
 
 
@@ -161,19 +166,36 @@ def _oriented_runs(undirected, runs, span: int, n: int, rank, keys_per_range: in
 def _merged(runs, bounds, keys_per_range: int, xp, even: bool):
     """The values of sorted runs (runs[bounds[i]:bounds[i + 1]]) in order, a range at a time on
     the device, each range at most keys_per_range keys where its cuts allow (with even, every
-    cut is an even value, so 2k and 2k + 1 fall in one range)."""
+    cut is an even value, so 2k and 2k + 1 fall in one range). The next range is copied up into a
+    second buffer while one is sorted and used."""
     cuts = _cuts(runs, bounds, keys_per_range, even)
     sizes = (cuts[1:] - cuts[:-1]).sum(axis=1)
-    buffer = xp.empty(int(sizes.max()), np.uint64)  # one for every range: the pool's blocks stay as they are
-    for first, last, size in zip(cuts[:-1], cuts[1:], sizes):
-        keys, at = buffer[:size], 0
-        for start, lo, hi in zip(bounds[:-1], first, last):
+    # two buffers, used in turn: the pool's blocks stay as they are
+    buffers = [xp.empty(int(sizes.max()), np.uint64) for _ in range(min(2, sizes.size))]
+    copies = _Copies(xp)
+
+    def gather(k: int):
+        """Range k's keys on their way up (its buffer's earlier range used by the work so far)."""
+        keys, at = buffers[k % len(buffers)][: sizes[k]], 0
+        copies.after_work()
+        for start, lo, hi in zip(bounds[:-1], cuts[k], cuts[k + 1]):
             if hi > lo:
-                _to_device(runs[start + lo : start + hi], keys[at : at + hi - lo], xp)
+                copies.up(runs[start + lo : start + hi], keys[at : at + hi - lo])
                 at += hi - lo
-        _sort(keys, xp)
-        yield keys
-        del keys
+        return keys, copies.mark()
+
+    try:
+        pending = gather(0)
+        for k in range(sizes.size):
+            keys, copied = pending
+            copies.wait(copied)
+            if k + 1 < sizes.size:
+                pending = gather(k + 1)
+            _sort(keys, xp)
+            yield keys
+            del keys
+    finally:
+        copies.settle()  # no copy still writing into the buffers once they are freed
 
 
 def _cuts(runs, bounds, keys_per_range: int, even: bool):
@@ -222,3 +244,56 @@ def _to_device(values, out, xp) -> None:
         out[...] = values
     else:
         out.set(values)
+
+
+class _Copies:
+    """Copies between the host's (registered) arrays and the device on a stream of their own, so
+    that they run beside the passes and sorts of the current stream; on the host, plain copies."""
+
+    def __init__(self, xp):
+        self.xp = xp
+        self.stream = None if xp is np else xp.cuda.Stream(non_blocking=True)
+        self.held = None  # (device values, the event that ends their copy down)
+
+    def after_work(self) -> None:
+        """Copies started from now on wait for the work the current stream has been given."""
+        if self.stream is not None:
+            self.stream.wait_event(self.xp.cuda.get_current_stream().record())
+
+    def up(self, values, out) -> None:
+        if self.stream is None:
+            out[...] = values
+        else:
+            out.set(values, stream=self.stream)
+
+    def mark(self):
+        """The event that ends the copies started so far (None on the host)."""
+        return None if self.stream is None else self.stream.record()
+
+    def wait(self, event) -> None:
+        """The current stream's next work waits for the copies that event ends."""
+        if event is not None:
+            self.xp.cuda.get_current_stream().wait_event(event)
+
+    def down(self, values, out) -> None:
+        """out[...] = values once the current stream's work on them is done; values are held until
+        then (the last copy down is waited for first: one is under way at a time)."""
+        if self.stream is None:
+            out[...] = values
+            return
+        self.finish()
+        self.after_work()
+        values.get(stream=self.stream, out=out, blocking=False)
+        self.held = (values, self.stream.record())
+
+    def finish(self) -> None:
+        """Wait for the copy down under way, and let go of its values."""
+        if self.held is not None:
+            self.held[1].synchronize()
+            self.held = None
+
+    def settle(self) -> None:
+        """Wait for every copy started."""
+        if self.stream is not None:
+            self.stream.synchronize()
+        self.held = None
