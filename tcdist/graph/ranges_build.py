@@ -167,7 +167,8 @@ def _merged(runs, bounds, keys_per_range: int, xp, even: bool):
     """The values of sorted runs (runs[bounds[i]:bounds[i + 1]]) in order, a range at a time on
     the device, each range at most keys_per_range keys where its cuts allow (with even, every
     cut is an even value, so 2k and 2k + 1 fall in one range). The next range is copied up into a
-    second buffer while one is sorted and used."""
+    second buffer while one is sorted and used, so a caller is done with a range (its work given to
+    the current stream) when it asks for the next."""
     cuts = _cuts(runs, bounds, keys_per_range, even)
     sizes = (cuts[1:] - cuts[:-1]).sum(axis=1)
     # two buffers, used in turn: the pool's blocks stay as they are
