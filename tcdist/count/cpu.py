@@ -209,13 +209,7 @@ def _side_by_side(kernel, args, mark, per_thread: int = _STRIDES_PER_THREAD) -> 
     threads = mark.shape[0]
     strides = threads * per_thread
 
-    def share(t):
-        return kernel(*args, strides, t * per_thread, (t + 1) * per_thread, mark[t])
-
-    if threads == 1:
-        return [share(0)]
-    with ThreadPoolExecutor(threads, thread_name_prefix="tcdist-cpu") as pool:
-        return list(pool.map(share, range(threads)))
+    return _on_threads(threads, lambda t: kernel(*args, strides, t * per_thread, (t + 1) * per_thread, mark[t]))
 
 
 def _launch(kernel, rowptr, col, n_local, start, marks):
@@ -322,10 +316,12 @@ def _leads_back(rowptr, col, n_local):
     return (starts < ends) & (col[np.minimum(starts, col.size - 1)] < n_local)  # (an empty row's start clipped)
 
 
-def _on_threads(threads: int, work) -> None:
-    """work(t) for t in range(threads), each on a thread of its own."""
+def _on_threads(threads: int, work) -> list:
+    """[work(t) for t in range(threads)], each on a thread of its own (one: on this thread)."""
+    if threads == 1:
+        return [work(0)]
     with ThreadPoolExecutor(threads, thread_name_prefix="tcdist-cpu") as pool:
-        list(pool.map(work, range(threads)))
+        return list(pool.map(work, range(threads)))
 
 
 def count_middle(rowptr, col, n_local, start=0, prepared=None):
