@@ -2,8 +2,9 @@
 
     python fuzz_child.py KIND ORIGINAL SEED CASES WORKDIR [BACKEND]
 
-KIND is store, graph, text or gzip (ORIGINAL's compressed bytes damaged, read by the parallel
-inflater in even cases, by the one-stream one in odd ones). Each case damages a copy of
+KIND is store, graph, text, mtx (a Matrix Market file's entries damaged, its banner and size line
+kept) or gzip (ORIGINAL's compressed bytes damaged, read by the parallel inflater in even cases, by
+the one-stream one in odd ones). Each case damages a copy of
 ORIGINAL, runs `tcdist count` on it in this process and prints one JSON line: the case, the exit
 status, the count and stderr.
 BACKEND (cpu unless given) is the count's: on gpu, a graph file is moved to the GPU and checked
@@ -31,7 +32,8 @@ BOMS = {"utf-8": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\
 
 def damage(kind, data, rng):
     data = bytearray(data)
-    action = rng.choice(["flip", "flip", "truncate", "splice", "bom"] if kind == "text" else ["flip", "flip", "truncate"])
+    actions = {"text": ["flip", "flip", "truncate", "splice", "bom"], "mtx": ["flip", "flip", "truncate", "splice"]}
+    action = rng.choice(actions.get(kind, ["flip", "flip", "truncate"]))
     if action == "bom":  # a mark before a line, the comment or an edge, of the text as it is or gzipped
         name = rng.choice(sorted(BOMS))
         starts = [0] + [k + 1 for k, byte in enumerate(data) if byte == 10]
@@ -49,15 +51,20 @@ def damage(kind, data, rng):
 def main_loop(kind, original, seed, cases, workdir, backend="cpu"):
     rng = random.Random(seed)
     data = Path(original).read_bytes()
-    suffix = {"store": ".h5", "graph": ".h5", "text": ".txt", "gzip": ".txt.gz"}[kind]
+    suffix = {"store": ".h5", "graph": ".h5", "text": ".txt", "mtx": ".mtx", "gzip": ".txt.gz"}[kind]
+    head = data[: data.index(b"\n", data.index(b"\n") + 1) + 1] if kind == "mtx" else b""  # banner, size line
     for case in range(cases):
-        damaged, action = damage(kind, data, rng)
+        if kind == "mtx":
+            damaged, action = damage(kind, data[len(head):], rng)
+            damaged = head + damaged
+        else:
+            damaged, action = damage(kind, data, rng)
         if kind == "gzip":
             from tcdist.io import gzipped
 
             gzipped.PARALLEL_FROM = 1 if case % 2 == 0 else 1 << 20
             action += " every core" if case % 2 == 0 else " one stream"
-        if kind == "text":  # even cases read as before Numba loads (whole-array NumPy), odd ones compiled
+        if kind in ("text", "mtx"):  # even cases read as before Numba loads (whole-array NumPy), odd ones compiled
             compiled.is_loaded = lambda: False
             grammar.SMALL_BLOCK_BYTES = SMALL_BLOCK_BYTES if case % 2 == 0 else -1
         path = Path(workdir) / f"case{suffix}"
@@ -67,7 +74,7 @@ def main_loop(kind, original, seed, cases, workdir, backend="cpu"):
             code = main(["count", str(path), "--backend", backend, "--json", "--threads", "1"])
         triangles = json.loads(out.getvalue())["triangles"] if code == 0 else None
         print(json.dumps({"case": case, "action": action, "code": code, "triangles": triangles,
-                          "stderr": err.getvalue(), "input": damaged.hex() if kind in ("text", "gzip") else None}),
+                          "stderr": err.getvalue(), "input": damaged.hex() if kind in ("text", "mtx", "gzip") else None}),
               flush=True)
 
 

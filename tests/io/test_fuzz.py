@@ -109,6 +109,42 @@ def test_damaged_text(tmp_path, backend):
     assert marks == {"utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"}, marks
 
 
+def mtx_reference_count(data: bytes):
+    """The count of a Matrix Market file whose banner and size line (n, entries) are intact, or
+    None where it must be refused: its entries read as an edge list is (reference_count, no header
+    skipped), exactly the declared number, every id in 1..n."""
+    banner, size, body = data.split(b"\n", 2)
+    n, _, entries = (int(w) for w in size.split())
+    rows = []
+    for line in re.split(rb"\r\n|\r|\n", body):
+        tokens = [t for t in re.split(rb"[ \t\v\f,]+", re.split(rb"[#%]", line, maxsplit=1)[0]) if t]
+        if tokens:
+            rows.append(tokens)
+    if b"\x00" in body or any(len(t) < 2 or not all(re.fullmatch(rb"-?[0-9]+", x) for x in t[:2]) for t in rows):
+        return None
+    pairs = [(int(t[0]), int(t[1])) for t in rows]
+    if len(pairs) != entries or any(not (1 <= u <= n and 1 <= v <= n) for pair in pairs for u in pair for v in pair):
+        return None
+    return reference_count(b"".join(b"%d %d\n" % (u - 1, v - 1) for u, v in pairs))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_damaged_matrix_market(tmp_path, backend):
+    """Its entries damaged (the range check and the entry count read on top of the text grammar)."""
+    entries = [line for line in TEXT.splitlines() if not line.startswith(b"#")]
+    original = tmp_path / "original.mtx"
+    original.write_bytes(b"%%MatrixMarket matrix coordinate pattern general\n" + b"7 7 %d\n" % len(entries)
+                         + b"".join(b"%s\n" % line for line in entries))
+    assert mtx_reference_count(original.read_bytes()) == 3
+    work = tmp_path / "work"
+    work.mkdir()
+    results = run_cases("mtx", original, 7, 300, work, backend)
+    for result in results:
+        judge(result, mtx_reference_count(bytes.fromhex(result["input"])))
+    assert sum(r["code"] == 0 for r in results) > 10 and sum(r["code"] == 2 for r in results) > 100  # both outcomes
+    assert sum("out of range" in r["stderr"] for r in results) > 10  # the range check among the refusals
+
+
 @pytest.mark.parametrize("members", [1, 2])
 def test_damaged_gzip(tmp_path, members):
     """The compressed bytes damaged, read on every core (rapidgzip, whose output tcdist checks at
