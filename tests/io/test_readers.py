@@ -232,3 +232,34 @@ def test_a_matrix_market_size_line_across_the_first_mib_is_refused_by_its_rule(t
     path.write_bytes(head + b"4 4 4\n1 2\n2 3\n3 1\n3 4\n")
     with pytest.raises(InputError, match="no Matrix Market size line within the first 1 MiB"):
         read(path)
+
+
+@pytest.mark.gpu
+def test_a_matrix_market_file_compiles_on_the_gpu_nothing_that_its_text_does_not(tmp_path):
+    """Its ids' range check is a pass of tcdist's own program, which a text read compiles too (it was
+    seven CuPy array operations, each compiled on a fresh host: seconds of a first read)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    n, m = 2000, 6000
+    ends = [(i % n, (7 * i + 1) % n) for i in range(m)]
+    as_text = write(tmp_path / "g.txt", "".join(f"{a}\t{b}\n" for a, b in ends))
+    as_mtx = write(tmp_path / "g.mtx", f"%%MatrixMarket matrix coordinate pattern general\n{n} {n} {m}\n"
+                   + "".join(f"{a + 1} {b + 1}\n" for a, b in ends))
+    checkout = str(Path(__file__).parents[2])
+    env = {**os.environ, "TCDIST_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [checkout, os.environ.get("PYTHONPATH")]))}
+    env.pop("CUPY_CACHE_DIR", None)
+
+    def count(path):
+        """(the triangles, the programs in the cache after counting path on the GPU)."""
+        done = subprocess.run([sys.executable, "-m", "tcdist", "count", str(path), "--backend", "gpu", "--json"],
+                              capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["triangles"], sorted(os.listdir(tmp_path / "cache" / "cupy"))
+
+    triangles, programs = count(as_text)
+    assert count(as_mtx) == (triangles, programs)
