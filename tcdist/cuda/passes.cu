@@ -62,6 +62,14 @@ extern "C" __global__ void first_outside(const i64* src, const i64* dst, i64 m, 
     }
 }
 
+// src += by; dst += by.
+extern "C" __global__ void shift_ids(i64* src, i64* dst, i64 m, i64 by) {
+    EACH(i, m) {
+        src[i] += by;
+        dst[i] += by;
+    }
+}
+
 // present[src] = present[dst] = 1, of the edges that are not self loops.
 extern "C" __global__ void mark_ends(const i64* src, const i64* dst, i64 m, unsigned char* present) {
     EACH(i, m) if (src[i] != dst[i]) present[src[i]] = present[dst[i]] = 1;

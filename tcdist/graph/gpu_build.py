@@ -73,6 +73,11 @@ def first_outside(src, dst, lo: int, hi: int) -> int | None:
     return None if found == np.iinfo(np.uint64).max else found
 
 
+def shift_ids(src, dst, by: int) -> None:
+    """src += by; dst += by, in place."""
+    _launch("shift_ids", src.size, src, dst, np.int64(src.size), np.int64(by))
+
+
 def compact_ids(src, dst, loops: int, top: int):
     """(ids, new_id): the distinct ids of the edges that are not self loops, in order, and where
     ids are dense, each id's place among them (else None: ids are searched)."""
