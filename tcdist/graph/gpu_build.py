@@ -67,8 +67,11 @@ def end_stats(src, dst) -> tuple[int, int]:
 
 def first_outside(src, dst, lo: int, hi: int) -> int | None:
     """The first edge with an end outside lo..hi, or None: one pass, one value copied back."""
-    first = cupy.full(1, np.iinfo(np.uint64).max, cupy.uint64)
-    _launch("first_outside", src.size, src, dst, np.int64(src.size), np.int64(lo), np.int64(hi), first)
+    first = cupy.empty(1, cupy.uint64)
+    first.data.memset_async(0xFF, first.nbytes)  # all ones: none found (a fill would compile a CuPy kernel)
+    top = np.iinfo(np.int64).max  # (ids are int64: a bound above theirs takes them all)
+    _launch("first_outside", src.size, src, dst, np.int64(src.size), np.int64(min(lo, top)), np.int64(min(hi, top)),
+            first)
     found = int(first.get()[0])
     return None if found == np.iinfo(np.uint64).max else found
 

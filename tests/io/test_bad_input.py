@@ -139,6 +139,17 @@ def test_malformed_matrix_market(tmp_path, cli, name, backend):
     assert one_line(result).startswith(f"tcdist: error: {path}:{line}: ") and problem in result.err
 
 
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_matrix_market_of_more_rows_than_an_id_holds_is_counted(tmp_path, cli, backend):
+    """A size line of 19 digits (past int64, as the format allows): every id is in range."""
+    path = tmp_path / "wide.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n9999999999999999999 9999999999999999999 3\n"
+                    "1 2\n2 3\n3 1\n")
+    result = cli("count", path, "--backend", backend, "--json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["triangles"] == 1
+
+
 def test_matrix_market_with_fewer_entries_than_declared(tmp_path, cli):
     path = tmp_path / "short.mtx"
     path.write_text("%%MatrixMarket matrix coordinate pattern symmetric\n5 5 4\n2 1\n3 1\n")
