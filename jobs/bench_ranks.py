@@ -96,10 +96,11 @@ CACHE_VARS = ("CUPY_CACHE_DIR", "NUMBA_CACHE_DIR", "CUDA_CACHE_PATH")  # emptied
 
 
 def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, save, count_args=(), rank_args=(),
-               cold=False, schedules=("static",), store=False):
+               cold=False, schedules=("static",), store=False, launched_one=False):
     """One process against R ranks on the same graph, as a user runs them (see the module's text),
     the jobs of R > 1 ranks once per schedule; save(rows) after every row; store: every run writes
-    a new partition store (--store, in work: removed before and after each run)."""
+    a new partition store (--store, in work: removed before and after each run); launched_one: also
+    one rank started by the launcher (what the launcher alone adds to one GPU's job)."""
     files = {"spec": spec}
     name = os.path.join(work, spec.replace(":", "-"))
     if "h5" in forms:
@@ -113,15 +114,18 @@ def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, sa
     rows = []
     for form in forms:
         for caches in ("cold", "warm") if cold else ("warm",):
-            jobs = [(1, None)] + [(r, s) for r in sorted(set(ranks_list) - {1}) for s in schedules]
+            jobs = ([(1, None)] + [(1, "launched")] * launched_one
+                    + [(r, s) for r in sorted(set(ranks_list) - {1}) for s in schedules])
             for ranks, schedule in jobs:
+                launched = ranks > 1 or schedule == "launched"
                 args = ("count", files[form], "--backend", backend, *count_args,
                         *((*rank_args, "--schedule", schedule) if ranks > 1 else ()))
-                runs = [_timed(launcher if ranks > 1 else None, ranks, args, work if caches == "cold" else None,
+                runs = [_timed(launcher if launched else None, ranks, args, work if caches == "cold" else None,
                                os.path.join(work, "e2e-store.h5") if store else None)
                         for _ in range(1 if caches == "cold" else repeat)]
                 best = min(runs, key=lambda r: r["job_wall_s"])
                 row = {"graph": spec, "form": form, "caches": caches, "ranks": ranks, "schedule": schedule,
+                       "launched": launched,
                        "count_args": list(count_args), "args": list(args), "store_written": store,
                        "triangles": best["triangles"], "mode": best["mode"], "mode_reason": best["mode_reason"],
                        "kernels": best["kernels"],  # --kernel auto's choice of each part or share
@@ -131,7 +135,7 @@ def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, sa
                            "first_kernel_s": r["first_kernel_s"]} for r in best["rank_stats"]]}
                 rows.append(row)
                 save(rows)
-                one = next(r for r in rows if (r["form"], r["caches"], r["ranks"]) == (form, caches, 1))
+                one = next(r for r in rows if (r["form"], r["caches"], r["ranks"], r["launched"]) == (form, caches, 1, False))
                 if row["triangles"] != one["triangles"]:
                     raise SystemExit(f"{spec} {form} R={ranks}: {row['triangles']} != {one['triangles']}")
                 slowest = max(row["rank_phases"], key=lambda p: sum(p[k] for k in RANK_PHASES))
@@ -160,19 +164,26 @@ def _times(x) -> str:
 def e2e_speedups(rows):
     """Each job of R > 1 ranks against one process on the same graph, input, caches and options:
     the wall clock, the kernel phase (the slowest rank's count) and the device phase (the slowest
-    rank's upload, prepare and count)."""
+    rank's upload, prepare and count); the wall clock also against one rank under the launcher
+    where that ran (its own row, schedule 'launched')."""
     def slowest(row, keys):
         return max(sum(p[k] for k in keys) for p in row["rank_phases"])
 
-    one = {(r["graph"], r["form"], r["caches"], tuple(r["count_args"])): r for r in rows if r["ranks"] == 1}
+    def key(r):
+        return r["graph"], r["form"], r["caches"], tuple(r["count_args"])
+
+    one = {key(r): r for r in rows if r["ranks"] == 1 and not r.get("launched")}
+    launched_one = {key(r): r for r in rows if r["ranks"] == 1 and r.get("launched")}
     out = []
     for r in rows:
-        base = one.get((r["graph"], r["form"], r["caches"], tuple(r["count_args"])))
+        base = one.get(key(r))
         if r["ranks"] == 1 or base is None:
             continue
+        under = launched_one.get(key(r))
         out.append({"graph": r["graph"], "form": r["form"], "caches": r["caches"], "count_args": r["count_args"],
                     "ranks": r["ranks"], "schedule": r["schedule"], "mode": r["mode"],
                     "wall_speedup": base["job_wall_s"] / r["job_wall_s"],
+                    "wall_speedup_launched": under and under["job_wall_s"] / r["job_wall_s"],
                     "kernel_speedup": _ratio(slowest(base, ("count",)), slowest(r, ("count",))),
                     "device_speedup": _ratio(slowest(base, DEVICE_PHASES), slowest(r, DEVICE_PHASES))})
     return out
@@ -341,6 +352,8 @@ def main():
                    help="with --end-to-end: the schedules of the jobs of R > 1 ranks")
     p.add_argument("--cold", action="store_true", help="with --end-to-end: also a run of each with empty compile "
                    "caches (one for all of a job's ranks)")
+    p.add_argument("--launched-one", action="store_true", help="with --end-to-end: also one rank under the "
+                   "launcher (what it adds to one GPU's job), the base of a second wall-clock speedup")
     p.add_argument("--store", action="store_true", help="with --end-to-end: every run also writes a partition "
                    "store (--store; with --count-args '--parts P', parts the ranks build and rank 0 writes)")
     args = p.parse_args()
@@ -366,10 +379,10 @@ def main():
 
             end_to_end(spec, args.ranks, launcher, args.work, args.backend, args.forms, args.repeat, log, save_rows,
                        shlex.split(args.count_args), shlex.split(args.rank_args), args.cold, args.schedules,
-                       args.store)
+                       args.store, args.launched_one)
         for s in result["speedups"]:
             log(f"{s['graph']} {s['form']} {s['caches']} R={s['ranks']} {s['schedule']} ({s['mode']}): wall "
-                f"{_times(s['wall_speedup'])}, kernel {_times(s['kernel_speedup'])}, upload+kernel "
+                f"{_times(s['wall_speedup'])} (against one launched rank {_times(s['wall_speedup_launched'])}), kernel {_times(s['kernel_speedup'])}, upload+kernel "
                 f"{_times(s['device_speedup'])}")
         if args.plot:
             e2e_plot(result["rows"], args.plot)

@@ -14,6 +14,21 @@ import pytest
 from tcdist.cli import main
 from tcdist.io.seal import read_seal, write_seal
 
+
+def _spread_workers_over_gpus():
+    """Under pytest-xdist on a host of several GPUs, worker k's first GPU is the k-th one (all stay
+    visible, in turn), so ``pytest -m gpu -n 4`` counts on four GPUs, not four times on one. Run
+    before any test starts CUDA (importing tcdist does not), which reads CUDA_VISIBLE_DEVICES once."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    gpus = visible.split(",") if visible else [str(i) for i in range(len(list(Path("/proc/driver/nvidia/gpus").glob("*"))))]
+    if worker.startswith("gw") and len(gpus) > 1:
+        k = int(worker[2:]) % len(gpus)
+        os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(gpus[k:] + gpus[:k])
+
+
+_spread_workers_over_gpus()
+
 REPO = Path(__file__).resolve().parents[1]
 # The full manifest beside the checkout (or named by TCDIST_DATASETS) when it is there; else the
 # small real graphs shipped in tests/data (each with its published count).
