@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -146,6 +147,30 @@ def run_module(*args, **kwargs):
     """Run ``python -m tcdist ARGS`` in a child process (for exit status and no-traceback checks)."""
     kwargs.setdefault("timeout", 300)
     return subprocess.run([sys.executable, "-m", "tcdist", *map(str, args)], capture_output=True, text=True, **kwargs)
+
+
+class FreshCudaCache:
+    """An environment whose CuPy cache starts empty (TCDIST_CACHE_DIR in tmp_path, the checkout on
+    PYTHONPATH, each program's source kept beside it), and the programs it then holds: what a run
+    would compile on a fresh host."""
+
+    def __init__(self, tmp_path):
+        self.folder = tmp_path / "cache" / "cupy"
+        checkout = str(Path(__file__).parents[1])
+        self.env = {**os.environ, "TCDIST_CACHE_DIR": str(tmp_path / "cache"), "CUPY_CACHE_SAVE_CUDA_SOURCE": "1",
+                    "PYTHONPATH": os.pathsep.join(filter(None, [checkout, os.environ.get("PYTHONPATH")]))}
+        self.env.pop("CUPY_CACHE_DIR", None)
+
+    def programs(self) -> set:
+        return set(os.listdir(self.folder)) if self.folder.exists() else set()
+
+    def kernels(self, names) -> list:
+        """The kernels that programs (by their file names) define, read from their kept sources."""
+        found = []
+        for name in sorted(names):
+            if name.endswith(".cu"):
+                found += re.findall(r"__global__\s+void\s+(\w+)", (self.folder / name).read_text(errors="replace"))
+        return found
 
 
 def probes_row_by_row(graph):

@@ -1,5 +1,5 @@
 // The whole-array passes of a GPU run before its count (graph/gpu_build.py launches them): the
-// build (clean, compact, orient), the structural check of a CSR, the sums behind the text parse,
+// build (clean, compact, orient), the structural check of a CSR, the work estimate of its rows, the sums behind the text parse,
 // and RMAT's draws (io/generators.py). Each pass does what the NumPy expression named beside it does, as graph/passes.py does
 // on the host. One NVRTC program holds them all, so a fresh host compiles them once (where CuPy's
 // own array operations would be some fifty programs), and every kernel is extern "C".
@@ -231,6 +231,55 @@ extern "C" __global__ void csr_problems_long(const i64* rowptr, const long long*
     csr_problems(rowptr, col, n, m, ascending, problems);
 }
 
+// work[x] = the edges of row x and the out-degrees of their targets (the probes that intersecting
+// them takes: graph/work.py's estimate), a warp per row; tile_sums and exclusive_sum then give
+// the work before each row.
+template <typename C>
+__device__ __forceinline__ void row_work(const i64* rowptr, const C* col, i64 n, i64* work) {
+    const int lane = threadIdx.x & 31;
+    const i64 warps = (i64)gridDim.x * (blockDim.x >> 5);
+    for (i64 x = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; x < n; x += warps) {
+        const i64 start = rowptr[x], end = rowptr[x + 1];
+        i64 probes = 0;
+        for (i64 j = start + lane; j < end; j += 32) {
+            const i64 c = col[j];
+            probes += rowptr[c + 1] - rowptr[c];
+        }
+        for (int offset = 16; offset; offset >>= 1) probes += __shfl_down_sync(0xffffffffu, probes, offset);
+        if (lane == 0) work[x] = end - start + probes;
+    }
+}
+extern "C" __global__ void row_work_int(const i64* rowptr, const int* col, i64 n, i64* work) {
+    row_work(rowptr, col, n, work);
+}
+extern "C" __global__ void row_work_long(const i64* rowptr, const long long* col, i64 n, i64* work) {
+    row_work(rowptr, col, n, work);
+}
+
+// per_tile[b] = the sum of tile b's values (exclusive_sum's tile_start is their exclusive sum).
+extern "C" __global__ void tile_sums(const i64* values, i64 count, i64* per_tile) {
+    const i64 first = (i64)blockIdx.x * TILE + (i64)threadIdx.x * ITEMS;
+    i64 mine = 0;
+    for (i64 i = first; i < min(first + ITEMS, count); ++i) mine += values[i];
+    i64 total;
+    block_scan(mine, total);
+    if (threadIdx.x == 0) per_tile[blockIdx.x] = total;
+}
+
+// at[i] = searchsorted(sorted, goals[i]): the first j with sorted[j] >= goals[i] (count if none).
+extern "C" __global__ void lower_bounds(const i64* sorted, i64 count, const i64* goals, i64 goals_count, i64* at) {
+    EACH(i, goals_count) {
+        const i64 goal = goals[i];
+        i64 lo = 0, hi = count;
+        while (lo < hi) {
+            const i64 mid = lo + (hi - lo) / 2;
+            if (sorted[mid] < goal) lo = mid + 1;
+            else hi = mid;
+        }
+        at[i] = lo;
+    }
+}
+
 // Of a parsed block's ranges (cuda/parse.cu): per_tile[b] = the edges of tile b; totals[0] += the
 // lines; totals[1] = min(totals[1], the first range with a bad line).
 extern "C" __global__ void range_totals(const i64* edges, const i64* lines, const i64* bad, i64 ranges,
@@ -249,7 +298,8 @@ extern "C" __global__ void range_totals(const i64* edges, const i64* lines, cons
     block_add(counted, totals);
 }
 
-// out = cumsum(values) - values, tile b from tile_start[b] (the exclusive sum of the tiles' sums).
+// out = cumsum(values) - values, tile b from tile_start[b] (the exclusive sum of the tiles' sums);
+// out may be values (each item is read by the thread that writes it, before it writes it).
 extern "C" __global__ void exclusive_sum(const i64* values, i64 count, const i64* tile_start, i64* out) {
     const i64 first = (i64)blockIdx.x * TILE + (i64)threadIdx.x * ITEMS;
     const i64 last = min(first + ITEMS, count);

@@ -171,6 +171,29 @@ def csr_problems(rowptr, col, ascending: bool) -> int:
     return int(problems.get()[0])
 
 
+def work_before(rowptr, col):
+    """The work of the rows before each row, n + 1 of them (graph/work.py's estimate: the edges
+    walked and the probes that intersecting them takes), in three passes and one small copy."""
+    n = rowptr.size - 1
+    before = cupy.zeros(n + 1, cupy.int64)  # a memset: no row's work after the last
+    if n:
+        _launch("row_work_int" if col.dtype == np.int32 else "row_work_long", 32 * n, rowptr, col, np.int64(n), before)
+    per_tile = cupy.empty(_tiles(n + 1), cupy.int64)
+    grid = (per_tile.size,), (THREADS,)
+    launch.kernel(PASSES, "tile_sums")(*grid, (before, np.int64(n + 1), per_tile))
+    starts, _ = _starts(per_tile)
+    launch.kernel(PASSES, "exclusive_sum")(*grid, (before, np.int64(n + 1), starts, before))  # in place
+    return before
+
+
+def lower_bounds(ordered, goals) -> np.ndarray:
+    """searchsorted(ordered, goals) of an ascending array on the GPU, goals and answer on the host."""
+    goals = cupy.asarray(np.asarray(goals, np.int64))
+    at = cupy.empty(goals.size, cupy.int64)
+    _launch("lower_bounds", goals.size, ordered, np.int64(ordered.size), goals, np.int64(goals.size), at)
+    return at.get()
+
+
 def block_totals(edges, lines, bad):
     """Of a parsed block's ranges: (the exclusive sum of edges, the edges, the lines, the first
     range with a bad line or None)."""

@@ -1,13 +1,12 @@
 """The work estimate of a graph's rows: the probes a kernel makes intersecting a row's edges (the
 out-degrees of its out-neighbours), summed before every row. On the host compiled and parallel;
-where the graph lies on a GPU, a step of edges at a time."""
+where the graph lies on a GPU, passes of cuda/passes.cu (graph/gpu_build.py)."""
 
 import numpy as np
 
 from tcdist import compiled
 from tcdist.compiled import jit, prange
 
-PROBES_STEP = 1 << 26  # edges whose probes are summed at once on a GPU (two int64 temporaries of this length)
 RANGES_PER_THREAD = 4  # runs of rows of about equal edges per host thread (as a team deals out rows)
 
 
@@ -22,13 +21,10 @@ def even_rows(rowptr, pieces):
 
 
 def probes_before(graph):
-    """The probes of the rows before each row (n + 1 of them, where the graph lies: NumPy or
-    CuPy), a row's probes being the out-degrees of its out-neighbours: what a part's statistics
-    count as its work."""
-    if graph.xp is np:
-        bounds = even_rows(graph.rowptr, max(compiled.get_threads(), 1) * RANGES_PER_THREAD)
-        return _host_probes_before(graph.rowptr, graph.col, bounds)
-    return stepwise_probes_before(graph)
+    """The probes of the rows before each row (n + 1 of them) of a graph in host memory, a row's
+    probes being the out-degrees of its out-neighbours: what a part's statistics count as its work."""
+    bounds = even_rows(graph.rowptr, max(compiled.get_threads(), 1) * RANGES_PER_THREAD)
+    return _host_probes_before(graph.rowptr, graph.col, bounds)
 
 
 @jit(parallel=True, cache=True, nogil=True)
@@ -45,18 +41,25 @@ def _host_probes_before(rowptr, col, bounds):
     return np.cumsum(before)
 
 
-def stepwise_probes_before(graph):
-    """probes_before in whole-array passes (NumPy or CuPy), a step of edges at a time, so the
-    temporaries stay small beside the graph."""
-    xp, out, rowptr = graph.xp, graph.out_degree(), graph.rowptr
-    before, carried = xp.zeros(graph.n + 1, np.int64), 0
-    for start in range(0, int(graph.col.size), PROBES_STEP):
-        end = min(start + PROBES_STEP, int(graph.col.size))
-        summed = xp.cumsum(out[graph.col[start:end]])
-        first, last = (int(i) for i in xp.searchsorted(rowptr, xp.asarray([start, end]), side="right"))
-        before[first:last] = carried + summed[rowptr[first:last] - start - 1]  # rows that start in this step
-        carried += int(summed[-1])
-    return before
+def even_work(graph, pieces: int) -> tuple[np.ndarray, np.ndarray]:
+    """(bounds of up to `pieces` runs of consecutive rows of about equal work, the edges walked and
+    the probes that intersecting them takes; each run's work), on the host, of a graph wherever it
+    lies: on a GPU, passes of tcdist's own program, so a ranked run loads nothing one process does not."""
+    if graph.xp is np:
+        before = probes_before(graph) + graph.rowptr
+        total = int(before[-1])
+        goals = [total * k // pieces for k in range(pieces + 1)]
+        bounds = np.searchsorted(before, goals, side="left")
+    else:
+        from tcdist.graph import gpu_build
+
+        before = gpu_build.work_before(graph.rowptr, graph.col)
+        total = int(before[-1])
+        bounds = gpu_build.lower_bounds(before, [total * k // pieces for k in range(pieces + 1)])
+    bounds[0], bounds[-1] = 0, graph.n
+    bounds = np.unique(bounds)
+    at = before[bounds] if graph.xp is np else gpu_build.take(before, graph.xp.asarray(bounds)).get()
+    return bounds, np.diff(at)
 
 
 def slice_work(rowptr, col, bounds):

@@ -22,7 +22,7 @@ from tcdist.config import CountConfig
 from tcdist.device.core import Device
 from tcdist.errors import InputError, OptionError, TcdistError
 from tcdist.graph.degrees import degree_summary
-from tcdist.graph.work import RANGES_PER_THREAD, probes_before, slice_work
+from tcdist.graph.work import RANGES_PER_THREAD, even_work, slice_work
 from tcdist.io.write import OutputExists, output_target, stale_beside
 from tcdist.partition import Part, assign, check_parts, partition_graph
 from tcdist.partition.incoming import MASK_PARTS, reached_and_work
@@ -31,7 +31,6 @@ from tcdist.partition.store import Store, write_store
 from tcdist.ranks.share import layout
 from tcdist.results import Timings
 from tcdist.source import load_graph, open_store_source
-from tcdist.xp import to_numpy
 
 
 @dataclass
@@ -294,18 +293,12 @@ def _replicated(held: Held, ranks: int, reason: str, timings: Timings, gpu: str 
 
 
 def _shares_of(held: Held, ranks: int, reason: str, gpu: str | None, plan) -> Prepared:
-    graph, xp = held.graph, held.graph.xp
+    graph = held.graph
     if plan is not None:
         return _replicated_in(held, plan, [int(w) for w in slice_work(graph.rowptr, graph.col, plan)], reason)
-    work = probes_before(graph) + graph.rowptr  # before each row: the edges walked and probed
-    count = max(1, min(ranks * SHARES_PER_RANK, graph.n))
-    goals = xp.asarray(np.linspace(0, int(work[-1]), count + 1))
-    bounds = np.unique(to_numpy(xp.searchsorted(work, goals, side="left")))  # where the graph lies: n is long
-    bounds[0], bounds[-1] = 0, graph.n
-    bounds = np.unique(bounds)
-    before = dict(zip(bounds.tolist(), to_numpy(work[xp.asarray(bounds)]).tolist()))
+    bounds, work = even_work(graph, max(1, min(ranks * SHARES_PER_RANK, graph.n)))
     shares = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])] or [(0, graph.n)]
-    prepared = _replicated_in(held, shares, [before.get(b, 0) - before.get(a, 0) for a, b in shares], reason)
+    prepared = _replicated_in(held, shares, [int(w) for w in work] or [0], reason)
     if graph.xp is not np:
         prepared.header["gpu"] = gpu
     return prepared

@@ -31,7 +31,7 @@ def test_every_kernel_compiles_on_its_own_to_ptx_for_sm_90(tmp_path, name, files
 
 
 def test_the_passes_compile_as_one_program_and_each_is_launched(tmp_path):
-    """passes.cu (the build, the check, the parse's sums and RMAT's draws) is one program of
+    """passes.cu (the build, the check, the work estimate, the parse's sums and RMAT's draws) is one program of
     extern "C" kernels: every kernel it has compiles for sm_90, and each is launched by name from
     gpu_build.py or the generators (a name mistyped there, or a kernel nothing launches, fails here)."""
     import re
@@ -50,4 +50,4 @@ def test_the_passes_compile_as_one_program_and_each_is_launched(tmp_path):
     assert set(re.findall(r"\.entry (\w+)\(", ptx.read_text())) == names
     launchers = (resources.files("tcdist.graph") / "gpu_build.py").read_text() + \
         (resources.files("tcdist.io") / "generators.py").read_text()
-    assert names == {name for name in re.findall(r'"(\w+)"', launchers) if name in names} and len(names) == 21
+    assert names == {name for name in re.findall(r'"(\w+)"', launchers) if name in names} and len(names) == 25

@@ -1,5 +1,5 @@
-"""The work estimate of rows: the probes before every row, compiled on the host and summed a step
-of edges at a time (the GPU's way), against a row-by-row reference."""
+"""The work estimate of rows: the probes before every row, compiled on the host and in passes on
+the GPU, and the rows that split it evenly, against a row-by-row reference."""
 
 import numpy as np
 import pytest
@@ -17,12 +17,41 @@ def test_the_compiled_probes_before_each_row_are_the_row_by_row_sums(spec):
     assert np.array_equal(work.probes_before(graph), probes_row_by_row(graph))
 
 
-@pytest.mark.parametrize("spec", ["rmat:12", "er:3000:20000", "grid:40:40"])
-@pytest.mark.parametrize("step", [1, 7, 1000, 1 << 26])
-def test_the_stepwise_probes_before_each_row_are_the_row_by_row_sums_for_any_step(monkeypatch, spec, step):
+def _even_work_of_the_reference(graph, pieces):
+    """even_work's answer from the row-by-row probes: the rows where the work before them first
+    reaches k / pieces of the whole, the first 0 and the last n."""
+    before = probes_row_by_row(graph) + graph.rowptr
+    total = int(before[-1])
+    bounds = [next(x for x in range(graph.n + 1) if before[x] >= total * k // pieces) for k in range(pieces + 1)]
+    bounds = sorted(set([0, *bounds[1:-1], graph.n]))
+    return bounds, [int(before[b] - before[a]) for a, b in zip(bounds, bounds[1:])]
+
+
+@pytest.mark.parametrize("spec", ["rmat:12", "er:3000:20000", "grid:40:40", "er:5:0"])
+@pytest.mark.parametrize("pieces", [1, 3, 16])
+def test_rows_of_even_work_are_where_the_work_before_them_reaches_each_share(spec, pieces):
     graph = tcdist.load_graph(spec)
-    monkeypatch.setattr(work, "PROBES_STEP", step)
-    assert np.array_equal(work.stepwise_probes_before(graph), probes_row_by_row(graph))
+    bounds, each = work.even_work(graph, pieces)
+    assert (bounds.tolist(), each.tolist()) == _even_work_of_the_reference(graph, pieces)
+    assert int(each.sum()) == graph.m + int(probes_row_by_row(graph)[-1])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spec", ["rmat:14", "er:3000:20000", "grid:40:40", "er:5:0"])
+@pytest.mark.parametrize("columns", ["int32", "int64"])
+def test_the_gpu_s_work_before_each_row_and_rows_of_even_work_are_the_host_s(spec, columns):
+    import cupy
+
+    from tcdist.graph import gpu_build
+
+    host = tcdist.load_graph(spec)
+    on_gpu = tcdist.load_graph(spec, device="gpu")
+    assert isinstance(on_gpu.col, cupy.ndarray)
+    before = gpu_build.work_before(on_gpu.rowptr, on_gpu.col.astype(columns))
+    assert np.array_equal(before.get(), probes_row_by_row(host) + host.rowptr)
+    for pieces in (1, 3, 16):
+        bounds, each = work.even_work(on_gpu, pieces)
+        assert (bounds.tolist(), each.tolist()) == _even_work_of_the_reference(host, pieces)
 
 
 @pytest.mark.parametrize("spec,room", [("rmat:12", 64 << 10), ("grid:40:40", 24 << 10)])

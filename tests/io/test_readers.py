@@ -239,10 +239,8 @@ def test_a_matrix_market_file_compiles_on_the_gpu_nothing_that_its_text_does_not
     """Its ids' range check is a pass of tcdist's own program, which a text read compiles too (it was
     seven CuPy array operations, each compiled on a fresh host: seconds of a first read)."""
     import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
+
+    from conftest import FreshCudaCache, run_module
 
     n = 2000
     ends = [(a, b) for a in range(n) for b in (a + 1, a + 2) if b < n]  # a triangle at every a < n - 2
@@ -250,17 +248,13 @@ def test_a_matrix_market_file_compiles_on_the_gpu_nothing_that_its_text_does_not
     as_text = write(tmp_path / "g.txt", "".join(f"{a}\t{b}\n" for a, b in ends))
     as_mtx = write(tmp_path / "g.mtx", f"%%MatrixMarket matrix coordinate pattern general\n{n} {n} {m}\n"
                    + "".join(f"{a + 1} {b + 1}\n" for a, b in ends))
-    checkout = str(Path(__file__).parents[2])
-    env = {**os.environ, "TCDIST_CACHE_DIR": str(tmp_path / "cache"),
-           "PYTHONPATH": os.pathsep.join(filter(None, [checkout, os.environ.get("PYTHONPATH")]))}
-    env.pop("CUPY_CACHE_DIR", None)
+    cache = FreshCudaCache(tmp_path)
 
     def count(path):
         """(the triangles, the programs in the cache after counting path on the GPU)."""
-        done = subprocess.run([sys.executable, "-m", "tcdist", "count", str(path), "--backend", "gpu", "--json"],
-                              capture_output=True, text=True, env=env, timeout=300)
+        done = run_module("count", path, "--backend", "gpu", "--json", env=cache.env)
         assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)["triangles"], sorted(os.listdir(tmp_path / "cache" / "cupy"))
+        return json.loads(done.stdout)["triangles"], cache.programs()
 
     triangles, programs = count(as_text)
     assert triangles == n - 2 and count(as_mtx) == (triangles, programs)
