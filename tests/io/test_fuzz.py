@@ -123,7 +123,7 @@ def mtx_reference_count(data: bytes):
     if b"\x00" in body or any(len(t) < 2 or not all(re.fullmatch(rb"-?[0-9]+", x) for x in t[:2]) for t in rows):
         return None
     pairs = [(int(t[0]), int(t[1])) for t in rows]
-    if len(pairs) != entries or any(not (1 <= u <= n and 1 <= v <= n) for pair in pairs for u in pair for v in pair):
+    if len(pairs) != entries or any(not 1 <= x <= n for pair in pairs for x in pair):
         return None
     return reference_count(b"".join(b"%d %d\n" % (u - 1, v - 1) for u, v in pairs))
 
