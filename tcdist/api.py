@@ -83,7 +83,7 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
                     prune: str | None = None, seed: int = 0, store: str | os.PathLike | None = None,
                     schedule: str = "static", resume: bool = False,
                     per_vertex: bool = False, per_edge: bool = False, gpu_memory_limit: int | str | None = None,
-                    comm=None, labels: bool = False, debug: bool = False) -> TriangleCount:
+                    comm=None, ranks_per_gpu: int = 1, labels: bool = False, debug: bool = False) -> TriangleCount:
     """Count the triangles of a source exactly (see load_graph for the sources accepted).
 
     parts, scheme, prune: count LSTC parts (default: the whole graph as one part; one part per
@@ -94,7 +94,9 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     (tcdist.count.registry.kernels() lists them).
     comm: an mpi4py communicator; every rank calls this function, rank 0 reads and partitions,
     each rank counts its parts on its own GPU (schedule 'static' or 'dynamic'), and every rank
-    returns the same result. Without comm, one process counts everything.
+    returns the same result. Without comm, one process counts everything. ranks_per_gpu: of
+    the ranks of a node bound to one GPU, how many count on it (the others wait: ranks on one GPU
+    only take turns on it, unless NVIDIA MPS runs).
     per_vertex: also count every vertex's triangles (CPU or GPU; parts and ranks too): the
     result's per_vertex holds .vertex (source ids or labels), .triangles and .clustering
     (on rank 0), a row per vertex sorted by id (labels: sorted, or in a networkx graph's node
@@ -114,7 +116,8 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
             raise OptionValueError(f"{{gpu_memory_limit}}: {e}") from None
     config = CountConfig(backend=backend, kernel=kernel, threads=threads, parts=parts, scheme=scheme, prune=prune,
                          seed=seed, store=store, schedule=schedule, resume=resume, per_vertex=per_vertex,
-                         per_edge=per_edge, gpu_memory_limit=gpu_memory_limit, labels=labels)
+                         per_edge=per_edge, gpu_memory_limit=gpu_memory_limit, labels=labels,
+                         ranks_per_gpu=ranks_per_gpu)
     comm = as_comm(comm)
     try:
         return run.count(comm, source, config, debug=debug)

@@ -71,6 +71,7 @@ class CountConfig:
     per_edge: bool = False
     gpu_memory_limit: int | None = None
     labels: bool = False            # a text source's ids are names
+    ranks_per_gpu: int = 1          # ranks of a node that count on one GPU; the others wait (ranks/per_gpu.py)
 
     def __post_init__(self):
         check_partitioning(self.parts, self.scheme, self.prune, self.seed)
@@ -82,6 +83,7 @@ class CountConfig:
             _integer("threads", self.threads)
         if self.gpu_memory_limit is not None:
             _integer("gpu_memory_limit", self.gpu_memory_limit)
+        _integer("ranks_per_gpu", self.ranks_per_gpu)
         if self.store is not None and not isinstance(self.store, (str, os.PathLike)):
             raise OptionTypeError(f"{{store}} must be a path, got {type(self.store).__name__} {self.store!r}")
         if self.store is not None:

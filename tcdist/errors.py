@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 OPTIONS = ("backend", "kernel", "threads", "parts", "scheme", "prune", "seed", "store", "schedule", "resume",
-           "per_vertex", "per_edge", "gpu_memory_limit", "force", "json_file", "output", "labels")
+           "per_vertex", "per_edge", "gpu_memory_limit", "force", "json_file", "output", "labels",
+           "ranks_per_gpu")
 _NAMED = re.compile(r"\{(" + "|".join(OPTIONS) + r")\}")
 _NAMES = contextvars.ContextVar("tcdist_option_names", default={})
 

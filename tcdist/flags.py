@@ -24,7 +24,8 @@ Under an MPI launcher (mpirun -n R python -m tcdist count ..., srun, sbatch slur
 rank 0 reads the graph once and shares it with every rank (a node's shared memory, a broadcast
 between nodes), every rank binds one GPU (by its rank on its node) and counts its share of the
 rows, or builds and counts its own LSTC parts where the graph does not fit a GPU or parts are
-asked for; the counts meet in an MPI reduce; only rank 0 prints.
+asked for; the counts meet in an MPI reduce; only rank 0 prints. Where a host's ranks outnumber
+its GPUs, one rank per GPU counts and the others wait (--ranks-per-gpu).
 
 Exit status: 0 on success, 2 for bad input or options (one line on stderr), 1 when a rank
 fails for another reason, 128+N when ended by signal N."""
@@ -170,6 +171,10 @@ def build_parser():
     count.add_argument("--schedule", choices=list(SCHEDULES), default=SCHEDULES[0],
                        help="which rank counts which part: static (heaviest part to the least loaded rank, by each "
                             "part's estimated work) or dynamic (an idle rank takes the next part) [static]")
+    count.add_argument("--ranks-per-gpu", type=_positive, default=1, metavar="N",
+                       help="of the ranks of a host bound to one GPU (more ranks than GPUs), how many count on it; "
+                            "the others wait: processes on one GPU take turns on it, each with a CUDA context to "
+                            "start and end, so more than one pays off only where NVIDIA MPS runs [1]")
     count.add_argument("--resume", action="store_true",
                        help="count only the parts that the journal of the store does not hold yet (after a failed "
                             "run; counting a store without --store or --resume removes its journal once it succeeds)")

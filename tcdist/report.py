@@ -68,6 +68,10 @@ def ranks_table(ranks):
     lines = []
     for s in ranks:
         where = f"gpu {s['gpu']} ({s['gpu_bus_id']})" if s["device"] == "gpu" else f"cpu, {threads(s['threads'])}"
+        if s.get("counted_by") is not None:
+            lines.append(f"  rank {s['rank']} on {s['host']}, {where}: waited while rank {s['counted_by']} counted on "
+                         "its GPU")
+            continue
         t = s["timings"]
         lines.append(f"  rank {s['rank']} on {s['host']}, {where}: parts {s['parts']}, triangles {s['triangles']:,}, "
                      f"read {t['store_read']:.3f} s, transfer {t['transfer']:.3f} s, count {t['count']:.3f} s")

@@ -136,6 +136,7 @@ class RankResult:
     read_bytes: int = 0        # bytes it read from files (the input, or its parts of a store)
     received_bytes: int = 0    # bytes it received from other ranks (the graph, replicated)
     graph_via: str = ""        # how rank 0's graph reached it: gpu (opened on rank 0's GPU), shared memory, broadcast
+    counted_by: int | None = None  # the rank that counted on its GPU while it waited (ranks/per_gpu.py)
 
     @property
     def first_kernel_at(self) -> float | None:
@@ -152,7 +153,7 @@ class RankResult:
                 "parts": [p.part for p in self.parts if not p.journalled], "triangles": self.triangles,
                 "timings": self.timings.to_dict(), "gpu_peak_bytes": self.gpu_peak_bytes, "read_bytes": self.read_bytes,
                 "received_bytes": self.received_bytes, "graph_via": self.graph_via,
-                "first_kernel_at": self.first_kernel_at}
+                "first_kernel_at": self.first_kernel_at, "counted_by": self.counted_by}
 
 
 @dataclass

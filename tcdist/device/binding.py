@@ -41,3 +41,18 @@ def numba_threads(threads: int) -> Iterator[None]:
         yield
     finally:
         compiled.set_threads(before)
+
+
+def bus_id(index: int) -> str:
+    """The PCI bus id of visible GPU index, as the CUDA driver gives it without a context on the
+    GPU (CuPy's would start one: a rank that only asks which GPU it would bind must not)."""
+    import ctypes
+
+    cuda = ctypes.CDLL("libcuda.so.1")
+    device, text = ctypes.c_int(), ctypes.create_string_buffer(64)
+    for call, args in ((cuda.cuInit, (0,)), (cuda.cuDeviceGet, (ctypes.byref(device), index)),
+                       (cuda.cuDeviceGetPCIBusId, (text, len(text), device))):
+        status = call(*args)
+        if status != 0:
+            raise RuntimeError(f"{call.__name__} failed ({status})")
+    return text.value.decode()

@@ -59,12 +59,12 @@ class GpuDevice(Device):
     def __init__(self, *, local_rank: int = 0, **given):
         import cupy
 
-        from tcdist.device.binding import gpu_index
+        from tcdist.device.binding import bus_id, gpu_index
 
         super().__init__(**given)
         self.gpu = gpu_index(local_rank, cupy.cuda.runtime.getDeviceCount())
         self.using().use()
-        self.bus_id = self.using().pci_bus_id
+        self.bus_id = bus_id(self.gpu)
         self.name = cupy.cuda.runtime.getDeviceProperties(self.gpu)["name"].decode()
         self._held = ExitStack()
         self._stager = self._held.enter_context(Stager(self.gpu))

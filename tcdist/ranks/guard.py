@@ -45,14 +45,16 @@ def _attempt(step: Callable, debug: bool):
 def _settle(comm, error: BaseException | None) -> list:
     """Every rank learns every rank's failure; raises on every rank if there was one: the failing
     rank its own exception, the others a RemoteError naming the first failing rank."""
+    from mpi4py import MPI
+
     own = None if error is None or isinstance(error, PeerFailed) else \
-        (isinstance(error, TcdistError), _message(error), socket.gethostname())
+        (isinstance(error, TcdistError), _message(error), socket.gethostname(), MPI.COMM_WORLD.Get_rank())
     failures = comm.allgather(own)
     if own is not None:
         raise error
-    for rank, failed in enumerate(failures):
-        if failed is not None:
-            user_error, message, host = failed
+    for failed in failures:
+        if failed is not None:  # named by its rank in the job: comm may hold only the ranks that count
+            user_error, message, host, rank = failed
             raise RemoteError(message if rank == 0 else f"rank {rank} ({host}): {message}") if user_error else \
                 RemoteError(f"rank {rank} ({host}) failed: {message}")
     return failures

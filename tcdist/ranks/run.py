@@ -33,6 +33,7 @@ from tcdist.partition.host import PartBuilder, iter_parts_host
 from tcdist.partition.journal import Journal
 from tcdist.partition.part import Part
 from tcdist.partition.store import Store
+from tcdist.ranks import per_gpu
 from tcdist.ranks.comm import is_serial, node_local, on_my_node, sum_to_root, sum_uint64
 from tcdist.ranks.gather import open_gather
 from tcdist.ranks.guard import collective, independently
@@ -47,9 +48,34 @@ from tcdist.xp import to_numpy
 
 def count(comm, source, config: CountConfig, *, debug: bool = False) -> TriangleCount:
     """Count the triangles of source on every rank of comm; every rank returns the same result
-    (with per_vertex or per_edge, rank 0's also holds the per-vertex or per-edge arrays)."""
-    local_rank, local_size = node_local(comm)
+    (with per_vertex or per_edge, rank 0's also holds the per-vertex or per-edge arrays). Of the
+    ranks of a node that share a GPU, the first config.ranks_per_gpu count on it and the others
+    wait (ranks/per_gpu.py)."""
     start = time.perf_counter()
+    if is_serial(comm):
+        return _count(comm, source, config, start, 0, debug)
+    local_rank, _ = node_local(comm)
+    seated = collective(comm, lambda: per_gpu.seat(config.backend, local_rank), debug=debug)
+    counting, counted_by = per_gpu.counting(comm, seated, config.ranks_per_gpu)
+    if counting is comm:
+        return _count(comm, source, config, start, local_rank, debug)
+    result = error = None
+    if counting is not None:
+        try:
+            result = _count(counting, source, config, start, local_rank, debug, rank=comm.rank)
+        except Exception as e:  # told to the ranks that wait, then raised (a signal ends every rank: ranks/stop.py)
+            error = e
+        finally:
+            counting.Free()
+    return per_gpu.finish(comm, result, error, seated, counted_by, config.ranks_per_gpu)
+
+
+def _count(comm, source, config: CountConfig, start: float, local_rank: int, debug: bool,
+           rank: int | None = None) -> TriangleCount:
+    """count() on the ranks of comm, which all count; local_rank: this rank's among the ranks of
+    its node (which binds its GPU), rank: its rank in the job (as results name it) where comm
+    holds only the ranks that count."""
+    _, local_size = node_local(comm)  # the ranks that count on this node share its cores
     mine = []  # this rank's device, to close if another rank's resolve failed
 
     def resolved():
@@ -69,12 +95,12 @@ def count(comm, source, config: CountConfig, *, debug: bool = False) -> Triangle
             builds = comm.rank == 0 and builds_graph(source)  # only rank 0 reads the source
             collective(comm, lambda: device.start_warm_up(config.per_vertex, builds, config.per_edge),
                        debug=debug)  # a GPU's goes on
-            return _count_on(comm, device, source, config, timings, start, debug)
+            return _count_on(comm, device, source, config, timings, start, comm.rank if rank is None else rank, debug)
     finally:
         device.close()
 
 
-def _count_on(comm, device: Device, source, config: CountConfig, timings: Timings, start: float,
+def _count_on(comm, device: Device, source, config: CountConfig, timings: Timings, start: float, rank: int,
               debug: bool) -> TriangleCount:
     rank_budget = _rank_budget(comm, device)
     threads = idle_node_threads(on_my_node(comm, device.threads))
@@ -125,7 +151,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         timings.compile += device.warming.waited
         timings.compile_overlapped = max(device.warming.seconds - device.warming.waited, 0.0)
         timings.finish(start)
-        mine = RankResult(comm.rank, socket.gethostname(), device.kind, device.gpu, device.bus_id, device.threads,
+        mine = RankResult(rank, socket.gethostname(), device.kind, device.gpu, device.bus_id, device.threads,
                           results, timings, device.gpu_peak_bytes,
                           read_bytes=read[0] + (prepared.header.get("read_bytes", 0) if comm.rank == 0 else 0),
                           received_bytes=0 if shared is None else shared.received,

@@ -171,11 +171,11 @@ def test_a_device_resolved_here_is_closed_when_another_rank_s_resolve_failed(mon
         rank, size = 0, 2
 
         def allgather(self, own):
-            return [own, (True, "--kernel nope is unknown", "node2")]
+            return [own, (True, "--kernel nope is unknown", "node2", 1)]
 
     closed = []
     monkeypatch.setattr(run, "node_local", lambda comm: (0, 1))
     monkeypatch.setattr(CpuDevice, "close", lambda self: closed.append(self.kind))
     with pytest.raises(RemoteError, match="rank 1 \\(node2\\): --kernel nope is unknown"):
-        run.count(OtherRankFailed(), "complete:5", CountConfig(backend="cpu"))
+        run._count(OtherRankFailed(), "complete:5", CountConfig(backend="cpu"), 0.0, 0, False)
     assert closed == ["cpu"]

@@ -48,10 +48,46 @@ def test_every_rank_binds_the_gpu_of_its_node_local_rank(gpus, expected, schedul
 @pytest.mark.parametrize("per_gpu", [1.5, 2], ids=["one-more", "two-per-gpu"])
 def test_more_ranks_than_gpus_share_them_round_robin(gpus, expected, per_gpu):
     ranks = max(int(per_gpu * len(gpus)), len(gpus) + 1)
-    record = mpiexec_json(ranks, "count", "rmat:16", "--backend", "gpu", "-P", 2 * ranks)
+    record = mpiexec_json(ranks, "count", "rmat:16", "--backend", "gpu", "-P", 2 * ranks, "--ranks-per-gpu", 2)
     assert record["triangles"] == expected
     assert [s["gpu"] for s in record["rank_stats"]] == [r % len(gpus) for r in range(ranks)]
     assert [s["gpu_bus_id"] for s in record["rank_stats"]] == [gpus[r % len(gpus)] for r in range(ranks)]
+    assert all(s["counted_by"] is None and s["parts"] for s in record["rank_stats"])
+
+
+_CONTEXTS = """
+import ctypes, sys
+from mpi4py import MPI
+from tcdist.cli import main
+
+code = main(sys.argv[1:])
+cuda, device, flags, active = ctypes.CDLL("libcuda.so.1"), ctypes.c_int(), ctypes.c_uint(), ctypes.c_int()
+assert cuda.cuInit(0) == 0 and cuda.cuDeviceGet(ctypes.byref(device), 0) == 0
+assert cuda.cuDevicePrimaryCtxGetState(device, ctypes.byref(flags), ctypes.byref(active)) == 0
+print("context", MPI.COMM_WORLD.rank, active.value, file=sys.stderr, flush=True)
+sys.exit(code)
+"""
+
+
+def test_ranks_past_one_per_gpu_wait_without_a_cuda_context(tmp_path, gpus, expected):
+    """Three ranks on the last GPU: rank 0 counts as one process does; ranks 1 and 2 wait and never
+    start a CUDA context there (four ranks sharing one H100 took 1.4-1.8x one process's time)."""
+    from mpi_launch import launcher
+
+    script = tmp_path / "contexts.py"
+    script.write_text(_CONTEXTS)
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(len(gpus))))).split(",")
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": visible[-1]}
+    done = subprocess.run([*launcher(), "-n", "3", sys.executable, str(script), "count", "rmat:16", "--backend", "gpu",
+                           "--json"], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["triangles"] == expected and record["mode"] == "whole" and record["ranks"] == 3
+    assert [s["counted_by"] for s in record["rank_stats"]] == [None, 0, 0]
+    assert [s["gpu_bus_id"] for s in record["rank_stats"]] == [gpus[-1]] * 3
+    assert "ranks 1, 2 waited" in done.stderr and "--ranks-per-gpu" in done.stderr
+    contexts = sorted(line for line in done.stderr.splitlines() if line.startswith("context"))
+    assert contexts == ["context 0 1", "context 1 0", "context 2 0"]
 
 
 @pytest.mark.parametrize("schedule", ["static", "dynamic"])
@@ -66,7 +102,8 @@ def test_gpu_ranks_sharing_a_graph_compile_nothing_that_one_process_does_not(tmp
     alone = run_module("count", path, "--backend", "gpu", "--json", env=cache.env)
     assert alone.returncode == 0, alone.stderr
     programs = cache.programs()
-    ranked = mpiexec_json(2, "count", path, "--backend", "gpu", "--schedule", schedule, env=cache.env)
+    ranked = mpiexec_json(2, "count", path, "--backend", "gpu", "--schedule", schedule, "--ranks-per-gpu", 2,
+                          env=cache.env)
     assert ranked["mode"] == "replicated" and ranked["triangles"] == json.loads(alone.stdout)["triangles"]
     assert not cache.kernels(cache.programs() - programs)
     assert cache.programs() == programs
@@ -90,7 +127,7 @@ def test_a_store_counted_by_gpu_ranks_equals_cpu_ranks(tmp_path, cli, gpus):
 
     store = tmp_path / "parts.h5"
     on_gpu = mpiexec_json(max(2, len(gpus)), "count", "rmat:15", "--backend", "gpu", "-P", 6, "--store", store,
-                          "--scheme", "metis")
+                          "--scheme", "metis", "--ranks-per-gpu", 2)
     assert cli("count", "rmat:15", "--backend", "cpu", "-P", 6, "--store", tmp_path / "one.h5", "--scheme",
                "metis").code == 0
     with h5py.File(store) as ranked, h5py.File(tmp_path / "one.h5") as one:
@@ -109,7 +146,7 @@ def test_per_vertex_and_per_edge_on_gpu_ranks_equal_one_cpu_process(tmp_path, cl
     assert cli("count", graph, "--backend", "cpu", option, alone).code == 0
     ranked = tmp_path / "ranked.csv"
     result = mpiexec(max(len(gpus), 2), "count", graph, "--backend", "gpu", "-P", 5, "--schedule", schedule,
-                     option, ranked)
+                     "--ranks-per-gpu", 2, option, ranked)
     assert result.returncode == 0, result.stderr
     assert ranked.read_bytes() == alone.read_bytes()
 
@@ -129,11 +166,12 @@ def test_gpu_ranks_share_a_graph_that_fits_and_count_as_one_process(tmp_path, cl
     assert done.code == 0
     ranked = tmp_path / "ranked.csv"
     record = mpiexec_json(4, "count", graph, "--backend", "gpu", "--schedule", schedule, "--per-vertex", ranked,
-                          cwd=tmp_path)
+                          "--ranks-per-gpu", 4, cwd=tmp_path)
     assert record["mode"] == "replicated" and record["store"] is None
     assert ranked.read_bytes() == alone.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["alone.csv", "ranked.csv", *["graph.h5"] * (form == "h5")])
-    counted = mpiexec_json(4, "count", graph, "--backend", "gpu", "--schedule", schedule, cwd=tmp_path)
+    counted = mpiexec_json(4, "count", graph, "--backend", "gpu", "--schedule", schedule, "--ranks-per-gpu", 4,
+                           cwd=tmp_path)
     assert counted["mode"] == "replicated" and counted["triangles"] == json.loads(done.out)["triangles"]
     # built on rank 0's GPU (text) or uploaded by it (h5): every rank opens it there, none receives bytes
     assert [(r["graph_via"], r["received_bytes"]) for r in counted["rank_stats"]] == [("gpu", 0)] * 4
@@ -180,7 +218,7 @@ def test_gpu_ranks_over_their_limit_count_slices_of_the_shared_graph_and_unpin_i
     script = tmp_path / "spied.py"
     script.write_text(_SPIED)
     done = subprocess.run([*launcher(), "-n", "2", sys.executable, str(script), "count", "rmat:16", "--backend", "gpu",
-                           "--gpu-memory-limit", "4MiB", "--schedule", schedule, "--json"],
+                           "--gpu-memory-limit", "4MiB", "--schedule", schedule, "--ranks-per-gpu", "2", "--json"],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
@@ -227,7 +265,8 @@ def test_a_rank_whose_gpu_fails_its_warm_up_stops_the_job_before_any_rank_counts
     job = tmp_path / "job"
     job.mkdir()
     done = subprocess.run([*launcher(), "-n", "2", sys.executable, str(script), "count", "rmat:14", "-P", "4",
-                           "--backend", "gpu"], capture_output=True, text=True, timeout=300, cwd=job)
+                           "--backend", "gpu", "--ranks-per-gpu", "2"], capture_output=True, text=True, timeout=300,
+                          cwd=job)
     assert done.returncode == 2, done.stderr
     assert list(job.iterdir()) == []  # nothing left in the working directory
     assert "counting" not in done.stderr
