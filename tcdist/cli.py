@@ -4,7 +4,6 @@
 import json
 import os
 import sys
-import threading
 import traceback
 from contextlib import nullcontext
 
@@ -236,16 +235,6 @@ def _exit_status(e: BaseException, args, rank: int, stop: JobStop | None) -> int
     return 2
 
 
-def _start_driver(args) -> None:
-    """A count that may run on a GPU starts the CUDA driver on a thread at once: it runs in C
-    beside MPI's start and the count's imports (which hold the GIL), not after them. A driver
-    that fails to start fails again, and is said, where the count needs it."""
-    if args.command == "count" and args.backend != "cpu":
-        from tcdist.device.binding import start_driver
-
-        threading.Thread(target=start_driver, name="tcdist-cuinit", daemon=True).start()
-
-
 COMMANDS = {"count": cmd_count, "partition": _on_rank_zero(cmd_partition), "info": _on_rank_zero(cmd_info),
             "convert": _on_rank_zero(cmd_convert), "generate": _on_rank_zero(cmd_generate),
             "kernels": _on_rank_zero(cmd_kernels), "list": _on_rank_zero(cmd_list),
@@ -263,7 +252,6 @@ def main(argv=None):
     rank = launch_rank()
     signals.install()
     stop = None
-    _start_driver(args)
     with options_named(FLAGS):  # the library's errors name the options as this command line's flags
         try:
             comm = world()

@@ -43,17 +43,6 @@ def numba_threads(threads: int) -> Iterator[None]:
         compiled.set_threads(before)
 
 
-def start_driver() -> None:
-    """Start the CUDA driver where there is one (cuInit, 0.1-0.3 s: a foreign call, which lets go
-    of the GIL, so it runs beside Python's imports); no context is made on any GPU."""
-    import ctypes
-
-    try:
-        ctypes.CDLL("libcuda.so.1").cuInit(0)
-    except OSError:  # no driver: the count says so where it needs one
-        pass
-
-
 def bus_id(index: int) -> str:
     """The PCI bus id of visible GPU index, as the CUDA driver gives it without a context on the
     GPU (CuPy's would start one: a rank that only asks which GPU it would bind must not)."""
