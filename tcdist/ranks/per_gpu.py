@@ -14,7 +14,7 @@ import socket
 from dataclasses import replace
 
 from tcdist.errors import TcdistError, named
-from tcdist.ranks.comm import quiet_barrier
+from tcdist.ranks.comm import on_my_node, quiet_barrier
 from tcdist.ranks.guard import RemoteError
 from tcdist.results import RankResult, Timings, TriangleCount
 
@@ -41,12 +41,8 @@ def counting(comm, seated: tuple[int, str] | None, ranks_per_gpu: int):
     ranks that count, and None on a rank that waits."""
     from mpi4py import MPI
 
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
-    try:
-        before = node.allgather((comm.rank, None if seated is None else seated[1]))[:node.rank]
-    finally:
-        node.Free()
-    on_mine = [rank for rank, bus in before if seated is not None and bus == seated[1]]
+    node = on_my_node(comm, (comm.rank, None if seated is None else seated[1]))
+    on_mine = [rank for rank, bus in node if rank < comm.rank and seated is not None and bus == seated[1]]
     counts = len(on_mine) < ranks_per_gpu
     if comm.allreduce(counts, op=MPI.LAND):
         return comm, None

@@ -53,16 +53,16 @@ def count(comm, source, config: CountConfig, *, debug: bool = False) -> Triangle
     wait (ranks/per_gpu.py)."""
     start = time.perf_counter()
     if is_serial(comm):
-        return _count(comm, source, config, start, 0, debug)
+        return _count(comm, source, config, start, 0, 0, debug)
     local_rank, _ = node_local(comm)
     seated = collective(comm, lambda: per_gpu.seat(config.backend, local_rank), debug=debug)
     counting, counted_by = per_gpu.counting(comm, seated, config.ranks_per_gpu)
     if counting is comm:
-        return _count(comm, source, config, start, local_rank, debug)
+        return _count(comm, source, config, start, local_rank, comm.rank, debug)
     result = error = None
     if counting is not None:
         try:
-            result = _count(counting, source, config, start, local_rank, debug, rank=comm.rank)
+            result = _count(counting, source, config, start, local_rank, comm.rank, debug)
         except Exception as e:  # told to the ranks that wait, then raised (a signal ends every rank: ranks/stop.py)
             error = e
         finally:
@@ -70,11 +70,11 @@ def count(comm, source, config: CountConfig, *, debug: bool = False) -> Triangle
     return per_gpu.finish(comm, result, error, seated, counted_by, config.ranks_per_gpu)
 
 
-def _count(comm, source, config: CountConfig, start: float, local_rank: int, debug: bool,
-           rank: int | None = None) -> TriangleCount:
+def _count(comm, source, config: CountConfig, start: float, local_rank: int, rank: int,
+           debug: bool) -> TriangleCount:
     """count() on the ranks of comm, which all count; local_rank: this rank's among the ranks of
-    its node (which binds its GPU), rank: its rank in the job (as results name it) where comm
-    holds only the ranks that count."""
+    its node (which binds its GPU), rank: its rank in the job (as results name it; comm may hold
+    only the ranks that count)."""
     _, local_size = node_local(comm)  # the ranks that count on this node share its cores
     mine = []  # this rank's device, to close if another rank's resolve failed
 
@@ -95,7 +95,7 @@ def _count(comm, source, config: CountConfig, start: float, local_rank: int, deb
             builds = comm.rank == 0 and builds_graph(source)  # only rank 0 reads the source
             collective(comm, lambda: device.start_warm_up(config.per_vertex, builds, config.per_edge),
                        debug=debug)  # a GPU's goes on
-            return _count_on(comm, device, source, config, timings, start, comm.rank if rank is None else rank, debug)
+            return _count_on(comm, device, source, config, timings, start, rank, debug)
     finally:
         device.close()
 

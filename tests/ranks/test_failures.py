@@ -177,5 +177,5 @@ def test_a_device_resolved_here_is_closed_when_another_rank_s_resolve_failed(mon
     monkeypatch.setattr(run, "node_local", lambda comm: (0, 1))
     monkeypatch.setattr(CpuDevice, "close", lambda self: closed.append(self.kind))
     with pytest.raises(RemoteError, match="rank 1 \\(node2\\): --kernel nope is unknown"):
-        run._count(OtherRankFailed(), "complete:5", CountConfig(backend="cpu"), 0.0, 0, False)
+        run._count(OtherRankFailed(), "complete:5", CountConfig(backend="cpu"), 0.0, 0, 0, False)
     assert closed == ["cpu"]
