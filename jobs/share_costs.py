@@ -3,7 +3,8 @@
     python jobs/share_costs.py rmat:22 --shares 16 --threads 4 --out results/share-costs-rmat22.json
 
 The graph's rows are cut into --shares runs of equal estimated work (graph/work.py: each row's
-edges and the out-degrees of its out-neighbours, as ranks/prepare.py cuts them), and each share
+edges, the out-degrees of its out-neighbours and its wedges weighed by --wedge-weight, by
+default as CPU ranks cut them in ranks/prepare.py), and each share
 is counted by the CPU's `middle` kernel on --threads threads, as a rank of that many threads
 counts it: its in-edges (prepare) and its count, timed. Beside each share: its rows, edges, the
 wedges of its rows (d(d-1)/2 for a row of out-degree d, what `middle`'s lookups are bounded by)
@@ -20,6 +21,7 @@ import numpy as np
 import tcdist
 from tcdist import compiled
 from tcdist.count.cpu import count_middle, in_edges
+from tcdist.device.cpu import MIDDLE_WEDGE_WEIGHT
 from tcdist.graph.work import even_work
 
 
@@ -28,11 +30,13 @@ def main():
     p.add_argument("graph")
     p.add_argument("--shares", type=int, default=16)
     p.add_argument("--threads", type=int, default=1, help="CPU threads counting each share")
+    p.add_argument("--wedge-weight", type=int, default=MIDDLE_WEDGE_WEIGHT,
+                   help="probes a row's wedge weighs in the estimate (0: probes alone, as GPU ranks cut)")
     p.add_argument("--out")
     args = p.parse_args()
     graph = tcdist.load_graph(args.graph)
     rowptr, col = graph.rowptr, graph.col
-    bounds, work = even_work(graph, args.shares)
+    bounds, work = even_work(graph, args.shares, args.wedge_weight)
     compiled.set_threads(args.threads)
     count_middle(rowptr, col, min(graph.n, 2), 0)  # compiled before any share is timed
     degree = np.diff(rowptr).astype(np.int64)
@@ -56,7 +60,8 @@ def main():
           f"{max(seconds) / min(seconds):.2f}x the fastest, of equal estimates")
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"graph": args.graph, "shares": args.shares, "threads": args.threads, "rows": rows}, f, indent=1)
+            json.dump({"graph": args.graph, "shares": args.shares, "threads": args.threads,
+                       "wedge_weight": args.wedge_weight, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

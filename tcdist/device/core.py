@@ -32,6 +32,7 @@ class Device:
     gpu = None      # index among the visible GPUs
     bus_id = None
     gpu_peak_bytes = None  # the most the run's GPU arrays held at once (with a memory limit)
+    wedge_weight = 0  # probes a row's wedge weighs in the estimate that cuts shares (a GPU's kernels intersect)
 
     def __init__(self, *, kernel: str, threads: int, chosen, options: dict, memory_limit: int | None,
                  auto: Auto | None):

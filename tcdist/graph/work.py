@@ -20,20 +20,22 @@ def even_rows(rowptr, pieces):
     return bounds
 
 
-def probes_before(graph):
+def probes_before(graph, wedge_weight: int = 0):
     """The probes of the rows before each row (n + 1 of them) of a graph in host memory, a row's
-    probes being the out-degrees of its out-neighbours: what a part's statistics count as its work."""
+    probes being the out-degrees of its out-neighbours: what a part's statistics count as its work;
+    with a wedge_weight w, a row of out-degree d also weighs w d(d-1)/2, for its wedges."""
     bounds = even_rows(graph.rowptr, max(compiled.get_threads(), 1) * RANGES_PER_THREAD)
-    return _host_probes_before(graph.rowptr, graph.col, bounds)
+    return _host_probes_before(graph.rowptr, graph.col, bounds, wedge_weight)
 
 
 @jit(parallel=True, cache=True, nogil=True)
-def _host_probes_before(rowptr, col, bounds):
-    """Each run of rows (bounds) on a thread: each row's probes, then one prefix sum."""
+def _host_probes_before(rowptr, col, bounds, wedge_weight):
+    """Each run of rows (bounds) on a thread: each row's probes (and weighed wedges), then one prefix sum."""
     before = np.zeros(rowptr.size, np.int64)
     for run in prange(bounds.size - 1):
         for row in range(bounds[run], bounds[run + 1]):
-            probes = 0
+            degree = rowptr[row + 1] - rowptr[row]
+            probes = wedge_weight * (degree * (degree - 1) // 2)
             for edge in range(rowptr[row], rowptr[row + 1]):
                 target = col[edge]
                 probes += rowptr[target + 1] - rowptr[target]
@@ -41,18 +43,21 @@ def _host_probes_before(rowptr, col, bounds):
     return np.cumsum(before)
 
 
-def even_work(graph, pieces: int) -> tuple[np.ndarray, np.ndarray]:
+def even_work(graph, pieces: int, wedge_weight: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(bounds of up to `pieces` runs of consecutive rows of about equal work, the edges walked and
     the probes that intersecting them takes; each run's work), on the host, of a graph wherever it
-    lies: on a GPU, passes of tcdist's own program, so a ranked run loads nothing one process does not."""
+    lies: on a GPU, passes of tcdist's own program, so a ranked run loads nothing one process does not.
+    wedge_weight (a graph in host memory, for a CPU's kernel): each row's wedges weigh that many probes."""
     if graph.xp is np:
-        before = probes_before(graph) + graph.rowptr
+        before = probes_before(graph, wedge_weight) + graph.rowptr
         total = int(before[-1])
         goals = [total * k // pieces for k in range(pieces + 1)]
         bounds = np.searchsorted(before, goals, side="left")
     else:
         from tcdist.graph import gpu_build
 
+        if wedge_weight:
+            raise ValueError("wedges are weighed for a graph in host memory only")
         before = gpu_build.work_before(graph.rowptr, graph.col)
         total = int(before[-1])
         bounds = gpu_build.lower_bounds(before, [total * k // pieces for k in range(pieces + 1)])

@@ -154,7 +154,8 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
                 held.graph = replace(graph, rowptr=whole.rowptr, col=whole.col)
                 timings.transfer += time.perf_counter() - t0
             return _replicated(held, ranks, f"the graph needs {size_text(need)} on a device "
-                               f"and every rank may take {size_text(rank_budget)}", timings, device.bus_id)
+                               f"and every rank may take {size_text(rank_budget)}", timings, device.bus_id,
+                               wedge_weight=device.wedge_weight)
         replicated_not = f"the graph needs {size_text(need)} on a device, over the {size_text(rank_budget)} a rank " \
                          "may take"
         if config.parts is None:  # (--parts auto asks for LSTC's parts)
@@ -279,24 +280,26 @@ def _whole(graph, held: Held, budget: int | None = None) -> Prepared:
 SHARES_PER_RANK = 4
 
 
-def _replicated(held: Held, ranks: int, reason: str, timings: Timings, gpu: str | None, plan=None) -> Prepared:
+def _replicated(held: Held, ranks: int, reason: str, timings: Timings, gpu: str | None, plan=None,
+                wedge_weight: int = 0) -> Prepared:
     """Every rank holds the whole graph (ranks/share.py: opened where it lies on rank 0's GPU, gpu
     its bus id) and counts shares of its rows, of about equal estimated work (the edges of their
-    rows and the probes that intersecting them takes); or given the plan of slices of a graph
-    that does not fit a rank's device (held in host memory), those slices, each a share. The
-    estimate is timed as partition: it is what stands for LSTC's parts in this mode."""
+    rows, the probes that intersecting them takes, and their wedges by the device's wedge_weight);
+    or given the plan of slices of a graph that does not fit a rank's device (held in host memory),
+    those slices, each a share. The estimate is timed as partition: it is what stands for LSTC's
+    parts in this mode."""
     t0 = time.perf_counter()
     try:
-        return _shares_of(held, ranks, reason, gpu, plan)
+        return _shares_of(held, ranks, reason, gpu, plan, wedge_weight)
     finally:
         timings.partition += time.perf_counter() - t0
 
 
-def _shares_of(held: Held, ranks: int, reason: str, gpu: str | None, plan) -> Prepared:
+def _shares_of(held: Held, ranks: int, reason: str, gpu: str | None, plan, wedge_weight: int) -> Prepared:
     graph = held.graph
     if plan is not None:
         return _replicated_in(held, plan, [int(w) for w in slice_work(graph.rowptr, graph.col, plan)], reason)
-    bounds, work = even_work(graph, max(1, min(ranks * SHARES_PER_RANK, graph.n)))
+    bounds, work = even_work(graph, max(1, min(ranks * SHARES_PER_RANK, graph.n)), wedge_weight)
     shares = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])] or [(0, graph.n)]
     prepared = _replicated_in(held, shares, [int(w) for w in work] or [0], reason)
     if graph.xp is not np:

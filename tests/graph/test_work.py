@@ -17,10 +17,16 @@ def test_the_compiled_probes_before_each_row_are_the_row_by_row_sums(spec):
     assert np.array_equal(work.probes_before(graph), probes_row_by_row(graph))
 
 
-def _even_work_of_the_reference(graph, pieces):
-    """even_work's answer from the row-by-row probes: the rows where the work before them first
-    reaches k / pieces of the whole, the first 0 and the last n."""
-    before = probes_row_by_row(graph) + graph.rowptr
+def _wedges_before(graph):
+    """d(d-1)/2 of every row of out-degree d, summed before every row."""
+    out = np.diff(graph.rowptr).astype(np.int64)
+    return np.concatenate([[0], np.cumsum(out * (out - 1) // 2)])
+
+
+def _even_work_of_the_reference(graph, pieces, wedge_weight=0):
+    """even_work's answer from the row-by-row probes (and weighed wedges): the rows where the work
+    before them first reaches k / pieces of the whole, the first 0 and the last n."""
+    before = probes_row_by_row(graph) + graph.rowptr + wedge_weight * _wedges_before(graph)
     total = int(before[-1])
     bounds = [next(x for x in range(graph.n + 1) if before[x] >= total * k // pieces) for k in range(pieces + 1)]
     bounds = sorted(set([0, *bounds[1:-1], graph.n]))
@@ -29,11 +35,21 @@ def _even_work_of_the_reference(graph, pieces):
 
 @pytest.mark.parametrize("spec", ["rmat:12", "er:3000:20000", "grid:40:40", "er:5:0"])
 @pytest.mark.parametrize("pieces", [1, 3, 16])
-def test_rows_of_even_work_are_where_the_work_before_them_reaches_each_share(spec, pieces):
+@pytest.mark.parametrize("wedge_weight", [0, 4])
+def test_rows_of_even_work_are_where_the_work_before_them_reaches_each_share(spec, pieces, wedge_weight):
     graph = tcdist.load_graph(spec)
-    bounds, each = work.even_work(graph, pieces)
-    assert (bounds.tolist(), each.tolist()) == _even_work_of_the_reference(graph, pieces)
-    assert int(each.sum()) == graph.m + int(probes_row_by_row(graph)[-1])
+    bounds, each = work.even_work(graph, pieces, wedge_weight)
+    assert (bounds.tolist(), each.tolist()) == _even_work_of_the_reference(graph, pieces, wedge_weight)
+    wedges = int(_wedges_before(graph)[-1])
+    assert int(each.sum()) == graph.m + int(probes_row_by_row(graph)[-1]) + wedge_weight * wedges
+
+
+def test_weighed_wedges_move_the_shares_of_a_skewed_graph_toward_its_dense_rows():
+    """RMAT's last rows (highest degree rank) hold most wedges: weighed, the last share has fewer rows."""
+    graph = tcdist.load_graph("rmat:12")
+    plain, _ = work.even_work(graph, 8)
+    weighed, _ = work.even_work(graph, 8, 4)
+    assert weighed[-2] > plain[-2]
 
 
 @pytest.mark.gpu
