@@ -16,8 +16,9 @@ from tcdist.partition.part import Part
 
 INLINE_EDGES = 1 << 16  # a part or slice of fewer edges is counted on the calling thread (milliseconds)
 # `middle` walks a row's wedges, which probes miss: shares of RMAT-22 and -23 of equal probes took
-# 2.5-3.3 times one another on 4 threads of a 16-core Xeon; weighing a wedge as 4 probes (2-10
-# tried) brought them within 1.5 times, and four ranks' loads within 1.02 times of each other
+# up to 2.7-3.4 times one another on 4 threads of a 16-core Xeon; weighing a wedge as 4 probes
+# (2-10 tried) brought that to 1.4-1.75 times, and the slowest of four ranks' loads from 1.25-1.39
+# to 1.03-1.06 times their mean (jobs/share_costs.py)
 MIDDLE_WEDGE_WEIGHT = 4
 
 
