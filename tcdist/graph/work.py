@@ -48,22 +48,20 @@ def even_work(graph, pieces: int, wedge_weight: int = 0) -> tuple[np.ndarray, np
     the probes that intersecting them takes; each run's work), on the host, of a graph wherever it
     lies: on a GPU, passes of tcdist's own program, so a ranked run loads nothing one process does not.
     wedge_weight (a graph in host memory, for a CPU's kernel): each row's wedges weigh that many probes."""
-    if graph.xp is np:
+    on_host = graph.xp is np
+    if on_host:
         before = probes_before(graph, wedge_weight) + graph.rowptr
-        total = int(before[-1])
-        goals = [total * k // pieces for k in range(pieces + 1)]
-        bounds = np.searchsorted(before, goals, side="left")
     else:
         from tcdist.graph import gpu_build
 
         if wedge_weight:
             raise ValueError("wedges are weighed for a graph in host memory only")
         before = gpu_build.work_before(graph.rowptr, graph.col)
-        total = int(before[-1])
-        bounds = gpu_build.lower_bounds(before, [total * k // pieces for k in range(pieces + 1)])
+    goals = [int(before[-1]) * k // pieces for k in range(pieces + 1)]
+    bounds = np.searchsorted(before, goals, side="left") if on_host else gpu_build.lower_bounds(before, goals)
     bounds[0], bounds[-1] = 0, graph.n
     bounds = np.unique(bounds)
-    at = before[bounds] if graph.xp is np else gpu_build.take(before, graph.xp.asarray(bounds)).get()
+    at = before[bounds] if on_host else gpu_build.take(before, graph.xp.asarray(bounds)).get()
     return bounds, np.diff(at)
 
 
