@@ -31,7 +31,7 @@ Exit status: 0 on success, 2 for bad input or options (one line on stderr), 1 wh
 fails for another reason, 128+N when ended by signal N."""
 
 
-_USAGE_ERROR_WAIT_S = 10
+_USAGE_ERROR_WAIT_S = 1  # seconds a rank other than 0 leaves rank 0 to say a usage error
 _GRAPH_HELP = "file or generator spec (default: embedded ego-Facebook)"
 FLAGS = {name: "--" + name.replace("_", "-") for name in OPTIONS}  # how the library's errors name options here
 
@@ -50,10 +50,9 @@ class _Parser(argparse.ArgumentParser):
         if launch_rank() == 0:  # every rank parses the same arguments: say it once
             sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         elif launched_by_mpi():
-            # Leave rank 0 time to say it: a launcher that sees a rank fail kills the others, and
-            # Open MPI's mpirun once killed rank 0 before it had. Rank 0's own exit ends the wait
-            # (the launcher then kills this rank). No MPI here: MPI_Init waits for every rank,
-            # and one may never start it (--help).
+            # Leave rank 0 a moment to say it: a launcher that sees a rank fail kills the others, and
+            # Open MPI's mpirun once killed rank 0 before it had (every rank has parsed by then: they
+            # start alike). No MPI here: MPI_Init waits for every rank, and one may never start it (--help).
             time.sleep(_USAGE_ERROR_WAIT_S)
         raise SystemExit(2)
 

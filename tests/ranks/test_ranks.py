@@ -142,8 +142,10 @@ def test_only_rank_zero_reports_an_error_and_every_rank_exits_2():
     result = mpiexec(3, "count", DATASETS / "no-such-graph.txt", "--backend", "cpu")
     assert result.returncode == 2
     assert result.stderr.count("tcdist: error:") == 1 and "no-such-graph.txt" in result.stderr
+    started = time.monotonic()
     result = mpiexec(3, "count", "--parts", "0")
     assert result.returncode == 2 and result.stderr.count("error: argument --parts") == 1
+    assert time.monotonic() - started < 5  # the ranks that do not say it leave within a second or so
 
 
 def test_a_usage_error_does_not_wait_for_a_rank_that_never_parses_the_same(tmp_path):
