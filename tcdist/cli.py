@@ -5,7 +5,6 @@ import json
 import os
 import sys
 import traceback
-from contextlib import nullcontext
 
 from tcdist import progress, report, signals
 from tcdist.config import (
@@ -257,7 +256,7 @@ def main(argv=None):
             comm = world()
             rank = comm.rank
             stop = JobStop(comm) if comm.size > 1 else None  # a signal to one rank stops every rank
-            with signals.on_signal(stop.stop) if stop else nullcontext():
+            with signals.on_signal(stop.stop if stop else signals.end_when_stuck):
                 progress.enable(rank == 0 and not (args.json or args.quiet))
                 code = COMMANDS[args.command](args, comm)
                 signals.check()

@@ -12,13 +12,15 @@ inside C (an MPI collective, a compiled loop). So the signal is also written to 
 there (ranks/stop.py tells the other ranks and, if the main thread stays stuck, ends the
 process), after the files named by ``temporary`` are removed: at once, since a launcher may follow
 SIGTERM with SIGKILL soon after. The main thread then finds them gone, as the end it was going to
-make anyway.
+make anyway. One process whose main thread has not ended UNWIND_S after the signal (inside a
+compiled loop, or waiting for its threads to leave theirs) is ended from there (``end_when_stuck``).
 """
 
 import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -27,6 +29,8 @@ _received = None
 _temporaries: set[str] = set()
 _callbacks: list[Callable[[int], None]] = []
 _wakeup = None  # the pipe's end the C handler writes each signal's number to
+_said = threading.Lock()  # held by the one say_stopped that prints
+UNWIND_S = 0.5  # a process still running this long after a signal is ended (end_when_stuck)
 
 
 class Stopped(BaseException):
@@ -96,9 +100,26 @@ def name(signum: int) -> str:
 
 
 def say_stopped(signum: int) -> None:
-    """The one line a stopped run ends with, in one write (a launcher merges its ranks' output)."""
+    """The one line a stopped run ends with, in one write (a launcher merges its ranks' output), once."""
+    if not _said.acquire(blocking=False):
+        return
     sys.stderr.write(f"tcdist: stopped by {name(signum)} (temporary files removed)\n")
     sys.stderr.flush()
+
+
+def end_when_stuck(signum: int) -> None:
+    """An on_signal callback for one process: if it has not ended UNWIND_S from now, say so and end
+    it with 128 + signum (its temporaries are gone already; its outputs are committed or not)."""
+    threading.Thread(target=_end_after_unwind, args=(signum,), name="tcdist-signals-end", daemon=True).start()
+
+
+def _end_after_unwind(signum: int) -> None:
+    time.sleep(UNWIND_S)
+    try:
+        say_stopped(signum)
+        sys.stdout.flush()
+    finally:  # (a closed stdout's error must not keep the process)
+        os._exit(128 + signum)
 
 
 def check():

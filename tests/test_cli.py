@@ -292,3 +292,21 @@ def test_count_help_points_at_tcdist_kernels_in_one_line():
     assert " ".join(entry.split()) == "--kernel NAME[:OPTION=VALUE,...] counting kernel and its options; " \
                                       "`tcdist kernels` lists them [auto]"
     assert "lstc-group" not in text
+
+
+def test_a_signal_ends_a_count_in_its_kernels_within_two_seconds(tmp_path):
+    """SIGINT while the CPU's threads run a per-edge count (seconds of compiled work each): the
+    process ends within 2 s, with status 130, and leaves no output or temporary behind."""
+    import signal
+    import time
+
+    out = tmp_path / "edges.csv"
+    job = subprocess.Popen([sys.executable, "-m", "tcdist", "count", "rmat:19", "--backend", "cpu", "--threads", "2",
+                            "--per-edge", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(6)  # past the start: generating, building or counting
+    signalled = time.monotonic()
+    job.send_signal(signal.SIGINT)
+    _, err = job.communicate(timeout=120)
+    assert time.monotonic() - signalled < 2.0, err
+    assert job.returncode == 130 and "stopped by SIGINT" in err
+    assert list(tmp_path.iterdir()) == []

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 _STUCK = """
 import sys, threading, time
 import numba, numpy as np
@@ -50,3 +52,25 @@ def test_a_signal_removes_the_temporaries_while_the_main_thread_is_in_compiled_c
         job.kill()
         job.communicate()
     assert not os.path.exists(path)
+
+
+_STUCK_PROCESS = _STUCK.replace("with signals.temporary(path):", "with signals.on_signal(signals.end_when_stuck), signals.temporary(path):")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_one_process_stuck_in_compiled_code_ends_soon_after_a_signal(tmp_path, signum):
+    """The command line's one process: a main thread that cannot unwind (a compiled kernel runs for
+    minutes) is ended from the watching thread, with the signal's status and one line."""
+    path = tmp_path / ".out.tmp-1"
+    job = subprocess.Popen([sys.executable, "-c", _STUCK_PROCESS, str(path)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        assert job.stdout.readline() == "ready\n"
+        signalled = time.monotonic()
+        job.send_signal(signum)
+        _, err = job.communicate(timeout=30)
+        assert time.monotonic() - signalled < 2.0
+    finally:
+        job.kill()
+    assert job.returncode == 128 + signum and not path.exists()
+    assert err.count("tcdist: stopped by") == 1, err
