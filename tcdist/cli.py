@@ -3,6 +3,7 @@
 
 import json
 import os
+import stat
 import sys
 import traceback
 
@@ -234,6 +235,23 @@ def _exit_status(e: BaseException, args, rank: int, stop: JobStop | None) -> int
     return 2
 
 
+def _refuse_unread_input(args, comm) -> None:
+    """A graph piped or redirected in, with no GRAPH named, would go unread while tcdist answers for
+    another (the embedded graph, the environment): refuse, and say how to read it. Not under a
+    launcher, which may give rank 0 a pipe for standard input whatever the job reads."""
+    from tcdist.ranks.comm import is_serial
+
+    if getattr(args, "graph", "") is not None or not is_serial(comm):
+        return
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # no standard input at all
+        return
+    if stat.S_ISFIFO(mode) or stat.S_ISREG(mode):
+        raise TcdistError(f"standard input is a pipe or a file, but no GRAPH was named: to read it, name it as - "
+                          f"(tcdist {args.command} - ...)")
+
+
 COMMANDS = {"count": cmd_count, "partition": _on_rank_zero(cmd_partition), "info": _on_rank_zero(cmd_info),
             "convert": _on_rank_zero(cmd_convert), "generate": _on_rank_zero(cmd_generate),
             "kernels": _on_rank_zero(cmd_kernels), "list": _on_rank_zero(cmd_list),
@@ -258,6 +276,7 @@ def main(argv=None):
             stop = JobStop(comm) if comm.size > 1 else None  # a signal to one rank stops every rank
             with signals.on_signal(stop.stop if stop else signals.end_when_stuck):
                 progress.enable(rank == 0 and not (args.json or args.quiet))
+                _refuse_unread_input(args, comm)
                 code = COMMANDS[args.command](args, comm)
                 signals.check()
             return code

@@ -310,3 +310,18 @@ def test_a_signal_ends_a_count_in_its_kernels_within_two_seconds(tmp_path):
     assert time.monotonic() - signalled < 2.0, err
     assert job.returncode == 130 and "stopped by SIGINT" in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["count", "list", "info"])
+def test_a_graph_piped_in_with_no_graph_named_is_refused_and_dash_reads_it(tmp_path, command):
+    """`cat g.txt | tcdist count` counted the embedded graph without a word; now it is refused,
+    naming -, and the advice read as written counts the piped graph."""
+    triangle = "1 2\n2 3\n3 1\n"
+    extra = ["-o", tmp_path / "t.csv"] if command == "list" else ["--backend", "cpu"] if command == "count" else []
+    refused = run_module(command, *extra, input=triangle)
+    assert refused.returncode == 2 and "no GRAPH was named" in refused.stderr and " - " in refused.stderr
+    assert "Traceback" not in refused.stderr and not (tmp_path / "t.csv").exists()
+    read = run_module(command, "-", *extra, "--json", input=triangle)
+    assert read.returncode == 0, read.stderr
+    record = json.loads(read.stdout)
+    assert record.get("triangles", record.get("m")) == (3 if command == "info" else 1)
