@@ -1,4 +1,4 @@
-"""slurm/cluster.sh under a real Slurm (../shared/slurm-local.sh, which .ci/run starts)."""
+"""slurm/cluster.sh under a real Slurm (slurm/local.sh, which .ci/run starts)."""
 
 import json
 import os
@@ -18,8 +18,8 @@ def sbatch():
     why = "sbatch not found" if found is None else _controller_down()
     if why:
         if os.environ.get("CI"):
-            pytest.fail(f"{why}: .ci/run starts a one-node Slurm with ../shared/slurm-local.sh")
-        pytest.skip(f"{why} (bash ../shared/slurm-local.sh start brings one up)")
+            pytest.fail(f"{why}: .ci/run starts a one-node Slurm with slurm/local.sh")
+        pytest.skip(f"{why} (as root, bash slurm/local.sh start brings one up on Debian or Ubuntu)")
     return found
 
 
