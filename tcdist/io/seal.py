@@ -23,6 +23,7 @@ import re
 from contextlib import contextmanager
 
 from tcdist.errors import InputError
+from tcdist.io.write import new_h5
 
 MAGIC = b"tcdist-seal 1 "
 _FIRST_LINE = re.compile(rb"tcdist-seal 1 (\d{3,10})\n")
@@ -40,9 +41,7 @@ def _block_size(datasets: int) -> int:
 def sealed_file(path, kind: str, version: int, datasets: int):
     """A new HDF5 file at path, open for writing, sealed when the block ends; datasets is (at
     least) how many datasets will be written, to size the seal."""
-    import h5py
-
-    with h5py.File(path, "w", userblock_size=_block_size(datasets)) as f:
+    with new_h5(path, _block_size(datasets)) as f:
         yield f
     write_seal(path, kind, version)
 

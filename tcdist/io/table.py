@@ -4,7 +4,7 @@ the file's name; to a stream as CSV. The per-vertex and per-edge files are such 
 from __future__ import annotations
 
 from tcdist.errors import OptionError
-from tcdist.io.write import atomic_path, stream_fd, stream_writer, suffix_kind
+from tcdist.io.write import atomic_path, new_h5, stream_fd, stream_writer, suffix_kind
 
 TABLE_KINDS = {".csv": "csv", ".parquet": "parquet", ".h5": "hdf5", ".hdf5": "hdf5"}
 
@@ -29,7 +29,7 @@ def write_table(columns: dict, path, option: str) -> None:
         if kind == "hdf5":
             import h5py
 
-            with h5py.File(tmp, "w") as f:
+            with new_h5(tmp) as f:
                 for name, values in columns.items():
                     if values.dtype == object:  # labels, as HDF5 strings
                         f.create_dataset(name, data=values.astype(str).astype(object), dtype=h5py.string_dtype())

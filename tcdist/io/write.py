@@ -185,16 +185,42 @@ def atomic_path(path, *, replace=True):
     try:
         with signals.temporary(tmp):
             yield tmp
+        _sync(tmp)
         signals.check()  # never put in place what a signal interrupted, even if the signal was swallowed
         if replace:
             os.replace(tmp, target)
         else:
             _link_new(tmp, target, path)
-    except OSError as e:
+    except (OSError, RuntimeError) as e:
+        if isinstance(e, RuntimeError) and not _HDF5_ERRNO.search(str(e)):
+            raise
         raise TcdistError(f"{path}: cannot write ({_os_problem(e)})") from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def _sync(path) -> None:
+    """Wait until the file's bytes are on disk: a write that a file system refuses late (NFS, a quota) fails here."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def new_h5(path, userblock_size: int = 0):
+    """A new HDF5 file at path, open for writing. Without a sieve buffer: each dataset reaches the
+    file as it is written, so a full disk fails there (libhdf5 crashed closing a file whose cached
+    writes had failed)."""
+    import h5py
+
+    access = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    access.set_sieve_buf_size(0)
+    creation = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+    if userblock_size:
+        creation.set_userblock(userblock_size)
+    return h5py.File(h5py.h5f.create(os.fsencode(path), h5py.h5f.ACC_TRUNC, fapl=access, fcpl=creation))
 
 
 def this_process() -> str:
@@ -237,9 +263,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
+_HDF5_ERRNO = re.compile(r"errno = (\d+)")  # how libhdf5 reports a failed system call (h5py may raise RuntimeError)
+
+
 def _os_problem(error: OSError) -> str:
     """The reason of a failed write in a few words (HDF5 puts errno and a multi-line report in its text)."""
-    found = re.search(r"errno = (\d+)", str(error))
+    found = _HDF5_ERRNO.search(str(error))
     if found:
         return os.strerror(int(found.group(1)))
     if error.errno:

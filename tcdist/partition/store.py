@@ -121,8 +121,8 @@ class StoreWriter:
                     to_numpy(values).astype(dtype or (np.int32 if self.p.num_parts < 2**31 else np.int64))))
                 if values is not None:
                     self.file[name].attrs["checksum"] = self.root_checksums[name]
-        except BaseException:
-            self._stack.close()
+        except BaseException as e:
+            self._stack.__exit__(type(e), e, e.__traceback__)  # the temporary removed, never put in place
             raise
         return self
 

@@ -176,9 +176,10 @@ class StoreGather:
         """Every rank has counted: wait for the last parts to be written, then seal the store."""
         self._closing.set()
         self._thread.join()
-        if self.error is not None:
-            raise self.error
         writer, self.writer = self.writer, None
+        if self.error is not None:  # the file removed; a failed write (a full disk) said in one line
+            writer.__exit__(type(self.error), self.error, self.error.__traceback__)
+            raise self.error
         writer.__exit__(None, None, None)
 
     def abandon(self) -> None:

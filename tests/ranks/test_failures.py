@@ -65,7 +65,9 @@ def test_ctrl_c_stops_a_long_cpu_kernel_at_once():
     assert job.returncode == 130 and time.monotonic() - sent < 2, err
 
 
-def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
+@pytest.fixture
+def full_disk(tmp_path):
+    """A folder on a 256 KiB tmpfs: a store of rmat:14 does not fit it."""
     small = tmp_path / "small"
     small.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", small], capture_output=True).returncode:
@@ -73,12 +75,45 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
             pytest.fail("cannot mount a small tmpfs to fill (CI runs as root)")
         pytest.skip("mounting a small tmpfs needs root")
     try:
-        for output in ("g.h5", "g.txt"):
-            result = run_module("convert", "rmat:14", small / output)
-            assert result.returncode == 2 and "No space left on device" in one_line(result.stderr)
-            assert list(small.iterdir()) == []
+        yield small
     finally:
         subprocess.run(["umount", small], check=True)
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(full_disk):
+    for output in ("g.h5", "g.txt"):
+        result = run_module("convert", "rmat:14", full_disk / output)
+        assert result.returncode == 2 and "No space left on device" in one_line(result.stderr)
+        assert list(full_disk.iterdir()) == []
+
+
+def test_a_store_written_on_a_full_disk_leaves_the_previous_one_as_it_was(full_disk):
+    """libhdf5 crashed closing a store whose cached writes had failed (exit 139, a full-size
+    temporary left); a count's store that failed to open was put in place as a 0-byte file."""
+    store = full_disk / "s.h5"
+    assert run_module("partition", "complete:20", "-P", 2, "-o", store).returncode == 0
+    before = store.read_bytes()
+    result = run_module("partition", "rmat:14", "-P", 4, "-o", store, "--force")
+    assert result.returncode == 2 and one_line(result.stderr) == (
+        f"tcdist: error: {store}: cannot write (No space left on device)")
+    assert store.read_bytes() == before and list(full_disk.iterdir()) == [store]
+    filler = full_disk / "filler"  # the disk full before the new store's first byte
+    filler.write_bytes(b"\0" * (256 * 1024 - len(before) - 4096))
+    result = run_module("count", "rmat:14", "-P", 4, "--store", full_disk / "t.h5", "--backend", "cpu")
+    assert result.returncode == 2 and one_line(result.stderr) == (
+        f"tcdist: error: {full_disk / 't.h5'}: cannot write (No space left on device)")
+    assert sorted(full_disk.iterdir()) == [filler, store]
+
+
+@pytest.mark.mpi
+def test_a_store_gathered_from_ranks_on_a_full_disk_is_one_line_on_every_rank(full_disk):
+    """Rank 0's write failed in its gathering thread and came out as a traceback (exit 1)."""
+    from mpi_launch import mpiexec
+
+    result = mpiexec(2, "count", "rmat:14", "-P", 4, "--store", full_disk / "t.h5", "--backend", "cpu")
+    assert result.returncode == 2 and one_line(result.stderr) == (
+        f"tcdist: error: {full_disk / 't.h5'}: cannot write (No space left on device)")
+    assert list(full_disk.iterdir()) == []
 
 
 def test_too_little_memory_is_refused_with_an_estimate():
