@@ -1,6 +1,7 @@
 """The command line as a user meets it."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -325,3 +326,17 @@ def test_a_graph_piped_in_with_no_graph_named_is_refused_and_dash_reads_it(tmp_p
     assert read.returncode == 0, read.stderr
     record = json.loads(read.stdout)
     assert record.get("triangles", record.get("m")) == (3 if command == "info" else 1)
+
+
+@pytest.mark.parametrize("args", [["count", "complete:5"], ["info", "complete:5"], ["count", "complete:5", "--json"]])
+def test_a_full_or_closed_standard_output_is_an_error(args):
+    """Both ended with status 0: nothing printed where stdout was closed (>&-), and Python's own
+    report of a failed flush at exit where it was full."""
+    command = [sys.executable, "-m", "tcdist", *args]
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert result.returncode == 2 and result.stderr == (
+        "tcdist: error: cannot write to standard output (No space left on device)\n")
+    result = subprocess.run(command, stderr=subprocess.PIPE, text=True, timeout=300, preexec_fn=lambda: os.close(1))
+    assert result.returncode == 2 and result.stderr == (
+        "tcdist: error: standard output is closed; tcdist prints its result there (redirect it to a file)\n")
