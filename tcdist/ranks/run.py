@@ -27,7 +27,7 @@ from tcdist.config import CountConfig
 from tcdist.device import Device, resolve
 from tcdist.device.binding import idle_node_threads, numba_threads
 from tcdist.edge_triangles import EdgeCredits, per_edge_result, summed
-from tcdist.errors import TcdistError
+from tcdist.errors import InputError, TcdistError
 from tcdist.partition import slices
 from tcdist.partition.host import PartBuilder, iter_parts_host
 from tcdist.partition.journal import Journal
@@ -276,11 +276,21 @@ def _my_parts(comm, config: CountConfig, prepared: Prepared):
     return mine, len(mine)
 
 
+def _open_store(path) -> Store:
+    """The store rank 0 opened, opened by this rank: one it cannot read (on a file system of rank 0's host alone) is
+    an error of the run, named, on every rank."""
+    try:
+        return Store(path)
+    except OSError as e:
+        raise InputError(path, f"this rank cannot read it ({e.strerror or e}); every rank reads the store: put it on "
+                               "a file system that every host of the job shares") from None
+
+
 def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, in_memory, credits, edges, read: list,
                 debug: bool) -> list[PartResult]:
     """Count this rank's parts, from memory (rank 0's parts with one rank; shares of the whole graph,
     replicated) or from the store every rank opens; read[0] receives the bytes read from it."""
-    store = None if in_memory is not None else collective(comm, lambda: Store(prepared.store), debug=debug)
+    store = None if in_memory is not None else collective(comm, lambda: _open_store(prepared.store), debug=debug)
 
     def from_store(index: int) -> Part:
         part = store.part(index)

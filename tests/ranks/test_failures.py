@@ -4,6 +4,7 @@ import json
 import os
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -214,3 +215,21 @@ def test_a_device_resolved_here_is_closed_when_another_rank_s_resolve_failed(mon
     with pytest.raises(RemoteError, match="rank 1 \\(node2\\): --kernel nope is unknown"):
         run._count(OtherRankFailed(), "complete:5", CountConfig(backend="cpu"), 0.0, 0, 0, False)
     assert closed == ["cpu"]
+
+
+@pytest.mark.mpi
+def test_a_store_one_rank_cannot_read_is_one_line_on_every_rank(tmp_path):
+    """Rank 1 sees the store's folder empty (a tmpfs mounted over it in a mount namespace of its own:
+    a file system rank 0's host alone has); it failed with a traceback, and rank 0 said 'failed:
+    FileNotFoundError' (exit 1)."""
+    from mpi_launch import launcher
+
+    store = tmp_path / "s.h5"
+    assert run_module("partition", "rmat:8", "-P", 4, "-o", store).returncode == 0
+    count = [sys.executable, "-m", "tcdist", "count", store, "--backend", "cpu"]
+    hidden = ["unshare", "-m", "sh", "-c", f'mount -t tmpfs tmpfs "{tmp_path}" && exec "$@"', "sh", *count]
+    result = subprocess.run([*launcher(), "-n", "1", *count, ":", "-n", "1", *hidden], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 2 and one_line(result.stderr) == (
+        f"tcdist: error: rank 1 ({socket.gethostname()}): {store}: this rank cannot read it (No such file or "
+        "directory); every rank reads the store: put it on a file system that every host of the job shares")
