@@ -46,7 +46,7 @@ def cmd_count(args, comm):
     from tcdist.api import count_triangles
     from tcdist.io.per_edge import per_edge_kind, write_per_edge
     from tcdist.io.per_vertex import per_vertex_kind, write_per_vertex
-    from tcdist.io.write import check_outputs, stream_fd
+    from tcdist.io.write import check_outputs, outputs_together, stream_fd
     from tcdist.ranks.guard import collective
 
     tables = {"per_vertex": per_vertex_kind, "per_edge": per_edge_kind}
@@ -69,16 +69,17 @@ def cmd_count(args, comm):
                         labels=args.labels, debug=args.debug)
     if comm.rank != 0:
         return 0
-    if r.per_vertex is not None:
-        write_per_vertex(r.per_vertex, args.per_vertex)
-    if r.per_edge is not None:
-        write_per_edge(r.per_edge, args.per_edge)
-    files = (args.per_vertex, args.per_edge)
-    on_stdout = [path is not None and stream_fd(path) == 1 for path in files]
-    shown = ("standard output" if out else path for out, path in zip(on_stdout, files))
-    lines = [str(r.triangles)] if args.quiet else report.count_lines(r, *shown)
-    # with a per-vertex or per-edge CSV on stdout, the summary goes to stderr: stdout stays one CSV
-    _emit(args, r.to_dict(), lines, r.warnings, out=sys.stderr if any(on_stdout) else None)
+    with outputs_together():  # a file that fails (a full disk) replaces none of the others
+        if r.per_vertex is not None:
+            write_per_vertex(r.per_vertex, args.per_vertex)
+        if r.per_edge is not None:
+            write_per_edge(r.per_edge, args.per_edge)
+        files = (args.per_vertex, args.per_edge)
+        on_stdout = [path is not None and stream_fd(path) == 1 for path in files]
+        shown = ("standard output" if out else path for out, path in zip(on_stdout, files))
+        lines = [str(r.triangles)] if args.quiet else report.count_lines(r, *shown)
+        # with a per-vertex or per-edge CSV on stdout, the summary goes to stderr: stdout stays one CSV
+        _emit(args, r.to_dict(), lines, r.warnings, out=sys.stderr if any(on_stdout) else None)
     return 0
 
 

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _received = None
 _temporaries: set[str] = set()
+_written: list = []  # the outputs this run has put in place
 _callbacks: list[Callable[[int], None]] = []
 _wakeup = None  # the pipe's end the C handler writes each signal's number to
 _said = threading.Lock()  # held by the one say_stopped that prints
@@ -54,6 +55,7 @@ def install():
     would be printed as "Exception ignored ... Traceback"; it is dropped silently instead, and
     ``check()`` stops the run at the next step.
     """
+    _written.clear()  # a new run (the CLI's main, also called again in one process)
     for signum in HANDLED:
         signal.signal(signum, _handler)
     default = sys.unraisablehook
@@ -103,8 +105,14 @@ def say_stopped(signum: int) -> None:
     """The one line a stopped run ends with, in one write (a launcher merges its ranks' output), once."""
     if not _said.acquire(blocking=False):
         return
-    sys.stderr.write(f"tcdist: stopped by {name(signum)} (temporary files removed)\n")
+    done = f"; already written: {', '.join(map(str, _written))}" if _written else ""
+    sys.stderr.write(f"tcdist: stopped by {name(signum)} (temporary files removed{done})\n")
     sys.stderr.flush()
+
+
+def written(path) -> None:
+    """path was put in place: a stop from now on does not undo it, and says so."""
+    _written.append(path)
 
 
 def end_when_stuck(signum: int) -> None:

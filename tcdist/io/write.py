@@ -13,13 +13,14 @@ links) and a terminal, pipe or socket that is the process's standard output or e
 outputs that take one (the JSON record, the per-vertex CSV); other outputs refuse them.
 """
 
+import hashlib
 import os
 import re
 import socket
 import stat
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
@@ -52,6 +53,10 @@ def output_target(path, inputs=(), *, replace=True) -> str:
     directory = os.path.dirname(target)
     if not os.path.isdir(directory):
         raise TcdistError(f"{path}: directory {os.path.dirname(os.path.abspath(path))} does not exist")
+    longest = name_max(directory)
+    if len(os.fsencode(os.path.basename(target))) > longest:
+        raise TcdistError(f"{path}: the name is longer than the file system allows ({longest} bytes); choose a "
+                          "shorter one")
     if os.path.exists(target):
         mode = os.stat(target).st_mode
         if stat.S_ISDIR(mode):
@@ -174,30 +179,76 @@ def stream_writer(fd: int, path):
 
 @contextmanager
 def atomic_path(path, *, replace=True):
-    """Yield a temporary name beside the target of path; put it in place only if the block succeeds.
+    """Yield a temporary name beside the target of path; put it in place only if the block succeeds
+    (inside outputs_together: when that block ends, with the run's other outputs).
 
     replace=False: fail with OutputExists rather than replace a file that appeared meanwhile.
     Errors of the file system (full disk, no permission) become one-line TcdistErrors.
     """
     target = output_target(path)
-    tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp-{this_process()}")
+    tmp = temporary_name(target)
     stale_beside(target)  # what writes of this file by processes now gone left behind
+    held = False
     try:
-        with signals.temporary(tmp):
+        with _said(path), signals.temporary(tmp):
             yield tmp
-        _sync(tmp)
+            _sync(tmp)
+            if _together is not None:  # put in place with the run's other outputs (outputs_together)
+                pending, registered = _together
+                registered.enter_context(signals.temporary(tmp))
+                pending.append((tmp, target, path, replace))
+                held = True
+        if not held:
+            _put_in_place(tmp, target, path, replace)
+    finally:
+        if not held and os.path.exists(tmp):
+            os.remove(tmp)
+
+
+_together = None  # (the files written, their temporaries' registrations) while outputs_together's block runs
+
+
+@contextmanager
+def outputs_together():
+    """The files atomic_path writes inside the block are put in place together at its end, once
+    every one is written: one that fails (a full disk) leaves every target as it was."""
+    global _together
+    if _together is not None:
+        raise RuntimeError("internal error: outputs_together inside outputs_together")
+    pending = []
+    with ExitStack() as registered:  # each temporary stays one of the run's until it is in place or removed
+        _together = pending, registered
+        try:
+            yield
+            _together = None
+            for tmp, target, path, replace in pending:
+                _put_in_place(tmp, target, path, replace)
+        finally:
+            _together = None
+            for tmp, *_ in pending:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
+
+
+@contextmanager
+def _said(path):
+    """A failure of the file system (of HDF5's writes too) as one line naming the output."""
+    try:
+        yield
+    except (OSError, RuntimeError) as e:
+        if isinstance(e, RuntimeError) and not _HDF5_ERRNO.search(str(e)):
+            raise
+        raise TcdistError(f"{path}: cannot write ({_os_problem(e)})") from None
+
+
+def _put_in_place(tmp, target, path, replace) -> None:
+    with _said(path):
         signals.check()  # never put in place what a signal interrupted, even if the signal was swallowed
         if replace:
             os.replace(tmp, target)
         else:
             _link_new(tmp, target, path)
-    except (OSError, RuntimeError) as e:
-        if isinstance(e, RuntimeError) and not _HDF5_ERRNO.search(str(e)):
-            raise
-        raise TcdistError(f"{path}: cannot write ({_os_problem(e)})") from None
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        signals.written(path)
 
 
 def _sync(path) -> None:
@@ -249,8 +300,34 @@ def remove_stale(directory: str, pattern: str) -> list[str]:
 def stale_beside(path) -> list[str]:
     """Remove what writes of path by processes now gone (on this host) left beside it."""
     target = os.path.realpath(path)
-    base = re.escape(f".{os.path.basename(target)}.tmp-")
-    return remove_stale(os.path.dirname(target), base + r"(.+-\d+)")
+    return remove_stale(os.path.dirname(target), re.escape(_temporary_start(target)) + r"(.+-\d+)")
+
+
+def temporary_name(target) -> str:
+    """.NAME.tmp-HOST-PID beside target (a real path), within the longest name its file system allows."""
+    return os.path.join(os.path.dirname(target), f"{_temporary_start(target)}{this_process()}")
+
+
+def _temporary_start(target) -> str:
+    """'.NAME.tmp-', NAME cut and followed by a digest of it where a temporary would pass the longest
+    name (the room kept for HOST-PID: this host's name and the longest process id)."""
+    name, directory = os.path.basename(target), os.path.dirname(target)
+    room = name_max(directory) - len(".") - len(".tmp-") - len(this_process().rsplit("-", 1)[0]) - len("-") - 10
+    if len(os.fsencode(name)) > room:
+        mark = "~" + hashlib.blake2b(os.fsencode(name), digest_size=8).hexdigest()
+        cut = name
+        while len(os.fsencode(cut)) > room - len(mark):
+            cut = cut[:-1]
+        name = cut + mark
+    return f".{name}.tmp-"
+
+
+def name_max(directory) -> int:
+    """The longest file name (in bytes) the file system of directory allows."""
+    try:
+        return os.pathconf(directory or ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
 
 
 def _alive(pid: int) -> bool:

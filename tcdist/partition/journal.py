@@ -23,11 +23,22 @@ import socket
 
 from tcdist.errors import InputError, TcdistError
 from tcdist.io.hdf5 import digest
+from tcdist.io.write import name_max
 from tcdist.results import PartResult
 
 
 def _digest(entry: dict) -> str:
     return digest({k: v for k, v in entry.items() if k != "digest"}, {})
+
+
+def check_name_room(store_path) -> None:
+    """Refuse, before any work, a store whose journal (the longer of the names beside it) would pass
+    the longest name its file system allows."""
+    folder = os.path.abspath(f"{os.fspath(store_path)}.journal")
+    longest = name_max(os.path.dirname(folder))
+    if len(os.fsencode(os.path.basename(folder))) > longest:
+        raise TcdistError(f"{store_path}: the name leaves no room for its journal beside it ({longest} bytes at most "
+                          "for FILE.journal); choose a shorter name")
 
 
 class Journal:

@@ -26,7 +26,7 @@ from tcdist.graph.work import RANGES_PER_THREAD, even_work, slice_work
 from tcdist.io.write import OutputExists, output_target, stale_beside
 from tcdist.partition import Part, assign, check_parts, partition_graph
 from tcdist.partition.incoming import MASK_PARTS, reached_and_work
-from tcdist.partition.journal import Journal, StoreLock, lock_store
+from tcdist.partition.journal import Journal, StoreLock, check_name_room, lock_store
 from tcdist.partition.store import Store, write_store
 from tcdist.ranks.share import layout
 from tcdist.results import Timings
@@ -125,6 +125,7 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
              rank_budget: int | None) -> Prepared:
     if config.store is not None:
         output_target(config.store, inputs=[source], replace=False)  # before any work: a bad name fails at once
+        check_name_room(config.store)
         held.lock(config.store)  # before any work too: another run using it is said at once
     source_store = open_store_source(source)
     if source_store is not None and config.labels:

@@ -329,3 +329,74 @@ def test_fuzz_outputs_that_name_one_file_are_refused_and_others_written(tmp_path
     else:
         assert code == 0, err.getvalue()
         assert all((folder / POOL[n]).with_suffix(".h5").exists() for n in names)
+
+
+def test_the_outputs_of_one_count_are_put_in_place_together(tmp_path, cli, monkeypatch):
+    """The per-vertex file was replaced, then the per-edge one failed on a full disk: a run that
+    failed left one new output beside the old others."""
+    import errno
+
+    import pyarrow.parquet as pq
+
+    vertices, edges, record = tmp_path / "v.csv", tmp_path / "e.parquet", tmp_path / "r.json"
+    for path in (vertices, edges, record):
+        path.write_text("the previous run's")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(pq, "write_table", full)
+    result = cli("count", "complete:5", "--per-vertex", vertices, "--per-edge", edges, "--json-file", record)
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {edges}: cannot write (No space left on device)"
+    assert sorted(tmp_path.iterdir()) == [edges, record, vertices]
+    assert all(path.read_text() == "the previous run's" for path in (vertices, edges, record))
+    monkeypatch.undo()
+    assert cli("count", "complete:5", "--per-vertex", vertices, "--per-edge", edges, "--json-file", record).code == 0
+    assert vertices.read_text().splitlines()[1] == "0,6,1" and json.loads(record.read_text())["triangles"] == 10
+
+
+def test_a_signal_after_an_output_is_in_place_does_not_say_it_was_removed(tmp_path, cli, monkeypatch):
+    """SIGHUP just after `list -o` put its file in place said 'stopped ... (temporary files
+    removed)' of a run whose file was new."""
+    import signal
+
+    from tcdist import signals
+
+    out, replace = tmp_path / "t.csv", os.replace
+
+    def then_a_signal(source, target):
+        replace(source, target)
+        if target == str(out):
+            monkeypatch.setattr(signals, "_received", signal.SIGHUP)
+
+    monkeypatch.setattr(os, "replace", then_a_signal)
+    result = cli("list", "complete:4", "-o", out)
+    assert result.code == 128 + signal.SIGHUP and one_line(result) == (
+        f"tcdist: stopped by SIGHUP (temporary files removed; already written: {out})")
+    assert out.read_text().splitlines() == ["u,v,w", "0,1,2", "0,1,3", "0,2,3", "1,2,3"]
+
+
+def test_a_name_as_long_as_the_file_system_allows_is_written(tmp_path, cli):
+    """A 250-byte name failed after the count: its temporary's name was longer than 255 bytes."""
+    longest = os.pathconf(tmp_path, "PC_NAME_MAX")
+    out = tmp_path / ("v" * (longest - len(".csv")) + ".csv")
+    assert cli("count", "complete:5", "--per-vertex", out).code == 0
+    assert out.read_text().splitlines()[1] == "0,6,1" and list(tmp_path.iterdir()) == [out]
+    too_long = tmp_path / ("v" * (longest + 1 - len(".csv")) + ".csv")
+    result = cli("count", "complete:5", "--per-vertex", too_long)
+    assert result.code == 2 and one_line(result) == (
+        f"tcdist: error: {too_long}: the name is longer than the file system allows ({longest} bytes); choose a "
+        "shorter one")
+
+
+def test_a_store_whose_journal_name_would_be_too_long_is_refused_before_any_work(tmp_path, cli, monkeypatch):
+    import tcdist.ranks.prepare as prepare
+
+    longest = os.pathconf(tmp_path, "PC_NAME_MAX")
+    store = tmp_path / ("s" * (longest - len(".h5")) + ".h5")
+    monkeypatch.setattr(prepare, "load_graph", lambda *args, **kwargs: pytest.fail("the graph was read"))
+    result = cli("count", "complete:5", "-P", "2", "--store", store)
+    assert result.code == 2 and one_line(result) == (
+        f"tcdist: error: {store}: the name leaves no room for its journal beside it ({longest} bytes at most "
+        "for FILE.journal); choose a shorter name")
+    assert list(tmp_path.iterdir()) == []

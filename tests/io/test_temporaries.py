@@ -48,3 +48,19 @@ def test_every_output_sweeps_what_dead_writers_of_it_left(tmp_path, cli):
     assert cli("count", "rmat:8", "--backend", "cpu", *flags).code == 0
     assert cli("convert", "rmat:8", tmp_path / "g.h5").code == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["v.csv", "e.csv", "r.json", "g.h5", alive.name])
+
+
+def test_a_temporary_of_the_longest_name_fits_and_is_swept(tmp_path):
+    """.NAME.tmp-HOST-PID passed the longest name the file system allows (a 250-byte NAME)."""
+    longest = os.pathconf(tmp_path, "PC_NAME_MAX")
+    out = tmp_path / ("o" * (longest - len(".json")) + ".json")
+    with atomic_path(out) as tmp:
+        name = os.path.basename(tmp)
+        assert len(name) <= longest and name.startswith(".ooo") and name.endswith(f".tmp-{this_process()}")
+        with open(tmp, "w") as f:
+            f.write("{}")
+    assert out.read_text() == "{}"
+    host = this_process().rsplit("-", 1)[0]
+    left = tmp_path / name.replace(this_process(), f"{host}-{_gone_pid()}")
+    left.write_text("partial")
+    assert stale_beside(out) == [str(left)] and list(tmp_path.iterdir()) == [out]
