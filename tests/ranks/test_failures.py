@@ -233,3 +233,33 @@ def test_a_store_one_rank_cannot_read_is_one_line_on_every_rank(tmp_path):
     assert result.returncode == 2 and one_line(result.stderr) == (
         f"tcdist: error: rank 1 ({socket.gethostname()}): {store}: this rank cannot read it (No such file or "
         "directory); every rank reads the store: put it on a file system that every host of the job shares")
+
+
+@pytest.mark.mpi
+def test_a_store_on_a_read_only_file_system_is_counted_under_ranks_as_in_one_process(tmp_path):
+    """A read-only bind mount stops root too (chmod does not): no lock, no journal, the same count
+    and the same warning, nothing written, with one process and with ranks."""
+    from mpi_launch import mpiexec
+
+    folder, read_only = tmp_path / "store", tmp_path / "read-only"
+    folder.mkdir()
+    read_only.mkdir()
+    assert run_module("partition", "rmat:8", "-P", 4, "-o", folder / "s.h5").returncode == 0
+    if subprocess.run(["mount", "--bind", "-o", "ro", folder, read_only], capture_output=True).returncode:
+        if os.environ.get("CI"):
+            pytest.fail("cannot bind-mount a folder read-only (CI runs as root)")
+        pytest.skip("a read-only bind mount needs root")
+    try:
+        store = read_only / "s.h5"
+        alone = run_module("count", store, "--backend", "cpu", "--json")
+        ranked = mpiexec(2, "count", store, "--backend", "cpu", "--json")
+    finally:
+        subprocess.run(["umount", read_only], check=True)
+    direct = run_module("count", "rmat:8", "--backend", "cpu", "--json")
+    records = [json.loads(result.stdout) for result in (alone, ranked, direct)]
+    assert [r["ranks"] for r in records] == [1, 2, 1] and records[0]["triangles"] == records[1]["triangles"] == \
+        records[2]["triangles"]
+    warning = (f"{store}.journal: cannot write the journal of finished parts (Read-only file system); this run "
+               "cannot be resumed if it fails")
+    assert records[0]["warnings"] == records[1]["warnings"] == [warning]
+    assert list(folder.iterdir()) == [folder / "s.h5"]
