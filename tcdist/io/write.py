@@ -1,5 +1,7 @@
 """Writing files so that nothing is damaged: a file is written under a temporary name beside
-its target and renamed only when complete; the target is checked before any work starts.
+its target (within the longest name the file system allows), synced, and renamed only when
+complete; the target is checked before any work starts. A run's several outputs are renamed
+together once every one is written (outputs_together), so one that fails replaces none.
 
 What may be replaced: a regular writable file (or nothing). A directory (or a name ending in
 /), a read-only file, a device, a FIFO or a socket is refused, and so is one of the run's own
@@ -312,7 +314,8 @@ def _temporary_start(target) -> str:
     """'.NAME.tmp-', NAME cut and followed by a digest of it where a temporary would pass the longest
     name (the room kept for HOST-PID: this host's name and the longest process id)."""
     name, directory = os.path.basename(target), os.path.dirname(target)
-    room = name_max(directory) - len(".") - len(".tmp-") - len(this_process().rsplit("-", 1)[0]) - len("-") - 10
+    host = this_process().rsplit("-", 1)[0]
+    room = name_max(directory) - len(f"..tmp-{host}-") - len(str(2**32))  # a process id has at most 10 digits
     if len(os.fsencode(name)) > room:
         mark = "~" + hashlib.blake2b(os.fsencode(name), digest_size=8).hexdigest()
         cut = name
