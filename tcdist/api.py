@@ -100,7 +100,8 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     per_vertex: also count every vertex's triangles (CPU or GPU; parts and ranks too): the
     result's per_vertex holds .vertex (source ids or labels), .triangles and .clustering
     (on rank 0), a row per vertex sorted by id (labels: sorted, or in a networkx graph's node
-    order), and transitivity and average_clustering are set.
+    order, or where they cannot be sorted together, in order of first appearance), and
+    transitivity and average_clustering are set.
     per_edge: also count the triangles each edge is in (its support, as k-truss reads it; CPU or
     GPU, parts and ranks): the result's per_edge holds .u, .v (source ids or labels, u before v
     in the order above) and .triangles (uint64) on rank 0, a row per edge of the simple graph,

@@ -6,6 +6,8 @@ unless it is a comment."""
 
 from __future__ import annotations
 
+from operator import methodcaller
+
 import numpy as np
 
 from tcdist.budget import host as memory
@@ -31,14 +33,19 @@ def _ends_field(b) -> bool:
 def _fields(buf, starts, lengths):
     """(edges, offset, problem): the first two fields of every line with fields written to starts
     and lengths; problem 1 for a line of one field (offset: its start), 2 for a NUL byte (offset:
-    the byte), 0 for none."""
+    the byte), 3 for an empty one of the first two fields between commas (a blank CSV cell;
+    offset: the line's start), 0 for none."""
     i, k, end = 0, 0, buf.size
     while i < end:
-        line, found = i, 0
+        line, found, commas = i, 0, 0  # commas: since the line's start or its last field
         while i < end and buf[i] != LF and buf[i] != CR and buf[i] != 35 and buf[i] != 37:
             if buf[i] == NUL:
                 return k, i, 2
             if _separates(buf[i]):
+                if buf[i] == 44:
+                    if found < 2 and (found == 0 or commas > 0):
+                        return k, line, 3
+                    commas += 1
                 i += 1
                 continue
             start = i
@@ -46,7 +53,9 @@ def _fields(buf, starts, lengths):
                 i += 1
             if found < 2:
                 starts[k, found], lengths[k, found] = start, i - start
-            found += 1
+            found, commas = found + 1, 0
+        if found < 2 and commas > 0:
+            return k, line, 3
         while i < end and buf[i] != LF and buf[i] != CR:  # a comment to the line's end
             if buf[i] == NUL:
                 return k, i, 2
@@ -59,16 +68,23 @@ def _fields(buf, starts, lengths):
 
 
 @jit(parallel=True, cache=True, nogil=True)
-def _names(buf, starts, lengths, edges, out):
-    """out[2k + f] = field f of edge k, padded with NULs."""
+def _gather(buf, starts, lengths, edges, offsets, out):
+    """The names end to end: field f of edge k at out[offsets[2k + f]:offsets[2k + f + 1]]."""
     for k in prange(edges):
         for f in range(2):
+            at, start = offsets[2 * k + f], starts[k, f]
             for j in range(lengths[k, f]):
-                out[2 * k + f, j] = buf[starts[k, f] + j]
+                out[at + j] = buf[start + j]
+
+
+PROBLEMS = {1: "expected two vertex names, found one", 2: "binary data (a NUL byte), not a text graph",
+            3: "expected two vertex names, found an empty one (a blank CSV cell)"}
 
 
 def read_labelled(path) -> EdgeList:
     """The edges of a text file whose ids are names, numbered by name; the names are the labels."""
+    import pyarrow as pa
+
     with open_binary(path) as (stream, _):
         data = np.frombuffer(_read_all(stream, path), np.uint8)
     refuse_binary(data[:8192], path)
@@ -79,15 +95,31 @@ def read_labelled(path) -> EdgeList:
     if problem:
         before = data[:offset].tobytes()
         line = len(split_lines(before)) + (not before or before[-1:] in (b"\n", b"\r"))  # a line end ends a line
-        text = "binary data (a NUL byte), not a text graph" if problem == 2 else "expected two vertex names, found one"
-        raise InputError(path, text, line)
-    width = int(lengths[:edges].max(initial=1))
-    memory.require(2 * edges * width * 2, f"sorting the names of {path}", "give the graph integer ids")
-    names = np.zeros((2 * edges, width), np.uint8)
-    _names(data, starts, lengths, edges, names)
-    labels, number = np.unique(names.view(f"S{width}").ravel(), return_inverse=True)
-    labels = np.char.decode(labels, "utf-8", "backslashreplace").astype(object)
-    return EdgeList(number[0::2].astype(np.int64), number[1::2].astype(np.int64), str(path), labels=labels)
+        raise InputError(path, PROBLEMS[problem], line)
+    offsets = np.zeros(2 * edges + 1, np.int64)
+    np.cumsum(lengths[:edges].ravel(), out=offsets[1:])
+    memory.require(3 * int(offsets[-1]) + 48 * edges, f"numbering the names of {path}", "give the graph integer ids")
+    names = np.empty(int(offsets[-1]), np.uint8)
+    _gather(data, starts, lengths, edges, offsets, names)
+    fields = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 2 * edges,
+                                              [None, pa.py_buffer(offsets), pa.py_buffer(names)])
+    number, labels = numbered_texts(fields)
+    decode = methodcaller("decode", "utf-8", "backslashreplace")
+    labels = np.fromiter(map(decode, labels.to_numpy(zero_copy_only=False)), object, len(labels))
+    return EdgeList(number[0::2].copy(), number[1::2].copy(), str(path), labels=labels)
+
+
+def numbered_texts(texts):
+    """(numbers, names): each of an Arrow array of texts (str or bytes) numbered among the distinct
+    ones sorted in byte order (for str, UTF-8's: the order of code points, as Python sorts them),
+    and those distinct texts in that order. Names are held once each, however long."""
+    import pyarrow.compute as pc
+
+    encoded = texts.dictionary_encode()
+    order = pc.sort_indices(encoded.dictionary).to_numpy()
+    rank = np.empty(order.size, np.int64)
+    rank[order] = np.arange(order.size)
+    return rank[encoded.indices.to_numpy()], encoded.dictionary.take(order)
 
 
 def _read_all(stream, path) -> bytes:

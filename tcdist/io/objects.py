@@ -7,12 +7,14 @@ vertices are numbered by label and the labels kept, so every result maps back to
 Nothing here needs scipy unless the input is a scipy matrix.
 """
 
-from itertools import chain
+import sys
+from itertools import chain, count
 
 import numpy as np
 
 from tcdist.errors import TcdistError
 from tcdist.graph.edges import EdgeList
+from tcdist.io.labels import numbered_texts
 from tcdist.xp import array_module
 
 _NAMED_PAIRS = (("src", "dst"), ("source", "target"))
@@ -29,11 +31,15 @@ def edges_of(source) -> EdgeList:
     if hasattr(source, "adj") and hasattr(source, "nodes"):
         return _networkx_edges(source)
     if hasattr(source, "column_names") and hasattr(source, "column"):  # a PyArrow table
-        src, dst = (source.column(c).to_numpy() for c in _pick_columns(list(source.column_names)))
-        return _from_arrays(src, dst, "arrow table")
+        return _arrow_edges([source.column(c) for c in _pick_columns(list(source.column_names))])
     if hasattr(source, "columns") and hasattr(source, "iloc"):  # a pandas or cuDF frame
-        src, dst = (_column_array(source[c]) for c in _pick_columns(list(source.columns)))
-        return _from_arrays(src, dst, "data frame")
+        columns = [source[c] for c in _pick_columns(list(source.columns))]
+        for end, column in zip(("source", "target"), columns):
+            missing = column.isna()
+            if missing.any():
+                row = int(missing.to_numpy().argmax())
+                _refuse_missing("data frame", end, row, column.iloc[row])  # its own NA (nan, None, <NA>)
+        return _from_arrays(*map(_column_array, columns), "data frame")
     if hasattr(source, "shape") and hasattr(source, "dtype"):  # a NumPy or CuPy array
         if len(source.shape) != 2 or source.shape[1] != 2:
             raise TcdistError(f"an array of edges has shape (m, 2), a (source, target) row per edge; this one has "
@@ -71,17 +77,27 @@ def _column_array(column):
     return column.to_cupy() if hasattr(column, "to_cupy") else column.to_numpy()
 
 
+def _arrow_edges(columns) -> EdgeList:
+    """A PyArrow table's two columns of ids: text ones numbered in Arrow, others as NumPy arrays."""
+    import pyarrow as pa
+
+    for end, column in zip(("source", "target"), columns):
+        if column.null_count:
+            _refuse_missing("arrow table", end, int(column.is_null().to_numpy().argmax()), "null")
+    if all(pa.types.is_string(c.type) or pa.types.is_large_string(c.type) for c in columns):
+        src, dst, labels = _numbered_pair(*(c.cast(pa.large_string()).combine_chunks() for c in columns))
+        return EdgeList(src, dst, "arrow table", labels=labels)
+    return _from_arrays(*(c.to_numpy() for c in columns), "arrow table")
+
+
 def _networkx_edges(graph) -> EdgeList:
     """Each edge once as networkx holds it (a self loop once, both directions of a DiGraph);
     iteration stays in C (np.fromiter over networkx's edge view)."""
     nodes = list(graph)
     pairs = chain.from_iterable(graph.edges())
     count = 2 * graph.number_of_edges()
-    try:
-        numbers = np.array(nodes) if nodes else np.zeros(0, np.int64)
-    except (ValueError, TypeError, OverflowError):  # nodes numpy cannot stack (tuples of several lengths): labels
-        numbers = np.zeros(0, object)
-    if numbers.ndim == 1 and numbers.dtype.kind in "iu" and (not nodes or _fits_int64(numbers.min(), numbers.max())):
+    numbers = _id_array(np, nodes)  # integers, or objects (never an array as wide as the longest name)
+    if numbers.dtype.kind in "iu" and (not nodes or _fits_int64(numbers.min(), numbers.max())):
         flat, labels = np.fromiter(pairs, np.int64, count), None
     else:
         index = dict(zip(nodes, range(len(nodes))))
@@ -104,17 +120,24 @@ def _fits_int64(low, high) -> bool:
 
 
 def _id_array(xp, ids):
-    """An array of ids; a list of ints numpy would make float64 (2**64 - 1 beside 1 or -1) keeps them exact."""
-    array = xp.asarray(ids)
-    if xp is np and array.dtype.kind == "f" and isinstance(ids, (list, tuple)) and not all(
-            isinstance(i, float) for i in ids):
-        return np.fromiter(ids, object, len(ids))
-    return array
+    """An array of ids. A list keeps its ids' types: integers as integers (as Python ints where NumPy
+    would make float64 of them: 2**64 - 1 beside -1), floats as floats, anything else as Python objects
+    (NumPy would make 1 and '1' one string, and every name as wide as the longest)."""
+    if xp is not np or not isinstance(ids, (list, tuple)):
+        return xp.asarray(ids)
+    types = set(map(type, ids))
+    if all(issubclass(t, (int, np.integer)) for t in types):
+        array = np.asarray(ids, np.int64 if not ids else None)
+        return array if array.dtype.kind != "f" else np.fromiter(ids, object, len(ids))
+    if all(issubclass(t, (float, np.floating)) for t in types):
+        return np.asarray(ids, np.float64)
+    return np.fromiter(ids, object, len(ids))
 
 
 def edge_arrays(src, dst, name):
     """(src, dst, labels): two array-likes of vertex ids as int64 NumPy/CuPy arrays. Ids that are
-    not non-negative int64 integers are replaced by their index among the sorted distinct labels."""
+    not non-negative int64 integers are replaced by their index among the distinct labels, told
+    apart as networkx tells nodes apart (1 and '1' are two, 1 and 1.0 one); a missing id is refused."""
     xp = array_module(src, dst)
     src, dst = _id_array(xp, src), _id_array(xp, dst)
     if src.ndim != 1 or src.shape != dst.shape:
@@ -134,9 +157,77 @@ def edge_arrays(src, dst, name):
         src, dst = src.astype(common), dst.astype(common)
     elif xp is np and kinds & set("iu") and "f" in kinds:
         src, dst = src.astype(object), dst.astype(object)  # integer ids beside floats: float64 would round past 2**53
-    try:
+    for end, ids in (("source", src), ("target", dst)):
+        if ids.dtype.kind == "f" and bool(xp.isnan(ids).any()):
+            _refuse_missing(name, end, int(xp.argmax(xp.isnan(ids))), "nan")
+    if src.dtype.kind not in "OUS" and dst.dtype.kind not in "OUS":
         labels, index = xp.unique(xp.concatenate([src, dst]), return_inverse=True)
+        index = index.reshape(-1).astype(xp.int64)
+        return index[: src.size], index[src.size :], labels
+    texts = _texts(src, name, "source"), _texts(dst, name, "target")
+    if texts[0] is not None and texts[1] is not None and texts[0].type == texts[1].type:
+        return _numbered_pair(*texts)
+    return _numbered_objects(src.astype(object), dst.astype(object), name)
+
+
+def _numbered_pair(src, dst):
+    """(src, dst, labels) of two Arrow arrays of text of one type, numbered in byte order."""
+    import pyarrow as pa
+
+    number, labels = numbered_texts(pa.concat_arrays([src, dst]))
+    return number[: len(src)], number[len(src) :], labels.to_numpy(zero_copy_only=False)
+
+
+def _texts(ids, name, end):
+    """ids as an Arrow array of text (str or bytes), or None where some are not text; a missing one is refused."""
+    import pyarrow as pa
+
+    if ids.dtype.kind in "US":
+        return pa.array(ids, pa.large_string() if ids.dtype.kind == "U" else pa.large_binary())
+    try:
+        texts = pa.array(ids, pa.large_string(), from_pandas=True)  # from_pandas: NaN is null, as None is
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        return None
+    if texts.null_count:
+        row = int(np.argmax(texts.is_null().to_numpy(zero_copy_only=False)))
+        _refuse_missing(name, end, row, ids[row])
+    return texts
+
+
+def _numbered_objects(src, dst, name):
+    """(src, dst, labels) of ids of any hashable kind: numbered by label where the labels can be
+    sorted, else (numbers beside text) in the order they first appear."""
+    ids = np.concatenate([src, dst])
+    try:
+        number = dict(zip(dict.fromkeys(ids), count()))  # equal and hash-equal ids are one vertex, as in networkx
+    except TypeError as e:
+        raise TcdistError(f"{name}: vertex ids must be hashable, as networkx nodes are ({e})") from None
+    index = np.fromiter(map(number.__getitem__, ids), np.int64, ids.size)
+    labels = np.fromiter(number, object, len(number))
+    missing = _missing(labels)
+    if missing.any():
+        at = int(np.argmax(index == np.argmax(missing)))
+        _refuse_missing(name, "source" if at < src.size else "target", at % src.size, labels[index[at]])
+    try:
+        order = np.argsort(labels, kind="stable")
     except TypeError:
-        raise TcdistError(f"{name}: vertex labels must be comparable (all numbers or all text)") from None
-    index = index.reshape(-1).astype(xp.int64)
+        order = None
+    if order is not None:
+        rank = np.empty(order.size, np.int64)
+        rank[order] = np.arange(order.size)
+        index, labels = rank[index], labels[order]
     return index[: src.size], index[src.size :], labels
+
+
+def _missing(values: np.ndarray) -> np.ndarray:
+    """Which of these objects are missing values: None and NaN, and pandas' NA and NaT (which exist
+    only where pandas is loaded)."""
+    pandas = sys.modules.get("pandas")
+    if pandas is not None:
+        return np.asarray(pandas.isna(values), bool)
+    return np.equal(values, None) | np.not_equal(values, values)
+
+
+def _refuse_missing(name, end, row, value):
+    raise TcdistError(f"{name}: row {row}'s {end} is missing ({value}): drop the rows with missing ids, or fill "
+                      "them in")

@@ -3,6 +3,8 @@ the file's name; to a stream as CSV. The per-vertex and per-edge files are such 
 
 from __future__ import annotations
 
+import numpy as np
+
 from tcdist.errors import OptionError
 from tcdist.io.write import atomic_path, new_h5, stream_fd, stream_writer, suffix_kind
 
@@ -32,7 +34,7 @@ def write_table(columns: dict, path, option: str) -> None:
             with new_h5(tmp) as f:
                 for name, values in columns.items():
                     if values.dtype == object:  # labels, as HDF5 strings
-                        f.create_dataset(name, data=values.astype(str).astype(object), dtype=h5py.string_dtype())
+                        f.create_dataset(name, data=as_text(values), dtype=h5py.string_dtype())
                     else:
                         f.create_dataset(name, data=values)
         elif kind == "parquet":
@@ -44,11 +46,23 @@ def write_table(columns: dict, path, option: str) -> None:
                 _write_csv(columns, f)
 
 
+def as_text(values):
+    """Labels (an object array: names, tuples, integers past int64) as an object array of str, each
+    as long as it is (NumPy's astype(str) makes every one as wide as the longest)."""
+    return np.fromiter(map(str, values), object, values.size)
+
+
+def arrow_column(values):
+    """A column as Arrow writes it: numbers as they are, labels as text."""
+    import pyarrow as pa
+
+    return pa.array(as_text(values), pa.string()) if values.dtype == object else values
+
+
 def _arrow(columns: dict):
     import pyarrow as pa
 
-    return pa.table({name: values.astype(str) if values.dtype == object else values
-                     for name, values in columns.items()})
+    return pa.table({name: arrow_column(values) for name, values in columns.items()})
 
 
 def _write_csv(columns: dict, out) -> None:

@@ -1,10 +1,11 @@
-"""The triangle file of `tcdist list`: columns u, v, w (u < v < w in the input's ids), one row
-per triangle, streamed block by block as Parquet or CSV, so a listing larger than memory is
-written whole."""
+"""The triangle file of `tcdist list`: columns u, v, w (u < v < w in the input's ids; labels as
+text, as in a result table), one row per triangle, streamed block by block as Parquet or CSV, so
+a listing larger than memory is written whole."""
 
 from __future__ import annotations
 
 from tcdist.errors import OptionError
+from tcdist.io.table import arrow_column
 from tcdist.io.write import atomic_path, stream_fd, stream_writer, suffix_kind
 
 TRIANGLE_KINDS = {".parquet": "parquet", ".csv": "csv"}
@@ -28,7 +29,7 @@ def write_triangles(blocks, path) -> int:
         nonlocal rows
         for block in blocks:
             rows += len(block)
-            yield pa.table({"u": block[:, 0], "v": block[:, 1], "w": block[:, 2]})
+            yield pa.table({name: arrow_column(block[:, corner]) for corner, name in enumerate("uvw")})
 
     fd = stream_fd(path)
     if fd is not None:

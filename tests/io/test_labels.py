@@ -67,12 +67,20 @@ def test_names_without_labels_are_refused_with_the_way_to_read_them(tmp_path, cl
     assert cli("count", path).err.strip().endswith("'1.5' is not an integer vertex id (decimal digits only)")
 
 
+BLANK_CELL = "expected two vertex names, found an empty one (a blank CSV cell)"
+
+
 @pytest.mark.parametrize("text,line,problem", [
     (b"a b\nc\n", 2, "expected two vertex names, found one"),
     (b"a b\r\n# c d\r\n\r\n  e  \r\n", 4, "expected two vertex names, found one"),
     (b"a b\rc d\re", 3, "expected two vertex names, found one"),
     (b"a b\n" * 5000 + b"c\x00d e\n", 5001, "binary data (a NUL byte), not a text graph"),
     (b"a b\n" * 5000 + b"\x00", 5001, "binary data (a NUL byte), not a text graph"),
+    (b"a,b\nb,,c\n", 2, BLANK_CELL),  # read as b - c
+    (b"a,b\r\n,c\r\n", 2, BLANK_CELL),
+    (b"a,b\nc,\n", 2, BLANK_CELL),
+    (b"a,b\nc , # d\n", 2, BLANK_CELL),
+    (b"a b\n ,  ,\n", 2, BLANK_CELL),
 ])
 def test_a_bad_line_is_named(tmp_path, text, line, problem):
     path = tmp_path / "bad.txt"
@@ -80,6 +88,60 @@ def test_a_bad_line_is_named(tmp_path, text, line, problem):
     with pytest.raises(InputError) as e:
         tcdist.count_triangles(path, labels=True)
     assert (e.value.line, e.value.problem) == (line, problem)
+
+
+def test_blank_cells_after_the_two_names_are_ignored(tmp_path):
+    path = tmp_path / "g.csv"
+    path.write_bytes(b"a,b,,\nb , c,\nc,a,,7\n")
+    r = tcdist.count_triangles(path, labels=True, per_vertex=True)
+    assert r.triangles == 1 and list(r.per_vertex.vertex) == ["a", "b", "c"]
+
+
+_PEAK = """
+import resource, sys
+import networkx as nx
+import tcdist
+from tcdist.io.per_edge import write_per_edge
+from tcdist.io.per_vertex import write_per_vertex
+
+kind, length, folder = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+names = [f"v{i}" for i in range(1000)]
+names[7] += "x" * length
+pairs = [(names[i], names[(i + step) % 1000]) for step in (1, 2) for i in range(1000)]
+labels = kind == "file"
+if labels:
+    source = f"{folder}/g.txt"
+    with open(source, "w") as f:
+        f.writelines(f"{a} {b}\\n" for a, b in pairs)
+else:
+    source = {"lists": ([a for a, _ in pairs], [b for _, b in pairs]), "networkx": nx.Graph(pairs)}[kind]
+r = tcdist.count_triangles(source, backend="cpu", labels=labels, per_vertex=True, per_edge=True)
+for table in ("csv", "parquet", "h5"):
+    write_per_vertex(r.per_vertex, f"{folder}/v.{table}")
+    write_per_edge(r.per_edge, f"{folder}/e.{table}")
+listed = tcdist.list_triangles(source, f"{folder}/t.csv", labels=labels)["triangles"]
+print(r.triangles, sum(r.per_vertex.triangles.tolist()) // 3, listed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+@pytest.mark.parametrize("kind", ["file", "lists", "networkx"])
+def test_a_long_name_takes_its_bytes_not_the_edges_times_its_length(tmp_path, kind):
+    """2,000 edges, one name of 256 KiB: counted, written and listed within 300 MiB of the same graph
+    with short names (names as wide as the longest took 2 GB for per-vertex files alone, and more for
+    --labels)."""
+    import subprocess
+    import sys
+
+    triangles = sum(nx.triangles(nx.Graph((i, (i + step) % 1000) for step in (1, 2) for i in range(1000))).values()) // 3
+    peaks = []
+    for length in (0, 256 << 10):
+        done = subprocess.run([sys.executable, "-c", _PEAK, kind, str(length), str(tmp_path)], capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        *counts, peak = map(int, done.stdout.split())
+        assert counts == [triangles] * 3
+        peaks.append(peak)  # KiB
+    assert peaks[1] - peaks[0] < 300 << 10, peaks
 
 
 def test_labels_are_refused_where_ids_are_numbers(tmp_path):

@@ -108,9 +108,57 @@ def test_networkx_tuple_nodes_of_several_lengths():
     assert tcdist.count_triangles(k4, backend="cpu").triangles == 4
 
 
-def test_ids_no_type_can_compare_are_refused():
-    with pytest.raises(tcdist.TcdistError, match="vertex labels must be comparable"):
-        tcdist.count_triangles(([2**64, 1, "x"], [1, "x", 2**64]), backend="cpu")
+MIXED = [
+    [(1, "1"), ("1", 2), (2, 1)],  # 1 and '1' are two nodes: one triangle (NumPy made both '1': none)
+    [(2**64, 1), (1, "x"), ("x", 2**64), ("x", "1"), ("1", 1)],  # no order sorts these: two triangles
+    [(1, 2.0), (2, "a"), ("a", True), (1.5, "a"), (1.5, 2)],  # 1 == 1.0 == True and 2 == 2.0, as in networkx
+    [((0, 1), "a"), ("a", 3), (3, (0, 1)), ((0, 1), (0,))],
+]
+
+
+@pytest.mark.parametrize("pairs", MIXED, ids=["1 and '1'", "big ints and text", "bools and floats", "tuples"])
+def test_ids_of_several_types_are_told_apart_as_networkx_tells_them(pairs):
+    g = nx.Graph(pairs)
+    src, dst = [u for u, _ in pairs], [v for _, v in pairs]
+    _check(pairs, g)
+    _check((src, dst), g)
+    _check((np.array(src, object), np.array(dst, object)), g)
+    _check(pd.DataFrame({"src": pd.Series(src, dtype=object), "dst": pd.Series(dst, dtype=object)}), g)
+
+
+def test_text_beside_integer_arrays_stays_apart():
+    """NumPy's common type of '<U1' and int64 is text: 1 and '1' were one vertex."""
+    src, dst = np.array(["1", "1", "2"]), np.array([1, 2, 1])
+    _check((src, dst), nx.Graph(zip(src.tolist(), dst.tolist())))
+
+
+def test_ids_that_cannot_be_hashed_are_refused():
+    with pytest.raises(tcdist.TcdistError, match=r"^edge arrays: vertex ids must be hashable, as networkx nodes are"):
+        tcdist.count_triangles(([[0], [1]], [[1], [2]]), backend="cpu")
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("source,missing", [
+    ((np.array([0.0, 1, 2]), np.array([1.0, NAN, 0])), r"edge arrays: row 1's target is missing \(nan\)"),
+    ([(0, 1), (1, 2), (NAN, 0)], r"edge pairs: row 2's source is missing \(nan\)"),
+    ([("a", "b"), ("b", None), ("c", "a")], r"edge pairs: row 1's target is missing \(None\)"),
+    ([(1, "b"), ("b", None)], r"edge pairs: row 1's target is missing \(None\)"),
+    ((["a", "b", "c"], ["b", "c", pd.NA]), r"edge arrays: row 2's target is missing \(<NA>\)"),
+    (pd.DataFrame({"src": [0, 1, None], "dst": [1, 2, 0]}), r"data frame: row 2's source is missing \(nan\)"),
+    (pd.DataFrame({"src": pd.array([0, None, 2], "Int64"), "dst": [1, 2, 0]}),
+     r"data frame: row 1's source is missing \(<NA>\)"),
+    (pd.DataFrame({"src": ["a", "b", "c"], "dst": ["b", None, "a"]}),
+     r"data frame: row 1's target is missing \((nan|None)\)"),  # pandas 3 holds text as str, with nan
+    (pa.table({"src": [0, 1, 2], "dst": [1, None, 0]}), r"arrow table: row 1's target is missing \(null\)"),
+    (pa.table({"src": ["a", None, "c"], "dst": ["b", "c", "a"]}), r"arrow table: row 1's source is missing \(null\)"),
+], ids=["float arrays", "pairs of floats", "names", "numbers and names", "pandas NA in a list", "pandas float",
+        "pandas Int64", "pandas text", "arrow integers", "arrow text"])
+def test_a_missing_id_is_refused_by_its_row(source, missing):
+    """Each was a vertex (NaN, None and <NA> counted as one more name), or an error naming no row."""
+    with pytest.raises(tcdist.TcdistError, match=f"^{missing}: drop the rows with missing ids, or fill them in$"):
+        tcdist.count_triangles(source, backend="cpu")
 
 
 @settings(max_examples=40, deadline=None)
