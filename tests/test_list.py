@@ -2,9 +2,11 @@
 against networkx's all_triangles on real graphs, streamed block by block."""
 
 import gzip
+from collections import Counter
 
 import networkx as nx
 import numpy as np
+import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
@@ -39,6 +41,27 @@ def test_labels_come_back_ordered_as_the_graph_numbered_them(tmp_path):
     assert done["triangles"] == 1
     rows = pcsv.read_csv(out).to_pylist()
     assert len(rows) == 1 and sorted(rows[0].values()) == ["a", "b", "c"]
+
+
+def _listed_file(path):
+    table = pq.read_table(path) if path.suffix == ".parquet" else pcsv.read_csv(
+        path, convert_options=pcsv.ConvertOptions(column_types=dict.fromkeys("uvw", pa.string())))
+    return Counter(map(frozenset, zip(*(table.column(c).to_pylist() for c in "uvw"))))
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize("labels", ["past int64 beside negative", "tuples"])
+def test_labels_no_column_type_holds_are_written_as_text(tmp_path, suffix, labels):
+    """Ids from -1 to 2**63 + 9 (Python ints) and tuple nodes: the listing raised pyarrow's errors."""
+    g = nx.gnm_random_graph(30, 150, seed=5)
+    g = nx.relabel_nodes(g, {v: ((v,) * (1 + v % 3) if labels == "tuples" else 2**63 + v if v % 2 else -v)
+                             for v in g})
+    source = g if labels == "tuples" else list(g.edges())
+    expected = Counter(frozenset(t) for t in nx.all_triangles(g))
+    assert Counter(frozenset(row) for block in tcdist.list_triangles(source) for row in block.tolist()) == expected
+    out = tmp_path / f"t{suffix}"
+    assert tcdist.list_triangles(source, out)["triangles"] == sum(expected.values())
+    assert _listed_file(out) == Counter(frozenset(map(str, t)) for t in expected)
 
 
 def test_an_iterator_without_a_file_and_a_graph_without_triangles():
