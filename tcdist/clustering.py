@@ -2,7 +2,8 @@
 
 local clustering c(v) = 2 t(v) / (d(v) (d(v) - 1)) on the simple undirected graph (0 for d < 2);
 transitivity = 3 T / wedges; the average local clustering is taken over the graph's vertices
-(those with at least one edge; networkx also averages in isolated nodes, at 0).
+(those with at least one edge), and over a networkx graph's nodes (its isolated ones at 0, as
+networkx averages them).
 Counts stay integers until the final ratios.
 """
 
@@ -15,8 +16,9 @@ from tcdist.graph.degrees import exact_sum, wedge_counts
 from tcdist.results import PerVertex
 
 
-def per_vertex_result(ids, degree, triangles, total: int) -> tuple[PerVertex, float, float]:
-    """(per-vertex arrays, transitivity, average local clustering) of a whole graph."""
+def per_vertex_result(ids, degree, triangles, total: int, nodes: int | None = None) -> tuple[PerVertex, float, float]:
+    """(per-vertex arrays, transitivity, average local clustering) of a whole graph; nodes: how
+    many the source has where some have no edge (a networkx graph's), to average over."""
     pairs = wedge_counts(degree)
     credited = exact_sum(triangles)
     if credited != 3 * total:
@@ -25,4 +27,5 @@ def per_vertex_result(ids, degree, triangles, total: int) -> tuple[PerVertex, fl
                            out=np.zeros(triangles.size), where=pairs > 0)
     wedges = exact_sum(pairs)
     transitivity = 3 * total / wedges if wedges else 0.0
-    return PerVertex(ids, triangles, clustering), transitivity, float(clustering.mean()) if clustering.size else 0.0
+    nodes = clustering.size if nodes is None else nodes
+    return PerVertex(ids, triangles, clustering), transitivity, float(clustering.sum()) / nodes if nodes else 0.0

@@ -186,7 +186,7 @@ class TriangleCount:
     mode: str = "whole"                       # whole (one rank), replicated (every rank the whole graph) or parts
     mode_reason: str = ""                     # why that mode
     transitivity: float | None = None         # 3 T / wedges (with per_vertex)
-    average_clustering: float | None = None   # the mean local clustering over the graph's vertices
+    average_clustering: float | None = None   # the mean local clustering over the vertices (clustering.py)
     per_vertex: PerVertex | None = None       # on rank 0 only (the arrays are reduced there)
     per_edge: PerEdge | None = None           # likewise
     kernel_options: dict = field(default_factory=dict)  # the kernel's options, as it ran

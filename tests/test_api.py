@@ -32,6 +32,20 @@ def test_networkx_graph_with_string_labels():
     assert tcdist.count_triangles(g, backend="cpu").triangles == 45
 
 
+@pytest.mark.parametrize("parts", [None, 3])
+def test_a_networkx_graph_s_average_clustering_averages_its_isolated_nodes_as_networkx_does(parts):
+    """A triangle and two isolated nodes: 1.0 (over the vertices with edges), networkx 0.6."""
+    g = nx.complete_graph(3)
+    g.add_nodes_from([10, 11])
+    assert tcdist.count_triangles(g, backend="cpu", per_vertex=True, parts=parts).average_clustering == 0.6
+    g = nx.relabel_nodes(nx.gnm_random_graph(80, 200, seed=6), lambda v: f"n{v}")
+    g.add_nodes_from(["alone", "looped"])
+    g.add_edge("looped", "looped")
+    result = tcdist.count_triangles(g, backend="cpu", per_vertex=True, parts=parts)
+    assert result.average_clustering == pytest.approx(nx.average_clustering(g), rel=1e-12)
+    assert result.transitivity == nx.transitivity(g)
+
+
 def test_directed_networkx_graph_is_symmetrised():
     g = nx.DiGraph([(0, 1), (1, 2), (2, 0), (1, 0)])
     result = tcdist.count_triangles(g, backend="cpu")

@@ -120,6 +120,30 @@ def test_what_tcdist_declines_is_networkx_s_to_run(call):
         call()
 
 
+def test_what_tcdist_declines_raises_even_with_fallback_to_networkx(monkeypatch):
+    """As docs/networkx.md says: fallback_to_nx does not reach a call that named its backend."""
+    monkeypatch.setattr(nx.config, "fallback_to_nx", True)
+    with pytest.raises(NotImplementedError, match="No other backends will be attempted"):
+        nx.clustering(nx.complete_graph(4, nx.DiGraph), backend="tcdist")
+
+
+@pytest.mark.parametrize("call", [
+    lambda G: nx.clustering(G.to_directed()),
+    lambda G: nx.average_clustering(G, weight="weight"),
+    lambda G: nx.transitivity(nx.MultiGraph(G)),
+], ids=["directed", "weighted", "multigraph"])
+def test_with_tcdist_first_in_priority_what_it_declines_runs_in_networkx(monkeypatch, call):
+    G = nx.gnm_random_graph(1_000, 12_000, seed=4)  # large enough for tcdist to take what it can
+    expected = _outcome(lambda: call(G))
+    monkeypatch.setattr(nx.config.backend_priority, "algos", ["tcdist"])
+    monkeypatch.setattr(nx.config, "cache_converted_graphs", False)
+    with mock.patch.object(api, "count_triangles", wraps=api.count_triangles) as count:
+        assert _outcome(lambda: call(G)) == expected
+        count.assert_not_called()
+        assert nx.triangles(G) == nx.triangles(G, backend="networkx")
+        count.assert_called_once()
+
+
 def test_a_multigraph_counts_each_triangle_of_nodes_once():
     G = nx.MultiGraph([(0, 1), (0, 1), (1, 2), (2, 0), (2, 2)])
     assert nx.triangles(G, backend="tcdist") == nx.triangles(G) == {0: 1, 1: 1, 2: 1}

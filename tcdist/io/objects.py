@@ -28,7 +28,7 @@ def edges_of(source) -> EdgeList:
             raise TcdistError(f"a {coo.shape[0]} x {coo.shape[1]} matrix is not an adjacency matrix "
                               "(it must be square)")
         return _from_arrays(coo.row, coo.col, "sparse matrix")
-    if hasattr(source, "adj") and hasattr(source, "nodes"):
+    if _is_networkx(source):
         return _networkx_edges(source)
     if hasattr(source, "column_names") and hasattr(source, "column"):  # a PyArrow table
         return _arrow_edges([source.column(c) for c in _pick_columns(list(source.column_names))])
@@ -52,6 +52,16 @@ def edges_of(source) -> EdgeList:
     raise TcdistError(f"cannot read a graph from {type(source).__name__}: give a path, a generator spec, a scipy "
                       "sparse matrix, a networkx graph, a pandas/cuDF frame, a PyArrow table, two arrays of ids, "
                       "an (m, 2) array or a list of (source, target) pairs")
+
+
+def node_count(source) -> int | None:
+    """A networkx graph's number of nodes, those without an edge too (its average clustering counts
+    them, at 0); None for any other source, whose vertices are the ends of its edges."""
+    return source.number_of_nodes() if _is_networkx(source) else None
+
+
+def _is_networkx(source) -> bool:
+    return hasattr(source, "adj") and hasattr(source, "nodes")
 
 
 def _columns_of_pairs(pairs) -> tuple[list, list]:

@@ -1,6 +1,7 @@
 """The object networkx loads as the "tcdist" backend (the ``networkx.backends`` entry point): the
-conversions, can_run (what tcdist declines, so that networkx runs it itself) and should_run
-(what networkx does faster when it may choose), and the functions info.py lists."""
+conversions, can_run (what tcdist declines: networkx runs it itself where it chose the backend,
+and raises NotImplementedError where backend="tcdist" was asked for) and should_run (what
+networkx does faster when it may choose), and the functions info.py lists."""
 
 import inspect
 

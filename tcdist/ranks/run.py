@@ -28,6 +28,7 @@ from tcdist.device import Device, resolve
 from tcdist.device.binding import idle_node_threads, numba_threads
 from tcdist.edge_triangles import EdgeCredits, per_edge_result, summed
 from tcdist.errors import InputError, TcdistError
+from tcdist.io.objects import node_count
 from tcdist.partition import slices
 from tcdist.partition.host import PartBuilder, iter_parts_host
 from tcdist.partition.journal import Journal
@@ -184,7 +185,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
     ids, degree, order = _vertices(held.graph, prepared)
     if credits is not None:
         result.per_vertex, result.transitivity, result.average_clustering = per_vertex_result(
-            ids[order], degree[order], credits[order], result.triangles)
+            ids[order], degree[order], credits[order], result.triangles, node_count(source))
     if edges is not None:
         result.per_edge = per_edge_result(*summed(edges), result.n, result.m, result.triangles, ids, order)
     return result
