@@ -105,13 +105,13 @@ def _networkx_edges(graph) -> EdgeList:
     iteration stays in C (np.fromiter over networkx's edge view)."""
     nodes = list(graph)
     pairs = chain.from_iterable(graph.edges())
-    count = 2 * graph.number_of_edges()
+    ends = 2 * graph.number_of_edges()
     numbers = _id_array(np, nodes)  # integers, or objects (never an array as wide as the longest name)
     if numbers.dtype.kind in "iu" and (not nodes or _fits_int64(numbers.min(), numbers.max())):
-        flat, labels = np.fromiter(pairs, np.int64, count), None
+        flat, labels = np.fromiter(pairs, np.int64, ends), None
     else:
         index = dict(zip(nodes, range(len(nodes))))
-        flat = np.fromiter(map(index.__getitem__, pairs), np.int64, count)
+        flat = np.fromiter(map(index.__getitem__, pairs), np.int64, ends)
         labels = np.fromiter(nodes, object, len(nodes))  # not np.array: tuples of one length would become rows
     return EdgeList(flat[0::2].copy(), flat[1::2].copy(), "networkx graph", labels=labels)
 
@@ -174,7 +174,7 @@ def edge_arrays(src, dst, name):
         labels, index = xp.unique(xp.concatenate([src, dst]), return_inverse=True)
         index = index.reshape(-1).astype(xp.int64)
         return index[: src.size], index[src.size :], labels
-    texts = _texts(src, name, "source"), _texts(dst, name, "target")
+    texts = _texts(src), _texts(dst)
     if texts[0] is not None and texts[1] is not None and texts[0].type == texts[1].type:
         return _numbered_pair(*texts)
     return _numbered_objects(src.astype(object), dst.astype(object), name)
@@ -188,20 +188,16 @@ def _numbered_pair(src, dst):
     return number[: len(src)], number[len(src) :], labels.to_numpy(zero_copy_only=False)
 
 
-def _texts(ids, name, end):
-    """ids as an Arrow array of text (str or bytes), or None where some are not text; a missing one is refused."""
+def _texts(ids):
+    """ids as an Arrow array of text, or None where they are not all str, or all bytes (b'a' and 'a'
+    are two networkx nodes, and Arrow would make them one)."""
     import pyarrow as pa
 
     if ids.dtype.kind in "US":
         return pa.array(ids, pa.large_string() if ids.dtype.kind == "U" else pa.large_binary())
-    try:
-        texts = pa.array(ids, pa.large_string(), from_pandas=True)  # from_pandas: NaN is null, as None is
-    except (pa.ArrowTypeError, pa.ArrowInvalid):
-        return None
-    if texts.null_count:
-        row = int(np.argmax(texts.is_null().to_numpy(zero_copy_only=False)))
-        _refuse_missing(name, end, row, ids[row])
-    return texts
+    kinds = {str: pa.large_string(), bytes: pa.large_binary()}
+    types = set(map(type, ids))
+    return pa.array(ids, kinds[types.pop()]) if len(types) == 1 and types <= kinds.keys() else None
 
 
 def _numbered_objects(src, dst, name):

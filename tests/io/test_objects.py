@@ -113,10 +113,11 @@ MIXED = [
     [(2**64, 1), (1, "x"), ("x", 2**64), ("x", "1"), ("1", 1)],  # no order sorts these: two triangles
     [(1, 2.0), (2, "a"), ("a", True), (1.5, "a"), (1.5, 2)],  # 1 == 1.0 == True and 2 == 2.0, as in networkx
     [((0, 1), "a"), ("a", 3), (3, (0, 1)), ((0, 1), (0,))],
+    [(b"a", "a"), ("a", "b"), ("b", b"a"), (b"a", b"b"), (b"b", "b")],  # bytes and text differ: two triangles
 ]
 
 
-@pytest.mark.parametrize("pairs", MIXED, ids=["1 and '1'", "big ints and text", "bools and floats", "tuples"])
+@pytest.mark.parametrize("pairs", MIXED, ids=["1 and '1'", "big ints and text", "bools and floats", "tuples", "bytes and text"])
 def test_ids_of_several_types_are_told_apart_as_networkx_tells_them(pairs):
     g = nx.Graph(pairs)
     src, dst = [u for u, _ in pairs], [v for _, v in pairs]
