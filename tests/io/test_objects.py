@@ -217,3 +217,18 @@ def test_pairs_of_labels_become_labels_as_two_arrays_do():
 def test_edges_of_another_shape_are_one_clear_error(source, message):
     with pytest.raises(tcdist.TcdistError, match=message):
         tcdist.count_triangles(source, backend="cpu")
+
+
+@pytest.mark.gpu
+def test_cupy_float_ids_count_as_numpy_ones_and_a_missing_one_is_refused():
+    import cupy
+
+    src, dst = np.array([0.5, 1.5, 2.5, 2.5]), np.array([1.5, 2.5, 0.5, 7.0])
+    on_gpu = tcdist.count_triangles((cupy.asarray(src), cupy.asarray(dst)), backend="gpu", per_vertex=True)
+    on_cpu = tcdist.count_triangles((src, dst), backend="cpu", per_vertex=True)
+    assert on_gpu.triangles == on_cpu.triangles == 1
+    assert on_gpu.per_vertex.vertex.tolist() == on_cpu.per_vertex.vertex.tolist() == [0.5, 1.5, 2.5, 7.0]
+    assert on_gpu.per_vertex.triangles.tolist() == on_cpu.per_vertex.triangles.tolist()
+    dst[1] = np.nan
+    with pytest.raises(tcdist.TcdistError, match=r"^edge arrays: row 1's target is missing \(nan\): "):
+        tcdist.count_triangles((cupy.asarray(src), cupy.asarray(dst)), backend="gpu")
