@@ -100,6 +100,8 @@ def test_blank_cells_after_the_two_names_are_ignored(tmp_path):
 _PEAK = """
 import resource, sys
 import networkx as nx
+import pandas as pd
+import pyarrow as pa
 import tcdist
 from tcdist.io.per_edge import write_per_edge
 from tcdist.io.per_vertex import write_per_vertex
@@ -114,7 +116,9 @@ if labels:
     with open(source, "w") as f:
         f.writelines(f"{a} {b}\\n" for a, b in pairs)
 else:
-    source = {"lists": ([a for a, _ in pairs], [b for _, b in pairs]), "networkx": nx.Graph(pairs)}[kind]
+    columns = {"src": [a for a, _ in pairs], "dst": [b for _, b in pairs]}
+    source = {"lists": (columns["src"], columns["dst"]), "networkx": nx.Graph(pairs), "pandas": pd.DataFrame(columns),
+              "arrow": pa.table(columns)}[kind]
 r = tcdist.count_triangles(source, backend="cpu", labels=labels, per_vertex=True, per_edge=True)
 for table in ("csv", "parquet", "h5"):
     write_per_vertex(r.per_vertex, f"{folder}/v.{table}")
@@ -124,7 +128,7 @@ print(r.triangles, sum(r.per_vertex.triangles.tolist()) // 3, listed, resource.g
 """
 
 
-@pytest.mark.parametrize("kind", ["file", "lists", "networkx"])
+@pytest.mark.parametrize("kind", ["file", "lists", "networkx", "pandas", "arrow"])
 def test_a_long_name_takes_its_bytes_not_the_edges_times_its_length(tmp_path, kind):
     """2,000 edges, one name of 256 KiB: counted, written and listed within 300 MiB of the same graph
     with short names (names as wide as the longest took 2 GB for per-vertex files alone, and more for
