@@ -133,7 +133,7 @@ def show(token):
     return text if len(text) <= 24 else text[:21] + "..."
 
 
-def _token_problem(token):
+def _id_problem(token):
     if not _DECIMAL.fullmatch(token):
         hint = "" if NUMBER.fullmatch(token) else "; to read ids as names, use {labels}"
         return f"'{show(token)}' is not an integer vertex id (decimal digits only{hint})"
@@ -145,15 +145,19 @@ def _token_problem(token):
     return None
 
 
+def edge_problem(tokens):
+    """Why a data line's fields are not an edge (the grammar's rule, said in words), or None."""
+    if len(tokens) < 2:
+        return f"expected two vertex ids, found one field '{show(tokens[0])}'"
+    return _id_problem(tokens[0]) or _id_problem(tokens[1])
+
+
 def locate_problem(chunk, first_line):
     """(line, problem) of the first line that is not two integer ids (error path only)."""
     for i, tokens in data_lines(chunk):
-        if len(tokens) < 2:
-            return first_line + i, f"expected two vertex ids, found one field '{show(tokens[0])}'"
-        for token in tokens[:2]:
-            problem = _token_problem(token)
-            if problem:
-                return first_line + i, problem
+        problem = edge_problem(tokens)
+        if problem:
+            return first_line + i, problem
     return None, "could not be parsed as an edge list"
 
 

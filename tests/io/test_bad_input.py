@@ -16,7 +16,7 @@ EDGE_LIST_ERRORS = {
     "negative": ("1 2\n2 -3\n", 2, "negative vertex id -3"),
     "fractional": ("1 2\n2 3.5\n", 2, "'3.5' is not an integer vertex id"),
     "out of range": ("1 2\n2 9223372036854775808\n", 2, "out of range"),
-    "a lone field everywhere": ("5\n", 1, "expected two vertex ids, found one field '5'"),
+    "lone fields everywhere": ("5\n6\n", 1, "expected two vertex ids, found one field '5'"),
 }
 
 
@@ -416,9 +416,9 @@ def test_utf16_through_a_pipe_is_refused_by_its_byte_order_mark():
         "tcdist: error: -: the file is UTF-16 (big-endian) text; convert it to UTF-8 or ASCII (iconv -f UTF-16 -t UTF-8)")
 
 
-@pytest.mark.parametrize("line", ["1.0 2.0", "1 x", "x 1", "1 2.5", "1e3 7", "source target 5"])
+@pytest.mark.parametrize("line", ["1.0 2.0", "1 2.5", "1e3 7", "-1 5", "+3 4"])
 @pytest.mark.parametrize("before", ["", "# a comment\n", "source target\n"], ids=["first", "after a comment", "after a header"])
-def test_a_line_with_a_number_is_not_a_header(tmp_path, cli, line, before):
+def test_two_numbers_that_are_not_ids_are_not_a_header(tmp_path, cli, line, before):
     """'1.0 2.0' as the first line was skipped as a header, and the same line later was an error."""
     elsewhere = tmp_path / "elsewhere.txt"
     elsewhere.write_text(f"1 2\n{line}\n2 3\n3 1\n")
@@ -428,6 +428,51 @@ def test_a_line_with_a_number_is_not_a_header(tmp_path, cli, line, before):
     result = cli("count", path)
     number = before.count("\n") + 1
     assert result.code == 2 and one_line(result) == f"tcdist: error: {path}:{number}: {expected}"
+
+
+@pytest.mark.parametrize("line", ["1 x", "x 1", "source target 5", "-1 (<FromNodeId> is a customer of <ToNodeId>)"])
+def test_a_line_with_words_before_the_first_edge_is_a_header_and_after_it_an_error(tmp_path, cli, line):
+    """SNAP's as-caida files continue their header on a line without '#' that starts with '-1': it
+    was refused as a negative vertex id."""
+    path = tmp_path / "first.txt"
+    path.write_text(f"# a comment\n{line}\n1 2\n2 3\n3 1\n")
+    record = cli("count", path, "--json").json()
+    assert (record["triangles"], record["m"]) == (1, 3)
+    shown = line if len(line) <= 24 else line[:21] + "..."
+    assert record["warnings"] == [f"{path}:2: skipped a header line before the first edge ('{shown}')"]
+    later = tmp_path / "later.txt"
+    later.write_text(f"1 2\n2 3\n{line}\n3 1\n")
+    result = cli("count", later)
+    assert result.code == 2 and one_line(result).startswith(f"tcdist: error: {later}:3: ")
+
+
+@pytest.mark.parametrize("content,line,shown", [("source,target\n", 1, "source target"), ("source,target", 1, "source target"),
+                                                ("# a comment\nsource target\n\n", 2, "source target"),
+                                                ("pandas", 1, "source target"), ("5\n", 1, "5")])
+def test_a_header_alone_is_an_empty_graph(tmp_path, cli, content, line, shown):
+    """It was an error at line 1 advising --labels."""
+    import pandas as pd
+
+    path = tmp_path / "empty.csv"
+    if content == "pandas":
+        pd.DataFrame(columns=["source", "target"]).to_csv(path, index=False)
+    else:
+        path.write_text(content)
+    result = cli("count", path, "--json")
+    assert result.code == 0, result.err
+    record = result.json()
+    assert (record["triangles"], record["n"], record["m"]) == (0, 0, 0)
+    assert record["warnings"] == [f"{path}:{line}: skipped a header line ('{shown}')"]
+
+
+def test_lines_of_names_with_no_edge_are_refused_at_the_first(tmp_path, cli):
+    """Names as ids, not a header: the advice to read them as names."""
+    path = tmp_path / "names.txt"
+    path.write_text("source target\nalice bob\n")
+    result = cli("count", path)
+    assert result.code == 2 and one_line(result) == (
+        f"tcdist: error: {path}:1: 'source' is not an integer vertex id (decimal digits only; to read ids as names, "
+        "use --labels)")
 
 
 def test_matrix_market_size_line_without_a_newline_and_no_entries(tmp_path, cli):

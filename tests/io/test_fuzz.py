@@ -20,7 +20,8 @@ def reference_count(data: bytes):
     """The count of the graph tcdist's grammar reads from data, or None where it must refuse it
     (an independent reading: a UTF-8 byte-order mark skipped, UTF-16/32 ones refused; universal line
     ends, '#'/'%' comments, blank/tab/comma separators, two decimal non-negative ids per data line;
-    lines before the first with a number among two or more fields skipped as a header)."""
+    the lines before the first edge, or the first two numbers that are not ids, skipped as a
+    header; with neither, a lone line is a header too)."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
         return None
     data = data.removeprefix(b"\xef\xbb\xbf")
@@ -35,19 +36,30 @@ def reference_count(data: bytes):
         if tokens:
             rows.append(tokens)
     number = rb"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
-    data_like = [len(t) >= 2 and any(re.fullmatch(number, x) for x in t) for t in rows]
-    rows = rows[data_like.index(True):] if True in data_like else rows  # a header before the first edge
+    edges = [edge(t) for t in rows]
+    data_like = [e is not None or (len(t) >= 2 and all(re.fullmatch(number, x) for x in t[:2]))
+                 for t, e in zip(rows, edges)]
+    if True in data_like:
+        edges = edges[data_like.index(True):]  # a header before the first edge
+    elif len(rows) == 1:
+        edges = []  # a header alone
     adj = {}
-    for tokens in rows:
-        if len(tokens) < 2 or not all(re.fullmatch(rb"-?[0-9]+", t) for t in tokens[:2]):
+    for e in edges:
+        if e is None:
             return None
-        u, v = (int(t) for t in tokens[:2])
-        if min(u, v) < 0 or max(u, v) > 2**63 - 1:
-            return None
+        u, v = e
         if u != v:
             adj.setdefault(u, set()).add(v)
             adj.setdefault(v, set()).add(u)
     return sum(1 for u in adj for v, w in combinations(sorted(adj[u]), 2) if u < v and w in adj[v])
+
+
+def edge(tokens):
+    """(u, v) of a line's fields, or None where they are not an edge."""
+    if len(tokens) < 2 or not all(re.fullmatch(rb"-?[0-9]+", t) for t in tokens[:2]):
+        return None
+    u, v = (int(t) for t in tokens[:2])
+    return (u, v) if min(u, v) >= 0 and max(u, v) <= 2**63 - 1 else None
 
 
 BACKENDS = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]  # the GPU moves a graph file there and checks it there,

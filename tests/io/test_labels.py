@@ -57,7 +57,7 @@ def test_the_cli_shows_names_in_every_output(tmp_path, cli):
 
 def test_names_without_labels_are_refused_with_the_way_to_read_them(tmp_path, cli):
     path = tmp_path / "people.txt"
-    path.write_text("alice bob\n")
+    path.write_text("alice bob\nbob carol\n")  # (a line alone would be a header: an empty graph)
     out = cli("count", path)
     assert out.code == 2
     assert out.err.strip() == (f"tcdist: error: {path}:1: 'alice' is not an integer vertex id (decimal digits only; "

@@ -66,6 +66,36 @@ def test_a_header_without_a_comment_marker_is_skipped_with_one_warning(tmp_path)
                               "...', 'FromNodeId ToNodeId')"]
 
 
+CAIDA_HEADER = ("# Directed graph: as-caida20071105.txt\n# Autonomous Systems (from CAIDA)\n# Nodes: 60  Edges: 400\n"
+                "# FromNodeId\tToNodeId\tRelationship (-1 customer, 0 peer, 1 provider, 2 sibling;\n"
+                "           -1 (<FromNodeId> is a customer of <ToNodeId>)\n")
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_a_snap_as_caida_file_counts_as_networkx_does(tmp_path, monkeypatch, engine):
+    """Its header goes on in a line without '#' that starts with a number, and a third column is
+    the relationship (-1 to 2): the file was refused at that line as a negative vertex id."""
+    import networkx as nx
+
+    from tcdist import compiled
+    from tcdist.io import grammar
+
+    rng = np.random.default_rng(7)
+    edges, relationships = rng.integers(0, 60, (400, 2)), rng.integers(-1, 3, 400)
+    path = write(tmp_path / "as-caida20071105.txt", CAIDA_HEADER + "".join(
+        f"{u}\t{v}\t{r}\n" for (u, v), r in zip(edges.tolist(), relationships.tolist())))
+    expected = sum(nx.triangles(nx.Graph([(u, v) for u, v in edges.tolist() if u != v])).values()) // 3
+    assert expected > 50
+    monkeypatch.setattr(compiled, "is_loaded", lambda: False)  # a small block in NumPy where it may be
+    monkeypatch.setattr(grammar, "SMALL_BLOCK_BYTES", 1 << 30 if engine == "numpy" else -1)
+    result = tcdist.count_triangles(path, backend="gpu" if engine == "gpu" else "cpu")
+    assert result.triangles == expected
+    assert result.warnings == [f"{path}:5: skipped a header line before the first edge ('-1 (<FromNodeId> is a...')"]
+    path.write_text(CAIDA_HEADER + "1\t2\t-1\n2\t3\t0\n           -1 (<FromNodeId> is a customer of <ToNodeId>)\n")
+    with pytest.raises(InputError, match=r"as-caida20071105.txt:8: negative vertex id -1$"):
+        tcdist.count_triangles(path, backend="gpu" if engine == "gpu" else "cpu")
+
+
 def test_after_the_first_edge_a_bad_line_is_still_an_error(tmp_path):
     path = write(tmp_path / "g.txt", "FromNodeId ToNodeId\n1 2\n2 3\nfoo bar\n3 1\n")
     with pytest.raises(InputError, match=r"g.txt:4: 'foo' is not an integer vertex id"):
