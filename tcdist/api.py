@@ -8,7 +8,7 @@ import time
 
 from tcdist.budget.sizes import parse_size
 from tcdist.config import DEFAULT_PRUNE, DEFAULT_SCHEME, CountConfig, OptionValueError, check_partitioning
-from tcdist.errors import OptionError, TcdistError
+from tcdist.errors import OptionError, TcdistError, ids_kept_as_integers
 from tcdist.io.write import check_outputs, output_kind, output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.journal import lock_store
@@ -45,7 +45,8 @@ def partition(source: Source = None, *, parts: int, scheme: str = DEFAULT_SCHEME
     if output is not None:
         check_outputs({"output": output}, inputs=[source])
     timings, started = Timings() if timings is None else timings, time.perf_counter()
-    graph = load_graph(source, seed=seed, timings=timings)
+    with ids_kept_as_integers():
+        graph = load_graph(source, seed=seed, timings=timings)
     check_parts(parts, graph)
     if output is not None:
         graph.refuse_labels("a partition store")
@@ -168,7 +169,8 @@ def convert(source: Source, output: str, *, seed: int = 0) -> dict:
 
     kind = output_kind(output)
     output_target(output, inputs=[source])
-    g = load_graph(source, seed=seed)
+    with ids_kept_as_integers():
+        g = load_graph(source, seed=seed)
     if kind == "h5":
         write_graph(g, output)
     else:

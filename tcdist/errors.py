@@ -13,8 +13,9 @@ from contextlib import contextmanager
 OPTIONS = ("backend", "kernel", "threads", "parts", "scheme", "prune", "seed", "store", "schedule", "resume",
            "per_vertex", "per_edge", "gpu_memory_limit", "force", "json_file", "output", "labels",
            "ranks_per_gpu")
-_NAMED = re.compile(r"\{(" + "|".join(OPTIONS) + r")\}")
+_NAMED = re.compile(r"\{(" + "|".join((*OPTIONS, "count_labels")) + r")\}")  # count_labels: the count's {labels}
 _NAMES = contextvars.ContextVar("tcdist_option_names", default={})
+_READS_NAMES = contextvars.ContextVar("tcdist_reads_names", default=True)
 
 
 @contextmanager
@@ -38,10 +39,35 @@ class OptionError(TcdistError):
         return named(super().__str__())
 
 
+@contextmanager
+def ids_kept_as_integers() -> Iterator[None]:
+    """Inside (a call that writes a partition store or a graph file: they keep integer ids only),
+    advice to read ids as names names the count, which can."""
+    token = _READS_NAMES.set(False)
+    try:
+        yield
+    finally:
+        _READS_NAMES.reset(token)
+
+
+def names_advice() -> str:
+    """How to read ids that are names, from here (a problem's text, its options named when said)."""
+    if _READS_NAMES.get():
+        return "to read ids as names, use {labels}"
+    return "to read ids as names, use {count_labels}; a partition store or a converted graph keeps integer ids"
+
+
 def named(text: str) -> str:
     """text with each {option} in the words of whoever runs tcdist."""
     names = _NAMES.get()
-    return _NAMED.sub(lambda m: names.get(m.group(1), m.group(1)), text)
+
+    def name(found):
+        option = found.group(1)
+        if option == "count_labels":
+            return f"tcdist count {names['labels']}" if "labels" in names else "count_triangles(labels=True)"
+        return names.get(option, option)
+
+    return _NAMED.sub(name, text)
 
 
 class InputError(TcdistError):

@@ -17,7 +17,7 @@ import numpy as np
 
 from tcdist import progress
 from tcdist.budget import host as memory
-from tcdist.errors import InputError
+from tcdist.errors import InputError, names_advice
 from tcdist.io import engines, gzipped
 
 CHUNK_BYTES = 32 << 20  # a block: large enough for every core, small enough to read ahead
@@ -135,7 +135,7 @@ def show(token):
 
 def _id_problem(token):
     if not _DECIMAL.fullmatch(token):
-        hint = "" if NUMBER.fullmatch(token) else "; to read ids as names, use {labels}"
+        hint = "" if NUMBER.fullmatch(token) else f"; {names_advice()}"
         return f"'{show(token)}' is not an integer vertex id (decimal digits only{hint})"
     digits = token.lstrip(b"-").lstrip(b"0")
     if token.startswith(b"-") and digits:

@@ -164,3 +164,25 @@ def test_a_byte_order_mark_is_not_part_of_the_first_name(tmp_path):
     path.write_bytes(b"\xef\xbb\xbfalice bob\nbob carol\ncarol alice\n")
     r = tcdist.count_triangles(path, labels=True, per_vertex=True)
     assert r.triangles == 1 and list(r.per_vertex.vertex) == ["alice", "bob", "carol"]
+
+
+@pytest.mark.parametrize("command,output,parts", [(("partition", "-o", "parts.h5", "-P", "2"), "parts.h5", ("-P", "2")),
+                                                 (("convert", "graph.h5"), "graph.h5", ())])
+def test_partition_and_convert_advise_a_count_that_reads_names_and_it_counts_them(tmp_path, cli, monkeypatch, command,
+                                                                                  output, parts):
+    """They advised --labels, which neither takes (a store or a graph file keeps integer ids)."""
+    monkeypatch.chdir(tmp_path)
+    pairs = [("alice", "bob"), ("bob", "carol"), ("carol", "alice"), ("carol", "dave"), ("dave", "alice")]
+    path = tmp_path / "people.txt"
+    path.write_text("".join(f"{a} {b}\n" for a, b in pairs))
+    refused = cli(command[0], path, *command[1:])
+    assert refused.code == 2 and not (tmp_path / output).exists()
+    advice = "use tcdist count --labels; a partition store or a converted graph keeps integer ids)"
+    assert refused.err.strip().endswith(advice), refused.err
+    followed = cli("count", path, "--labels", *parts, "--json")
+    assert followed.code == 0, followed.err
+    assert followed.json()["triangles"] == sum(nx.triangles(nx.Graph(pairs)).values()) // 3 == 2
+    call = {"partition": lambda: tcdist.api.partition(path, parts=2), "convert": lambda: tcdist.api.convert(path, "g.h5")}
+    with pytest.raises(InputError, match=r"use count_triangles\(labels=True\); a partition store"):
+        call[command[0]]()
+    assert tcdist.count_triangles(path, labels=True).triangles == 2
