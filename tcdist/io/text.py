@@ -73,8 +73,14 @@ def skip_byte_order_mark(stream, path):
         return
     for mark, encoding, order in FOREIGN_BOMS:
         if head.startswith(mark):
-            raise InputError(path, f"the file is {encoding} ({order}) text; convert it to UTF-8 or ASCII "
-                                   f"(iconv -f {encoding} -t UTF-8)")
+            raise foreign_text(path, encoding, order)
+
+
+def foreign_text(path, encoding, order) -> InputError:
+    """The refusal of UTF-16 or UTF-32 text, with the command that converts it: iconv told the byte
+    order (without it, iconv takes the machine's or big-endian where no mark says)."""
+    return InputError(path, f"the file is {encoding} ({order}) text; convert it to UTF-8 or ASCII "
+                            f"(iconv -f {encoding}{'BE' if order == 'big-endian' else 'LE'} -t UTF-8)")
 
 
 def is_stream(path) -> bool:
@@ -109,8 +115,8 @@ def refuse_binary(head, path):
     are an error naming the line."""
     sample = bytes(head[:8192])
     lanes = [sample[k::2].count(0) / max(len(sample) // 2, 1) for k in (0, 1)]  # NUL share of even, odd bytes
-    if len(sample) >= 8 and max(lanes) > 0.75 and min(lanes) < 0.25:
-        raise InputError(path, "UTF-16 text; tcdist reads ASCII or UTF-8 (convert it: iconv -f UTF-16 -t UTF-8)")
+    if len(sample) >= 8 and max(lanes) > 0.75 and min(lanes) < 0.25:  # ASCII as UTF-16: NUL the high byte
+        raise foreign_text(path, "UTF-16", "big-endian" if lanes[0] > lanes[1] else "little-endian")
     nul = sample.find(b"\x00")
     if nul >= 0:
         raise InputError(path, f"binary data (NUL byte at offset {nul}), not a text graph")

@@ -2,6 +2,8 @@
 
 import gzip
 import json
+import re
+import subprocess
 
 import h5py
 import numpy as np
@@ -295,7 +297,8 @@ INPUT_ERRORS = {
     "a run of 5,000 digits": (b"1 2\n3 " + b"1" * 5000 + b"\n", "bad.txt:2: vertex id 111111111111111111111... is out of range"),
     "a long negative id shown short": (b"1 2\n-" + b"2" * 60 + b" 1\n", "bad.txt:2: negative vertex id -22222222222222222222..."),
     "UTF-16": ("1 2\n2 3\n".encode("utf-16"), "bad.txt: the file is UTF-16 (little-endian) text; convert it to UTF-8"),
-    "UTF-16 without a byte-order mark": ("1 2\n2 3\n".encode("utf-16-le"), "bad.txt: UTF-16 text; tcdist reads ASCII or UTF-8"),
+    "UTF-16 without a byte-order mark": ("1 2\n2 3\n".encode("utf-16-le"),
+                                         "bad.txt: the file is UTF-16 (little-endian) text; convert it to UTF-8"),
 }
 
 
@@ -395,10 +398,12 @@ def test_an_hdf5_file_through_a_pipe_is_refused(tmp_path, cli):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("encoding,name", [("utf-16-le", "UTF-16 (little-endian)"), ("utf-16-be", "UTF-16 (big-endian)"),
-                                           ("utf-32-le", "UTF-32 (little-endian)"), ("utf-32-be", "UTF-32 (big-endian)")])
+@pytest.mark.parametrize("encoding,name,iconv", [("utf-16-le", "UTF-16 (little-endian)", "UTF-16LE"),
+                                                 ("utf-16-be", "UTF-16 (big-endian)", "UTF-16BE"),
+                                                 ("utf-32-le", "UTF-32 (little-endian)", "UTF-32LE"),
+                                                 ("utf-32-be", "UTF-32 (big-endian)", "UTF-32BE")])
 @pytest.mark.parametrize("file", ["bad.txt", "bad.txt.gz", "bad.mtx", "bad"])
-def test_utf16_and_utf32_are_refused_by_their_byte_order_mark(tmp_path, cli, encoding, name, file):
+def test_utf16_and_utf32_are_refused_by_their_byte_order_mark(tmp_path, cli, encoding, name, iconv, file):
     """UTF-32 LE was called UTF-16, UTF-32 BE binary data."""
     data = "\ufeff1 2\n2 3\n3 1\n".encode(encoding)
     path = tmp_path / file
@@ -406,14 +411,29 @@ def test_utf16_and_utf32_are_refused_by_their_byte_order_mark(tmp_path, cli, enc
     result = cli("count", path)
     assert result.code == 2
     assert one_line(result) == (f"tcdist: error: {path}: the file is {name} text; convert it to UTF-8 or ASCII "
-                                f"(iconv -f {name[:6]} -t UTF-8)")
+                                f"(iconv -f {iconv} -t UTF-8)")
+
+
+@pytest.mark.parametrize("mark", ["\ufeff", ""], ids=["byte-order mark", "no mark"])
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_advice_converts_the_file(tmp_path, cli, encoding, mark):
+    """The advice said 'iconv -f UTF-16', which takes text without a mark as the machine's byte order."""
+    path = tmp_path / "g.txt"
+    path.write_bytes(f"{mark}1 2\n2 3\n3 1\n3 4\n".encode(encoding))
+    refused = cli("count", path)
+    assert refused.code == 2
+    command = re.search(r"\((iconv [^)]*)\)$", one_line(refused)).group(1).split()
+    converted = tmp_path / "utf8.txt"
+    converted.write_bytes(subprocess.run([*command, str(path)], capture_output=True, check=True).stdout)
+    record = cli("count", converted, "--json").json()
+    assert (record["triangles"], record["m"]) == (1, 4)
 
 
 def test_utf16_through_a_pipe_is_refused_by_its_byte_order_mark():
     result = run_module("count", "-", input="\ufeff1 2\n2 3\n3 1\n".encode("utf-16-be").decode("latin-1"),
                         encoding="latin-1")
     assert result.returncode == 2 and result.stderr.strip() == (
-        "tcdist: error: -: the file is UTF-16 (big-endian) text; convert it to UTF-8 or ASCII (iconv -f UTF-16 -t UTF-8)")
+        "tcdist: error: -: the file is UTF-16 (big-endian) text; convert it to UTF-8 or ASCII (iconv -f UTF-16BE -t UTF-8)")
 
 
 @pytest.mark.parametrize("line", ["1.0 2.0", "1 2.5", "1e3 7", "-1 5", "+3 4"])
