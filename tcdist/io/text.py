@@ -9,6 +9,7 @@ import io
 import os
 import queue
 import re
+import shlex
 import sys
 import threading
 from contextlib import contextmanager
@@ -27,6 +28,12 @@ UTF8_BOM = b"\xef\xbb\xbf"
 # UTF-32 LE's mark starts with UTF-16 LE's, so the longer marks are tried first
 FOREIGN_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32", "big-endian"), (b"\xff\xfe\x00\x00", "UTF-32", "little-endian"),
                 (b"\xfe\xff", "UTF-16", "big-endian"), (b"\xff\xfe", "UTF-16", "little-endian"))
+# other compressors, by their magic bytes: (what the data is, the suffix of its files, what writes it out)
+COMPRESSED = ((re.compile(rb"BZh[1-9](\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)"), "bzip2-compressed data",
+               ".bz2", "bzcat"),
+              (re.compile(rb"\xfd7zXZ\x00"), "xz-compressed data", ".xz", "xzcat"),
+              (re.compile(rb"\x28\xb5\x2f\xfd"), "zstd-compressed data", ".zst", "zstdcat"),
+              (re.compile(rb"PK(\x03\x04|\x05\x06)"), "a zip archive", ".zip", "unzip -p"))
 INT64_MAX = 2**63 - 1
 _COMMENT = (b"#", b"%")
 _DECIMAL = re.compile(rb"-?[0-9]+")
@@ -46,6 +53,7 @@ def open_binary(path):
     inflated = None
     try:
         stream, read_so_far = raw, raw
+        refuse_compressed(raw.peek(10)[:10], path)
         if raw.peek(2)[:2] == GZIP_MAGIC:
             if gzipped.parallel(path):
                 inflated = gzipped.Inflated(path)
@@ -59,6 +67,20 @@ def open_binary(path):
             inflated.close()
         if raw is not sys.stdin.buffer:
             raw.close()
+
+
+def refuse_compressed(head, path):
+    """Refuse data of a compressor other than gzip by its magic bytes, with the command that
+    recompresses it as gzip (or, for standard input, that decompresses it on the way in)."""
+    for magic, what, suffix, cat in COMPRESSED:
+        if magic.match(head):
+            if path == "-":
+                raise InputError(path, f"{what}, which tcdist does not read; decompress it on the way in "
+                                       f"({cat} FILE | tcdist ...)")
+            name = os.fspath(path)
+            out = (name[: -len(suffix)] if name.lower().endswith(suffix) else name) + ".gz"
+            raise InputError(path, f"{what}, which tcdist does not read; it reads gzip: "
+                                   f"{cat} {shlex.quote(name)} | gzip > {shlex.quote(out)}")
 
 
 def skip_byte_order_mark(stream, path):

@@ -505,3 +505,26 @@ def test_matrix_market_size_line_without_a_newline_and_no_entries(tmp_path, cli)
     path.write_text("%%MatrixMarket matrix coordinate pattern symmetric\n3 3")
     assert one_line(cli("count", path)) == (f"tcdist: error: {path}:2: bad Matrix Market size line '3 3': "
                                             "expected 'ROWS COLUMNS ENTRIES'")
+
+
+@pytest.mark.parametrize("compress,name,what,cat", [("bzip2 -k", "g.txt.bz2", "bzip2-compressed data", "bzcat"),
+                                                   ("xz -k", "g.txt.xz", "xz-compressed data", "xzcat"),
+                                                   ("zstd -q", "g.txt.zst", "zstd-compressed data", "zstdcat"),
+                                                   ("zip -q g.txt.zip", "g.txt.zip", "a zip archive", "unzip -p")])
+def test_other_compressors_are_named_and_their_advice_makes_gzip(tmp_path, cli, compress, name, what, cat):
+    """A .bz2 file was 'binary data'."""
+    plain = tmp_path / "g.txt"
+    plain.write_text("".join(f"{u} {v}\n" for u in range(12) for v in range(u + 1, 12) if (u * v) % 5 < 3))
+    expected = cli("count", plain, "--json").json()["triangles"]
+    subprocess.run(f"{compress} g.txt", shell=True, cwd=tmp_path, check=True)
+    plain.unlink()
+    path = tmp_path / name
+    refused = cli("count", path)
+    assert refused.code == 2
+    assert one_line(refused) == (f"tcdist: error: {path}: {what}, which tcdist does not read; it reads gzip: "
+                                 f"{cat} {path} | gzip > {tmp_path / 'g.txt.gz'}")
+    subprocess.run(f"{cat} {path} | gzip > {tmp_path / 'g.txt.gz'}", shell=True, check=True)
+    assert cli("count", tmp_path / "g.txt.gz", "--json").json()["triangles"] == expected > 0
+    piped = count_read_once("-", path.read_bytes(), tmp_path)
+    assert piped.returncode == 2 and piped.stderr.strip() == (
+        f"tcdist: error: -: {what}, which tcdist does not read; decompress it on the way in ({cat} FILE | tcdist ...)")
