@@ -118,7 +118,8 @@ class CpuEngine(Engine):
     def settled(self, require):
         """Pack the last block's edges after the others; require(bytes, edges) refuses growing the
         arrays to hold that many edges where it will not fit. Returns the engine that goes on."""
-        total, write = self._pending
+        # dropped once used: the write holds the engine, a cycle that kept its buffers until Python's collector ran
+        (total, write), self._pending = self._pending, None
         whole = max(self.estimate(total), self.out.size + total)
         capacity = self.out.room_for(total, whole)
         if capacity:
