@@ -28,7 +28,7 @@ UTF8_BOM = b"\xef\xbb\xbf"
 # UTF-32 LE's mark starts with UTF-16 LE's, so the longer marks are tried first
 FOREIGN_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32", "big-endian"), (b"\xff\xfe\x00\x00", "UTF-32", "little-endian"),
                 (b"\xfe\xff", "UTF-16", "big-endian"), (b"\xff\xfe", "UTF-16", "little-endian"))
-# other compressors, by their magic bytes: (what the data is, the suffix of its files, what writes it out)
+# other compressors: (their magic bytes, what the data is, the suffix of its files, what writes it out whole)
 COMPRESSED = ((re.compile(rb"BZh[1-9](\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)"), "bzip2-compressed data",
                ".bz2", "bzcat"),
               (re.compile(rb"\xfd7zXZ\x00"), "xz-compressed data", ".xz", "xzcat"),
