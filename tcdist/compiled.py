@@ -12,8 +12,10 @@ given to Numba when its thread first calls compiled code, whichever thread loade
 
 import os
 import threading
+import time
 
 _numba = None  # the module, once loaded
+load_seconds = 0.0  # what loading it took: a run's compiling, not the step's that first called compiled code
 _declared = []  # every Compiled made before then
 _lock = threading.RLock()
 _wish = threading.local()  # .threads: this thread's count, .pending: not yet given to Numba
@@ -97,9 +99,10 @@ def loaded():
 
 
 def _ready() -> None:
-    global _numba
+    global _numba, load_seconds
     with _lock:
         if _numba is None:
+            started = time.perf_counter()
             import numba
             from numba.extending import typeof_impl
 
@@ -108,6 +111,7 @@ def _ready() -> None:
             _numba = numba
             for compiled in _declared:
                 _make(compiled)
+            load_seconds = time.perf_counter() - started
     if getattr(_wish, "pending", False):
         _wish.pending = False
         _numba.set_num_threads(min(_wish.threads, _numba.config.NUMBA_NUM_THREADS))
