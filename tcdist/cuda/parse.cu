@@ -28,7 +28,7 @@ __device__ i64 first_line_start(const unsigned char* buf, i64 p, i64 hi) {
 // 0: no field, 1: an edge (a, b), 2: a bad line; p moves to the next line's start.
 __device__ int parse_line(const unsigned char* buf, i64& p, i64 end, i64& a, i64& b) {
     const i64 last_tenth = 922337203685477580LL;  // (2^63 - 1) / 10
-    int fields = 0;
+    int fields = 0, commas = 0;
     bool bad = false, comment = false;
     while (p < end) {
         const unsigned char c = buf[p];
@@ -36,12 +36,15 @@ __device__ int parse_line(const unsigned char* buf, i64& p, i64 end, i64& a, i64
             p += (c == CR && p + 1 < end && buf[p + 1] == LF) ? 2 : 1;
             break;
         }
-        if (comment || separates(c)) { ++p; continue; }
+        if (comment) { ++p; continue; }
+        if (separates(c)) { commas += c == ','; ++p; continue; }
         if (c == '#' || c == '%') { comment = true; ++p; continue; }
         if (fields >= 2) {  // a field past the ids: skipped whatever it holds
             while (p < end && !ends_token(buf[p])) ++p;
             continue;
         }
+        if (commas > (fields ? 1 : 0)) bad = true;  // an empty field before this one: a missing id ('1,,2', ',1,2')
+        commas = 0;
         const bool negative = c == '-';
         if (negative) ++p;
         i64 value = 0;

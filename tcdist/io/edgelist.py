@@ -17,10 +17,12 @@ def _leading_lines(head):
 
 
 def _starts_data(tokens):
-    """An edge, or one written wrong as two numbers ('1.5 2', '-1 3', '1e3 7': the parser names
-    what is wrong). Any other line before the first edge is a header ('source target', a lone
+    """An edge, or one written wrong as two numbers ('1.5 2', '-1 3', '1e3 7', '1,,3': the parser
+    names what is wrong). Any other line before the first edge is a header ('source target', a lone
     vertex count, SNAP's '-1 (<FromNodeId> is a customer of <ToNodeId>)')."""
-    return edge_problem(tokens) is None or (len(tokens) >= 2 and all(NUMBER.fullmatch(t) for t in tokens[:2]))
+    ids = tokens[:2]
+    return edge_problem(tokens) is None or (len(ids) == 2 and any(ids) and
+                                            all(not t or NUMBER.fullmatch(t) for t in ids))
 
 
 def _header(path, warnings):

@@ -2,9 +2,10 @@
 and for a small block in whole-array NumPy (parse_small), where starting Numba costs more than the parse.
 
 A line ends at LF, CRLF or a lone CR. '#' or '%' starts a comment to the line's end; blanks,
-tabs, vertical tabs, form feeds and commas separate fields. A line with no field is nothing;
-a data line's first two fields are decimal ids in 0..2^63-1 ('-0' is 0) and any further
-fields are ignored; anything else is a bad line (its message is written by text.py, which
+tabs, vertical tabs, form feeds and commas separate fields, but two commas (blanks aside), or one
+before a line's first field, have an empty field between them. A line with no field is nothing;
+a data line's first two fields are decimal ids in 0..2^63-1 ('-0' is 0), neither empty, and any
+further fields are ignored; anything else is a bad line (its message is written by text.py, which
 only needs to know where it is).
 
 A block of whole lines is cut into ranges, each parsed by a thread of its own: a range owns
@@ -16,7 +17,7 @@ import numpy as np
 
 from tcdist.compiled import jit
 
-LF, CR, HASH, PERCENT, MINUS, ZERO = 10, 13, 35, 37, 45, 48
+LF, CR, HASH, PERCENT, COMMA, MINUS, ZERO = 10, 13, 35, 37, 44, 45, 48
 LAST_TENTH = (2**63 - 1) // 10  # an id may grow past this by one more digit only up to 2^63-1
 LAST_DIGIT = (2**63 - 1) % 10
 BLANK, EDGE, BAD = 0, 1, 2
@@ -51,13 +52,18 @@ def first_line_start(buf, p, hi):
 @jit(cache=True, nogil=True)
 def parse_line(buf, p, end):
     """(BLANK, EDGE or BAD, first id, second id, start of the next line) of the line at p."""
-    fields, a, b, bad, comment = 0, 0, 0, False, False
+    fields, a, b, bad, comment, commas = 0, 0, 0, False, False, 0
     while p < end:
         c = buf[p]
         if c == LF or c == CR:
             p += 2 if c == CR and p + 1 < end and buf[p + 1] == LF else 1
             break
-        if comment or _separates(c):
+        if comment:
+            p += 1
+            continue
+        if _separates(c):
+            if c == COMMA:
+                commas += 1
             p += 1
             continue
         if c == HASH or c == PERCENT:
@@ -68,6 +74,9 @@ def parse_line(buf, p, end):
             while p < end and not _ends_token(buf[p]):
                 p += 1
             continue
+        if commas > (1 if fields else 0):  # an empty field before this one: a missing id ('1,,2', ',1,2')
+            bad = True
+        commas = 0
         negative = c == MINUS
         if negative:
             p += 1
@@ -144,7 +153,8 @@ def range_bounds(nbytes: int, ranges: int) -> np.ndarray:
 
 def parse_small(buf):
     """(first ids, second ids, lines) of a block of whole lines in whole-array NumPy, or None where a
-    line is bad or an id longer than 19 characters (the compiled parse then reads it, and names a bad line)."""
+    line is bad, may hold an empty field or an id longer than 19 characters (the compiled parse then
+    reads it, and names a bad line)."""
     n = buf.size
     empty = np.empty(0, np.int64)
     if n == 0:
@@ -159,6 +169,10 @@ def parse_small(buf):
     starts = line_ends[line_ends + 1 < n] + 1
     line_start[starts] = starts
     np.maximum.accumulate(line_start, out=line_start)
+    solid = buf[(buf != 32) & (buf != 9) & (buf != 11) & (buf != 12)]
+    comma = solid == COMMA
+    if comma[:1].any() or (comma[1:] & (comma[:-1] | (solid[:-1] == LF) | (solid[:-1] == CR))).any():
+        return None  # perhaps an empty field: the compiled parse tells
     token = np.ones(n + 2, bool)  # with a blank either side
     token[[0, -1]] = False
     inside = token[1:-1]

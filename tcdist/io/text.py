@@ -145,11 +145,12 @@ def refuse_binary(head, path):
 
 
 def data_lines(chunk):
-    """(index, tokens) of the lines of a chunk that hold data, comments cut at '#' or '%'."""
+    """(index, tokens) of the lines of a chunk that hold data, comments cut at '#' or '%'; an empty
+    field between commas (or before a line's first comma) is an empty token."""
     for i, line in enumerate(bytes(chunk).split(b"\n")):
         cut = min((p for p in (line.find(c) for c in _COMMENT) if p >= 0), default=len(line))
-        tokens = line[:cut].replace(b",", b" ").split()
-        if tokens:
+        tokens = [token for field in line[:cut].split(b",") for token in (field.split() or [b""])]
+        if any(tokens):
             yield i, tokens
 
 
@@ -162,6 +163,8 @@ def show(token):
 
 
 def _id_problem(token):
+    if not token:
+        return "a vertex id is missing (an empty field between commas)"
     if not _DECIMAL.fullmatch(token):
         hint = "" if NUMBER.fullmatch(token) else f"; {names_advice()}"
         return f"'{show(token)}' is not an integer vertex id (decimal digits only{hint})"

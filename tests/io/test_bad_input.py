@@ -19,6 +19,9 @@ EDGE_LIST_ERRORS = {
     "fractional": ("1 2\n2 3.5\n", 2, "'3.5' is not an integer vertex id"),
     "out of range": ("1 2\n2 9223372036854775808\n", 2, "out of range"),
     "lone fields everywhere": ("5\n6\n", 1, "expected two vertex ids, found one field '5'"),
+    "a blank CSV cell": ("1,2\n2,,3\n", 2, "a vertex id is missing (an empty field between commas)"),
+    "a blank first CSV cell": ("1,2\n,2,3\n", 2, "a vertex id is missing"),
+    "a blank cell in the first row": ("1, ,2\n2,3\n", 1, "a vertex id is missing"),
 }
 
 
