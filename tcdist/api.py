@@ -133,7 +133,7 @@ def warm_up(backend: str = "auto") -> dict:
     shared folder), compile nothing: the CPU's Numba functions (a small text graph read, built,
     partitioned and counted, per vertex and per edge too), and where a GPU is usable (backend
     'auto' or 'gpu'), every CUDA kernel instance and the passes of a build. Returns the seconds
-    taken, the kernel instances and where the caches are."""
+    taken, the kernel instances and where the caches it filled are."""
     import tempfile
 
     from tcdist import caches
@@ -156,7 +156,7 @@ def warm_up(backend: str = "auto") -> dict:
 
         instances = prebuild_gpu()
     return {"seconds": time.perf_counter() - t0, "gpu_kernel_instances": instances, "gpu": problem is None,
-            "caches": caches.places()}
+            "caches": caches.places(gpu=problem is None)}
 
 
 def convert(source: Source, output: str, *, seed: int = 0) -> dict:

@@ -1,9 +1,10 @@
 """Where compiled code is kept, so that a run compiles nothing a run before it (on this host, or
 on any host that shares the folder) has compiled: CuPy's kernels and Numba's functions.
 
-TCDIST_CACHE_DIR, when set, holds both (cupy/ and numba/ in it) unless CUPY_CACHE_DIR or
-NUMBA_CACHE_DIR says otherwise; else each library keeps its own default. `tcdist warm-up` fills
-them.
+tcdist's folder is TCDIST_CACHE_DIR, else $XDG_CACHE_HOME/tcdist, else ~/.cache/tcdist: Numba
+keeps tcdist's functions in its numba/ (NUMBA_CACHE_DIR, when set, instead), never beside the
+installed package, where `pip uninstall` would leave them. CuPy keeps kernels in CUPY_CACHE_DIR,
+else TCDIST_CACHE_DIR's cupy/ when that is set, else its own default. `tcdist warm-up` fills them.
 """
 
 import fcntl
@@ -14,22 +15,34 @@ HOME_CUPY = os.path.join("~", ".cupy", "kernel_cache")  # CuPy's own default
 
 
 def use_cache_dir() -> None:
-    """Point CuPy and Numba into TCDIST_CACHE_DIR (before either is imported: both read it once)."""
+    """Point CuPy into TCDIST_CACHE_DIR (before it is imported: it reads CUPY_CACHE_DIR once)."""
     root = os.environ.get("TCDIST_CACHE_DIR")
     if root:
         os.environ.setdefault("CUPY_CACHE_DIR", os.path.join(root, "cupy"))
-        os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(root, "numba"))
 
 
-def places() -> dict[str, str]:
-    """Where each kind of compiled code is kept now."""
-    return {"CUDA kernels (CuPy)": cuda_folder(),
-            "CPU functions (Numba)": os.environ.get("NUMBA_CACHE_DIR") or "beside tcdist's modules (__pycache__), "
-                                                                            "else Numba's folder in ~/.cache"}
+def folder() -> str:
+    """tcdist's own cache folder: TCDIST_CACHE_DIR, else $XDG_CACHE_HOME/tcdist, else ~/.cache/tcdist."""
+    root = os.environ.get("TCDIST_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"), "tcdist")
+    return os.path.abspath(os.path.expanduser(root))
+
+
+def numba_folder() -> str:
+    """Where Numba keeps tcdist's compiled CPU functions (compiled.py points it there)."""
+    return os.path.abspath(os.path.expanduser(os.environ.get("NUMBA_CACHE_DIR") or os.path.join(folder(), "numba")))
 
 
 def cuda_folder() -> str:
     return os.path.expanduser(os.environ.get("CUPY_CACHE_DIR", HOME_CUPY))
+
+
+def places(gpu: bool) -> dict[str, str]:
+    """Where each kind of compiled code is kept now: the CPU's, and with gpu the CUDA kernels'."""
+    kept = {"CPU functions (Numba)": numba_folder()}
+    if gpu:
+        kept["CUDA kernels (CuPy)"] = cuda_folder()
+    return kept
 
 
 @contextmanager

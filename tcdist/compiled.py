@@ -8,11 +8,19 @@ loads from Numba's cache, when first called, as with njit); compiled code calls 
 function as that Numba function, and its `prange` becomes numba.prange. Python code always calls
 through the declared function, so a thread count set before the load (this thread's wish) is
 given to Numba when its thread first calls compiled code, whichever thread loaded Numba.
+
+Numba keeps tcdist's compiled functions in caches.numba_folder(), through a cache locator of
+tcdist's own that only tcdist's modules use: Numba's default puts them beside the installed
+package, and setting NUMBA_CACHE_DIR would move every other library's cache in the process too.
 """
 
 import os
 import threading
 import time
+
+from tcdist import caches
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 _numba = None  # the module, once loaded
 load_seconds = 0.0  # what loading it took: a run's compiling, not the step's that first called compiled code
@@ -108,6 +116,7 @@ def _ready() -> None:
 
             # compiled code calls a Compiled as the Numba function it holds
             typeof_impl.register(Compiled)(lambda value, context: numba.typeof(value.dispatcher))
+            _keep_cache_in_tcdist_folder(numba)
             _numba = numba
             for compiled in _declared:
                 _make(compiled)
@@ -125,3 +134,26 @@ def _make(compiled: Compiled) -> None:
 def _give_prange(names: dict) -> None:
     if names.get("prange") is prange:
         names["prange"] = _numba.prange
+
+
+def _keep_cache_in_tcdist_folder(numba) -> None:
+    """Put first among Numba's cache locators one that keeps the functions of tcdist's modules
+    in caches.numba_folder() (named as Numba's NUMBA_CACHE_DIR locator names them there)."""
+    from numba.core import caching
+
+    class TcdistFolder(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        def __init__(self, py_func, py_file):
+            self._py_file, self._lineno = py_file, py_func.__code__.co_firstlineno
+            self._cache_path = os.path.join(caches.numba_folder(), self.get_suitable_cache_subpath(py_file))
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if os.path.abspath(py_file).startswith(_PACKAGE):
+                return super().from_function(py_func, py_file)
+            return None
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # (its name in older Numba)
+    impl._locator_classes.insert(0, TcdistFolder)

@@ -257,9 +257,10 @@ def build_parser():
                           description="Compile tcdist's CPU functions (Numba) and, where a GPU is usable, every CUDA "
                                       "kernel instance and the passes of a build, into the caches that later "
                                       "runs load them from: run it once after installing, on each kind of GPU. The "
-                                      "caches are CuPy's (CUPY_CACHE_DIR, else ~/.cupy/kernel_cache) and Numba's "
-                                      "(NUMBA_CACHE_DIR, else beside the package); TCDIST_CACHE_DIR sets both, e.g. "
-                                      "to a folder every node of a cluster shares.")
+                                      "caches are Numba's ($XDG_CACHE_HOME/tcdist/numba, else "
+                                      "~/.cache/tcdist/numba, or NUMBA_CACHE_DIR) and CuPy's (CUPY_CACHE_DIR, else "
+                                      "~/.cupy/kernel_cache); TCDIST_CACHE_DIR sets both, e.g. to a folder every node "
+                                      "of a cluster shares.")
     warm.add_argument("--backend", default=BACKENDS[0], help="auto (the GPU too when one is usable), cpu or gpu [auto]")
     _common(warm)
     return parser

@@ -3,10 +3,14 @@ then Numba's (calling each other in compiled code, looping over numba.prange), a
 set before the load given to Numba in the thread that set it, whichever thread loaded Numba. Each
 case in a fresh interpreter."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import tcdist
 
 PROGRAM = """
 import sys, threading
@@ -108,3 +112,28 @@ load_graph({str(path)!r}, timings=timings)
 print(compiled.is_loaded(), compiled.load_seconds > 0, timings.compile == compiled.load_seconds)
 """)
     assert out == ["True", "True", "True"]
+
+
+def _numba_files(folder: Path) -> set:
+    return {(str(p), p.stat().st_mtime_ns) for p in folder.rglob("*.nb[ic]")}
+
+
+@pytest.mark.parametrize("variable, kept_in", [("TCDIST_CACHE_DIR", "numba"), ("XDG_CACHE_HOME", "tcdist/numba")])
+def test_compiled_functions_are_kept_in_the_user_s_cache_folder_never_in_the_package(tmp_path, variable, kept_in):
+    """Numba's default puts a cache beside its module: in an installed package, `pip uninstall`
+    left those folders behind, and they hid a later editable install. Numba imported first, as a
+    program using it may have done: tcdist's functions still go to tcdist's folder."""
+    package = Path(tcdist.__file__).parent
+    before = _numba_files(package)
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("TCDIST_CACHE_DIR", "XDG_CACHE_HOME", "NUMBA_CACHE_DIR")}
+    env.update({variable: str(tmp_path), "PYTHONPATH": os.pathsep.join(filter(None, [str(package.parent),
+                                                                                     env.get("PYTHONPATH")]))})
+    program = ("import numba, numpy as np\nfrom tcdist.graph.work import even_rows\n"
+               "print(*even_rows(np.array([0, 2, 4, 6]), 3), sum(even_rows.stats.cache_hits.values()))")
+    runs = [subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=240)
+            for _ in range(2)]
+    assert [run.returncode for run in runs] == [0, 0], runs[-1].stderr[-3000:]
+    assert [run.stdout.split() for run in runs] == [["0", "1", "2", "3", "0"], ["0", "1", "2", "3", "1"]]  # then loaded
+    assert {Path(p).name.split("-")[0] for p, _ in _numba_files(tmp_path / kept_in)} == {"work.even_rows"}
+    assert _numba_files(package) == before
