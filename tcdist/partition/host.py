@@ -48,26 +48,21 @@ def _build_part_source(rowptr, col, in_ptr, in_col, in_parts, bit, local, prune,
     parts), else the rows of local in the transpose (in_ptr, in_col). flags (0) and new_id
     (-1), one entry per vertex, are the calling thread's scratch, left as they were. Compiled
     twice (below): serial (team 1), and parallel (prange) for a part built by a team of
-    threads, whose helpers are then parallel too; each loop over rows is dealt out in runs of
-    about equal edges (_spread). Everything after the members works on global ids with the
-    flags (a byte a vertex, which the cache holds 4x more of than an id): Algorithm 2 as a flag,
-    one pass that counts each row's kept edges, one that writes them. A part that may touch
-    a 2^-_DENSE_SHIFT share of the vertices finds its members by a scan of the flags; a small
-    one gathers them and sorts them, so that it costs its own size, not n."""
+    threads, which calls the parallel variants of _mark, _members and _reach; each loop over
+    rows is dealt out in runs of about equal edges (_spread). Everything after the members
+    works on global ids with the flags (a byte a vertex, which the cache holds 4x more of than
+    an id): Algorithm 2 as a flag, one pass that counts each row's kept edges, one that writes
+    them. A part that may touch a 2^-_DENSE_SHIFT share of the vertices finds its members by a
+    scan of the flags; a small one gathers them and sorts them, so that it costs its own size,
+    not n."""
     pieces = team * RANGES_PER_THREAD if team > 1 else 1
     for i in prange(local.size):
         flags[local[i]] |= LOCAL
-    if team > 1:
-        size = local.size + _mark_parallel(rowptr, col, local, pieces, flags, OUT)
-    else:
-        size = local.size + _mark_serial(rowptr, col, local, pieces, flags, OUT)
+    size = local.size + _mark(rowptr, col, local, pieces, flags, OUT)
     if in_parts.size == 0:
-        if team > 1:
-            size += _mark_parallel(in_ptr, in_col, local, pieces, flags, IN)  # at most this many members
-        else:
-            size += _mark_serial(in_ptr, in_col, local, pieces, flags, IN)
+        size += _mark(in_ptr, in_col, local, pieces, flags, IN)  # at most this many members
     if in_parts.size or size >= flags.size >> _DENSE_SHIFT:
-        members = _members_parallel(flags, in_parts, bit) if team > 1 else _members_serial(flags, in_parts, bit)
+        members = _members(flags, in_parts, bit)
     else:
         touched = np.empty(size, np.int64)
         k = 0
@@ -92,10 +87,7 @@ def _build_part_source(rowptr, col, in_ptr, in_col, in_parts, bit, local, prune,
     v_ind = members.size
     spread = _spread(rowptr, members, pieces)
     if prune == 0:  # Algorithm 2: ALIVE on the members reachable from a local one
-        if team > 1:
-            _reach_parallel(rowptr, col, members, spread, flags)
-        else:
-            _reach_serial(rowptr, col, members, spread, flags)
+        _reach(rowptr, col, members, spread, flags)
     # the induced edges (those to members), and of each kept row its kept edges and those to locals
     kept_in_row = np.zeros(v_ind, np.int64)
     near_in_row = np.zeros(v_ind, np.int64)
@@ -164,18 +156,18 @@ def _build_part_source(rowptr, col, in_ptr, in_col, in_parts, bit, local, prune,
     return part_rowptr, part_col, global_id, n_local, v_ind, e_ind
 
 
-def _compiled(source, parallel: bool):
-    """source compiled serial or parallel. Numba's cache on disk keys a function by its name,
-    line and bytecode, not by `parallel`: two variants of one function would load each other's
-    code (the parallel builder running on one thread), so each gets its own name."""
+def _compiled(source, parallel: bool, **helpers):
+    """source compiled serial or parallel, the module's names in it but for helpers (name: the
+    variant to call instead). Numba's cache on disk keys a function by its name, line and
+    bytecode, not by `parallel`: two variants of one function would load each other's code (the
+    parallel builder running on one thread), so each gets its own name. Numba compiles every
+    function a compiled one may call: a builder that chose its helpers by team at run time made
+    a run that builds a part a thread compile the parallel helpers too (seconds each)."""
     name = f"{source.__name__}_{'parallel' if parallel else 'serial'}"
-    variant = types.FunctionType(source.__code__, source.__globals__, name, source.__defaults__, source.__closure__)
+    names = {**source.__globals__, **helpers} if helpers else source.__globals__
+    variant = types.FunctionType(source.__code__, names, name, source.__defaults__, source.__closure__)
     variant.__qualname__ = name
     return jit(parallel=parallel, cache=True, nogil=True)(variant)
-
-
-_build_part = _compiled(_build_part_source, parallel=False)
-_build_part_parallel = _compiled(_build_part_source, parallel=True)
 
 
 def _mark_source(ptr, adj, local, pieces, flags, bit):
@@ -255,11 +247,11 @@ def _reach_source(rowptr, col, members, spread, flags):
                     flags[col[e]] |= ALIVE
 
 
-_mark_serial = _compiled(_mark_source, parallel=False)
+_mark = _compiled(_mark_source, parallel=False)
 _mark_parallel = _compiled(_mark_source, parallel=True)
-_members_serial = _compiled(_members_source, parallel=False)
+_members = _compiled(_members_source, parallel=False)
 _members_parallel = _compiled(_members_source, parallel=True)
-_reach_serial = _compiled(_reach_source, parallel=False)
+_reach = _compiled(_reach_source, parallel=False)
 _reach_parallel = _compiled(_reach_source, parallel=True)
 
 
@@ -323,6 +315,11 @@ def _kept(prune, source, target):
     """Whether an edge between two members, from one that stays (their flags), stays: under
     'minimal', the edges of local vertices and those among their out-neighbours."""
     return prune != 2 or (source & LOCAL) != 0 or ((source & OUT) != 0 and (target & OUT) != 0)
+
+
+_build_part = _compiled(_build_part_source, parallel=False)
+_build_part_parallel = _compiled(_build_part_source, parallel=True, _mark=_mark_parallel, _members=_members_parallel,
+                                 _reach=_reach_parallel)  # (here: after every name it calls)
 
 
 class PartBuilder:

@@ -309,8 +309,23 @@ def test_the_serial_and_parallel_host_helpers_do_not_load_each_other_from_numba_
                "np.zeros(1, np.uint8)); "
                "print(sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values()))")
     seen = [subprocess.run([sys.executable, "-c", program.format(name)], env=env, capture_output=True, text=True,
-                           check=True).stdout.split() for name in ("_reach_serial", "_reach_parallel", "_reach_parallel")]
+                           check=True).stdout.split() for name in ("_reach", "_reach_parallel", "_reach_parallel")]
     assert seen == [["0", "1"], ["0", "1"], ["1", "0"]]  # each variant compiled once, then loaded
+
+
+def test_parts_built_a_thread_each_compile_no_parallel_helper(tmp_path):
+    """The serial builder chose its helpers by team at run time, so Numba compiled the parallel
+    ones too (seconds each, on every first run); the serial builder now calls serial ones only."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    program = ("import tcdist; from tcdist.partition import host; from tcdist.partition.schemes import assign\n"
+               "g = tcdist.load_graph('rmat:10')\n"
+               "parts = list(host.iter_parts_host(g, assign(g, 'random', 4), 4, 'lstc', team=1))\n"
+               "print(len(parts), *(len(f.signatures) for f in (host._build_part, host._mark, host._members, host._reach,"
+               " host._build_part_parallel, host._mark_parallel, host._members_parallel, host._reach_parallel)))")
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    built, *serial, build_parallel, mark, members, reach = map(int, done.stdout.split())
+    assert built == 4 and all(serial) and [build_parallel, mark, members, reach] == [0, 0, 0, 0]
 
 
 RACING_FLAGS = """
