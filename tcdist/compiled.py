@@ -12,13 +12,16 @@ given to Numba when its thread first calls compiled code, whichever thread loade
 Numba keeps tcdist's compiled functions in caches.numba_folder(), through a cache locator of
 tcdist's own that only tcdist's modules use: Numba's default puts them beside the installed
 package, and setting NUMBA_CACHE_DIR would move every other library's cache in the process too.
+A process that has compiled for a second says why it waits, once, on a terminal (progress.note).
 """
 
 import os
 import threading
 import time
 
-from tcdist import caches
+from tcdist import caches, progress
+
+NOTICE_AFTER = 1.0  # seconds of compiling after which a terminal is told why the run waits
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -117,6 +120,7 @@ def _ready() -> None:
             # compiled code calls a Compiled as the Numba function it holds
             typeof_impl.register(Compiled)(lambda value, context: numba.typeof(value.dispatcher))
             _keep_cache_in_tcdist_folder(numba)
+            _tell_a_terminal_when_compiling_is_long()
             _numba = numba
             for compiled in _declared:
                 _make(compiled)
@@ -157,3 +161,53 @@ def _keep_cache_in_tcdist_folder(numba) -> None:
 
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # (its name in older Numba)
     impl._locator_classes.insert(0, TcdistFolder)
+
+
+def _tell_a_terminal_when_compiling_is_long() -> None:
+    """Have Numba tell a _CompileNotice of its compiles (those of functions missing from the cache)."""
+    from numba.core import event
+
+    notice = _CompileNotice()
+
+    class Listener(event.Listener):
+        def on_start(self, event):
+            notice.started()
+
+        def on_end(self, event):
+            notice.ended()
+
+    event.register("numba:compile", Listener())
+
+
+class _CompileNotice:
+    """Once compiling has taken NOTICE_AFTER seconds in this process, the terminal is told, once,
+    what it waits for (a timer fires while a long compile is still under way)."""
+
+    def __init__(self):
+        self.spent = 0.0  # seconds of compiling before the one under way
+        self.said = False
+        self._depth = threading.local()  # a compile's callees compile inside it
+        self._began, self._timer = 0.0, None
+
+    def started(self) -> None:
+        self._depth.value = getattr(self._depth, "value", 0) + 1
+        if self._depth.value == 1 and not self.said:  # Numba compiles one function at a time (its lock)
+            if self.spent >= NOTICE_AFTER:
+                self.say()
+                return
+            self._began = time.perf_counter()
+            self._timer = threading.Timer(NOTICE_AFTER - self.spent, self.say)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def ended(self) -> None:
+        self._depth.value -= 1
+        if self._depth.value == 0 and self._timer is not None:
+            self._timer.cancel()
+            self.spent += time.perf_counter() - self._began
+
+    def say(self) -> None:
+        if not self.said:
+            self.said = True
+            progress.note(f"compiling tcdist's CPU functions, once: later runs load them from "
+                          f"{caches.numba_folder()}")

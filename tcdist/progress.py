@@ -18,6 +18,12 @@ def enable(on):
     _enabled = bool(on) and sys.stderr.isatty()
 
 
+
+def note(text):
+    """A line on the terminal, above any bar drawn there; nothing unless enabled."""
+    if _enabled:
+        _ticking().write(text, file=sys.stderr)
+
 class _Silent:
     """A bar that is never drawn, as a disabled tqdm: update() counts nothing."""
 

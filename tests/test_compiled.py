@@ -21,11 +21,12 @@ from tcdist.compiled import jit, prange
 """
 
 
-def _run(code: str, threads: int = 4) -> str:
+def _run(code: str, threads: int = 4, stderr: bool = False):
+    """What a program printed, as words; with stderr, its standard output then its standard error, as text."""
     done = subprocess.run([sys.executable, "-c", PROGRAM.format(code=code)], capture_output=True, text=True,
-                          timeout=240, env={**__import__("os").environ, "NUMBA_NUM_THREADS": str(threads)})
+                          timeout=240, env={**os.environ, "NUMBA_NUM_THREADS": str(threads)})
     assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.split()
+    return done.stdout + done.stderr if stderr else done.stdout.split()
 
 
 def test_compiled_functions_call_each_other_and_loop_in_parallel_once_numba_is_loaded():
@@ -137,3 +138,27 @@ def test_compiled_functions_are_kept_in_the_user_s_cache_folder_never_in_the_pac
     assert [run.stdout.split() for run in runs] == [["0", "1", "2", "3", "0"], ["0", "1", "2", "3", "1"]]  # then loaded
     assert {Path(p).name.split("-")[0] for p, _ in _numba_files(tmp_path / kept_in)} == {"work.even_rows"}
     assert _numba_files(package) == before
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_process_that_compiles_says_so_once_on_a_terminal_only(terminal):
+    """The first CPU run compiled for half a minute with no word of why; on a terminal (progress
+    enabled: not --json, not a log) it now says so once, here at once (no second to wait)."""
+    out = _run(f"""
+from tcdist import progress
+progress._enabled = {terminal}
+compiled.NOTICE_AFTER = 0.0
+
+@jit(cache=False)
+def one():
+    return 1
+
+@jit(cache=False)
+def two():
+    return one() + 1
+
+print(two(), one())
+""", stderr=True)
+    said = [line for line in out.splitlines() if "compiling" in line]
+    assert out.split()[0:2] == ["2", "1"] and len(said) == terminal, out
+    assert not terminal or "compiling tcdist's CPU functions, once: later runs load them from" in said[0]
