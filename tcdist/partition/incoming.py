@@ -129,5 +129,10 @@ def _reach(rowptr, col, part, bounds, num_parts, reach):
                 out[u] = bits
             if num_parts:
                 mine[part[u]] += probes
-        work[c] = mine
-    return out, work.sum(axis=0)
+        for p in range(num_parts):  # element by element, as the sum below: whole-array ops took seconds to compile
+            work[c, p] = mine[p]
+    total = np.zeros(num_parts, np.int64)
+    for c in range(runs):
+        for p in range(num_parts):
+            total[p] += work[c, p]
+    return out, total
