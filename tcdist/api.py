@@ -131,12 +131,13 @@ def warm_up(backend: str = "auto") -> dict:
     """Compile every kernel tcdist may run on this host into the caches (caches.py), so that later
     runs, and every process sharing those caches (the ranks of a host, the nodes of a cluster on a
     shared folder), compile nothing: the CPU's Numba functions (a small text graph read, built,
-    partitioned and counted, per vertex and per edge too), and where a GPU is usable (backend
+    partitioned and counted by every CPU kernel, per vertex and per edge too), and where a GPU is usable (backend
     'auto' or 'gpu'), every CUDA kernel instance and the passes of a build. Returns the seconds
     taken, the kernel instances and where the caches it filled are."""
     import tempfile
 
     from tcdist import caches
+    from tcdist.count.registry import of_backend
     from tcdist.device import gpu
 
     config = CountConfig(backend=backend)
@@ -145,7 +146,8 @@ def warm_up(backend: str = "auto") -> dict:
         path = os.path.join(folder, "clique.txt")
         with open(path, "w") as f:
             f.writelines(f"{u}\t{v}\n" for u in range(12) for v in range(u + 1, 12))
-        count_triangles(path, backend="cpu")
+        for kernel in of_backend("cpu"):
+            count_triangles(path, backend="cpu", kernel=kernel)
         count_triangles(path, backend="cpu", parts=2, per_vertex=True, per_edge=True)
     problem = gpu.problem() if config.backend != "cpu" else "not asked for"
     if problem and config.backend == "gpu":

@@ -29,7 +29,22 @@ def test_the_cpu_functions_land_in_the_cache_folder_and_only_that_is_named(tmp_p
     cached = {p.name.split(".")[0] for p in (tmp_path / "numba").rglob("*.nbi")}
     assert {"grammar", "cpu", "host"} <= cached, cached  # the parser, the CPU kernels, the host partitioner
     functions = {p.name.split(".")[1].split("-")[0] for p in (tmp_path / "numba").rglob("cpu.*.nbi")}
-    assert {"_marker", "_per_vertex_rows", "_third_edges"} <= functions, functions  # per vertex and edge too
+    assert {"_marker", "_merge", "_middle", "_per_vertex_rows", "_third_edges"} <= functions, functions  # and credits
+
+
+def test_a_run_with_per_vertex_credits_compiles_no_counting_kernel(tmp_path):
+    """Its count comes from the credits: the warm-up compiled and checked every counting kernel
+    for nothing, seconds of a first run."""
+    env = {**os.environ, "TCDIST_CACHE_DIR": str(tmp_path)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    program = ("import tcdist; from tcdist.count import cpu\n"
+               "found = tcdist.count_triangles('rmat:10', backend='cpu', parts=2, per_vertex=True)\n"
+               "print(3 * found.triangles == found.per_vertex.triangles.sum(), len(cpu._per_vertex_rows.signatures), "
+               "*(len(f.signatures) for f in (cpu._marker, cpu._merge, cpu._middle)))")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    credited, per_vertex_signatures, *counting = done.stdout.split()
+    assert credited == "True" and int(per_vertex_signatures) > 0 and counting == ["0", "0", "0"]
 
 
 @pytest.mark.gpu

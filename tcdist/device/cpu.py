@@ -51,14 +51,17 @@ class CpuDevice(Device):
         kernel given by name (or the per-vertex and per-edge ones), and the check of a part's CSR
         (compiled for large parts). Under auto, nothing: its choice is checked when a part first
         needs it, since a small part's `lookup` needs no compiler at all (and what is then compiled,
-        `marker` or the check, is serial code: no parallel region of its own)."""
+        `marker` or the check, is serial code: no parallel region of its own). With per-vertex or
+        per-edge credits, only their kernels: the counts come from the credits, no counting kernel
+        runs (compiling those took seconds of a first run)."""
         if self._auto is not None and not (per_vertex or per_edge):
             self._test_when_needed = True
             return
+        counting = [] if per_vertex or per_edge else list(self.candidates())
 
         def warm_up():
             check.prebuild()
-            self.self_test(list(self.candidates()), per_vertex=per_vertex, per_edge=per_edge)
+            self.self_test(counting, per_vertex=per_vertex, per_edge=per_edge)
 
         self.warming.run(warm_up)
 
