@@ -33,6 +33,7 @@ import numpy as np
 from tcdist import compiled, progress
 from tcdist.compiled import jit, prange
 from tcdist.graph.graph import col_dtype
+from tcdist.graph.sort import SMALL
 from tcdist.partition.incoming import MASK_PARTS, RANGES_PER_THREAD, parts_reached, transpose
 from tcdist.partition.part import Part
 
@@ -255,6 +256,15 @@ _reach = _compiled(_reach_source, parallel=False)
 _reach_parallel = _compiled(_reach_source, parallel=True)
 
 
+def _by_part_sorted(assignment, num_parts, chunks):
+    """_by_part's answer; up to SMALL vertices, NumPy's (as fast there, and nothing to compile:
+    _by_part took a second of a small graph's first run)."""
+    if assignment.size <= SMALL:
+        counts = np.bincount(assignment, minlength=num_parts)
+        return np.argsort(assignment, kind="stable"), np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return _by_part(assignment, num_parts, chunks)
+
+
 @jit(parallel=True, cache=True, nogil=True)
 def _by_part(assignment, num_parts, chunks):
     """(each part's vertices in rank order, one after another; where each part's begin, P + 1 of
@@ -341,7 +351,7 @@ class PartBuilder:
         else:
             self.in_parts = np.zeros(0, np.uint64)
             self.in_ptr, self.in_col = reversed_edges() if reversed_edges is not None else transpose(graph)
-        self.order, self.offsets = _by_part(np.asarray(assignment), num_parts, pieces)
+        self.order, self.offsets = _by_part_sorted(np.asarray(assignment), num_parts, pieces)
         self._scratch = threading.local()
 
     def build(self, p: int, team: int = 1) -> Part:

@@ -6,6 +6,7 @@ import numpy as np
 
 from tcdist import compiled
 from tcdist.compiled import jit, prange
+from tcdist.graph.sort import SMALL
 from tcdist.graph.work import RANGES_PER_THREAD, even_rows
 
 MASK_PARTS = 64  # up to this many parts, each vertex's in-parts fit 64 bits: no transpose
@@ -94,7 +95,15 @@ def parts_reached(rowptr, col, part, pieces):
     """Each vertex's set of the parts its out-neighbours are in, bit p for part p (< 64): part p's
     in-neighbours are the vertices with bit p. One pass over the edges, in `pieces` runs of rows
     of about equal edges, each row's set made by one thread (a transpose takes three passes and a
-    sort)."""
+    sort). Up to SMALL edges in NumPy: as fast there, and nothing to compile (_reach took over a
+    second of a small graph's first run)."""
+    if col.size <= SMALL:
+        reached = np.zeros(rowptr.size - 1, np.uint64)
+        rows = np.flatnonzero(np.diff(rowptr))  # reduceat's runs begin at each non-empty row
+        bits = np.left_shift(np.uint64(1), part[col].astype(np.uint64))
+        if rows.size:
+            reached[rows] = np.bitwise_or.reduceat(bits, rowptr[rows])
+        return reached
     return _reach(rowptr, col, part, even_rows(rowptr, pieces), 0, True)[0]
 
 
