@@ -45,9 +45,9 @@ import time
 
 from meta import compile_bytecode, median, metadata
 
-# Compile caches a cold run starts without. tcdist keeps no cache of its own (no TCDIST_CACHE_DIR):
-# its CUDA modules are in CuPy's cache, its CPU kernels in Numba's; CUDA_CACHE_PATH is the driver's
-# JIT cache (PTX compiled to the GPU's code).
+# Compile caches a cold run starts without (each variable set to an empty folder): its CUDA modules
+# are in CuPy's cache, its CPU kernels in Numba's (NUMBA_CACHE_DIR overrides TCDIST_CACHE_DIR's);
+# CUDA_CACHE_PATH is the driver's JIT cache (PTX compiled to the GPU's code).
 CACHE_VARS = ("CUPY_CACHE_DIR", "NUMBA_CACHE_DIR", "CUDA_CACHE_PATH")
 GRAPHS = ["rmat:22", "rmat:24", "er:8000000:100000000"]
 SMALL_GRAPHS = ["rmat:14", "rmat:16", "er:20000:200000"]
