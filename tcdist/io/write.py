@@ -270,7 +270,9 @@ def new_h5(path, userblock_size: int = 0):
 
     access = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
     access.set_sieve_buf_size(0)
+    access.set_libver_bounds(h5py.h5f.LIBVER_EARLIEST, h5py.h5f.LIBVER_LATEST)  # h5py.File's defaults, and
     creation = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+    creation.set_obj_track_times(False)  # no times: the same data writes the same bytes
     if userblock_size:
         creation.set_userblock(userblock_size)
     return h5py.File(h5py.h5f.create(os.fsencode(path), h5py.h5f.ACC_TRUNC, fapl=access, fcpl=creation))
