@@ -17,11 +17,17 @@ from tcdist.flags import FLAGS, build_parser
 from tcdist.ranks.stop import JobStop
 
 
-def _emit(args, record, lines, warnings=(), out=None):
+def _write_json_file(args, record) -> None:
     if getattr(args, "json_file", None) is not None:
         from tcdist.io.write import write_text
 
         write_text(args.json_file, json.dumps(record) + "\n")
+
+
+def _emit(args, record, lines, warnings=(), out=None, json_file=True):
+    """What a command prints (and, unless the caller has, the --json-file it writes), once its files are in place."""
+    if json_file:
+        _write_json_file(args, record)
     if not args.quiet:
         for w in warnings:
             print(f"tcdist: warning: {w}", file=sys.stderr)
@@ -69,17 +75,19 @@ def cmd_count(args, comm):
                         labels=args.labels, debug=args.debug)
     if comm.rank != 0:
         return 0
+    record = r.to_dict()
     with outputs_together():  # a file that fails (a full disk) replaces none of the others
         if r.per_vertex is not None:
             write_per_vertex(r.per_vertex, args.per_vertex)
         if r.per_edge is not None:
             write_per_edge(r.per_edge, args.per_edge)
-        files = (args.per_vertex, args.per_edge)
-        on_stdout = [path is not None and stream_fd(path) == 1 for path in files]
-        shown = ("standard output" if out else path for out, path in zip(on_stdout, files))
-        lines = [str(r.triangles)] if args.quiet else report.count_lines(r, *shown)
-        # with a per-vertex or per-edge CSV on stdout, the summary goes to stderr: stdout stays one CSV
-        _emit(args, r.to_dict(), lines, r.warnings, out=sys.stderr if any(on_stdout) else None)
+        _write_json_file(args, record)
+    files = (args.per_vertex, args.per_edge)
+    on_stdout = [path is not None and stream_fd(path) == 1 for path in files]
+    shown = ("standard output" if out else path for out, path in zip(on_stdout, files))
+    lines = [str(r.triangles)] if args.quiet else report.count_lines(r, *shown)
+    # with a per-vertex or per-edge CSV on stdout, the summary goes to stderr: stdout stays one CSV
+    _emit(args, record, lines, r.warnings, out=sys.stderr if any(on_stdout) else None, json_file=False)
     return 0
 
 

@@ -153,9 +153,11 @@ def build_parser():
     count = sub.add_parser("count", help="count the triangles of a graph",
                            description="Count triangles exactly. With no GRAPH, counts the embedded "
                                        "ego-Facebook graph (1,612,010 triangles). Under mpirun/srun with R ranks, "
-                                       "every rank binds its own GPU and counts its share: of the rows of the whole "
-                                       "graph where it fits every rank's GPU, else (or with --parts) of LSTC parts, "
-                                       "each built by the rank that counts it; the counts are reduced.")
+                                       "each rank that counts (one per GPU, see --ranks-per-gpu; every rank with "
+                                       "--backend cpu) counts its share: of the rows of the whole graph where it "
+                                       "fits every rank's device, else of slices of it from host memory, or (with "
+                                       "--parts, or where no slice fits) of LSTC parts, each built by the rank that "
+                                       "counts it; the counts are reduced.")
     count.add_argument("graph", nargs="?", metavar="GRAPH", help=_GRAPH_HELP)
     count.add_argument("--backend", default=BACKENDS[0],
                        help="auto (GPU when CuPy and a device are present), cpu or gpu [auto]")

@@ -21,12 +21,13 @@ import signal
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _received = None
-_temporaries: set[str] = set()
+_temporaries: Counter = Counter()  # path -> how many blocks hold it a temporary (they may nest)
 _written: list = []  # the outputs this run has put in place
 _callbacks: list[Callable[[int], None]] = []
 _wakeup = None  # the pipe's end the C handler writes each signal's number to
@@ -55,7 +56,9 @@ def install():
     would be printed as "Exception ignored ... Traceback"; it is dropped silently instead, and
     ``check()`` stops the run at the next step.
     """
-    _written.clear()  # a new run (the CLI's main, also called again in one process)
+    global _said, _wakeup
+    _written.clear()  # a new run (the CLI's main, also called again in one process) says its own stop
+    _said = threading.Lock()
     for signum in HANDLED:
         signal.signal(signum, _handler)
     default = sys.unraisablehook
@@ -65,7 +68,6 @@ def install():
             default(info)
 
     sys.unraisablehook = unraisable
-    global _wakeup
     if _wakeup is None:  # one pipe and one watching thread for the process, however often installed
         read, _wakeup = os.pipe()
         os.set_blocking(_wakeup, False)
@@ -124,9 +126,8 @@ def end_when_stuck(signum: int) -> None:
 def _end_after_unwind(signum: int) -> None:
     time.sleep(UNWIND_S)
     try:
-        say_stopped(signum)
-        sys.stdout.flush()
-    finally:  # (a closed stdout's error must not keep the process)
+        say_stopped(signum)  # (not stdout's flush: a reader that has stopped reading would hold it)
+    finally:
         os._exit(128 + signum)
 
 
@@ -146,11 +147,13 @@ def received():
 @contextmanager
 def temporary(path: str) -> Iterator[str]:
     """path is a temporary file of this run inside the block: removed if the run must end at once."""
-    _temporaries.add(path)
+    _temporaries[path] += 1
     try:
         yield path
     finally:
-        _temporaries.discard(path)
+        _temporaries[path] -= 1
+        if not _temporaries[path]:
+            del _temporaries[path]
 
 
 def remove_temporaries() -> None:

@@ -302,9 +302,16 @@ def test_a_signal_ends_a_count_in_its_kernels_within_two_seconds(tmp_path):
     import time
 
     out = tmp_path / "edges.csv"
-    job = subprocess.Popen([sys.executable, "-m", "tcdist", "count", "rmat:19", "--backend", "cpu", "--threads", "2",
+    job = subprocess.Popen([sys.executable, "-m", "tcdist", "count", "rmat:20", "--backend", "cpu", "--threads", "2",
                             "--per-edge", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(6)  # past the start: generating, building or counting
+
+    def cpu_seconds():
+        with open(f"/proc/{job.pid}/stat") as f:
+            return sum(map(int, f.read().rsplit(")", 1)[1].split()[11:13])) / os.sysconf("SC_CLK_TCK")
+
+    while cpu_seconds() < 10 and job.poll() is None:  # well past the start (about 40 s of work in all)
+        time.sleep(0.1)
+    assert job.poll() is None
     signalled = time.monotonic()
     job.send_signal(signal.SIGINT)
     _, err = job.communicate(timeout=120)

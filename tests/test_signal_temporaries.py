@@ -74,3 +74,26 @@ def test_one_process_stuck_in_compiled_code_ends_soon_after_a_signal(tmp_path, s
         job.kill()
     assert job.returncode == 128 + signum and not path.exists()
     assert err.count("tcdist: stopped by") == 1, err
+
+
+_NESTED = _STUCK.replace("with signals.temporary(path):", """first = path + "-first"
+with signals.on_signal(signals.end_when_stuck), signals.temporary(first):
+    open(first, "w").close()
+    with signals.temporary(first):  # put in place later (outputs_together holds it again): still one of the run's
+        pass
+    with signals.temporary(path):""").replace("    open(path, \"w\").close()\n    spin", "        open(path, \"w\").close()\n        spin")
+
+
+def test_a_temporary_held_twice_stays_one_until_both_let_go(tmp_path):
+    """A count's finished output waits, still a temporary, while the next is written: a signal then
+    removes both (the inner block's end had made the first no temporary at all)."""
+    path = tmp_path / ".out.tmp-1"
+    job = subprocess.Popen([sys.executable, "-c", _NESTED, str(path)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        assert job.stdout.readline() == "ready\n"
+        job.send_signal(signal.SIGINT)
+        _, err = job.communicate(timeout=30)
+    finally:
+        job.kill()
+    assert job.returncode == 130 and list(tmp_path.iterdir()) == [], err

@@ -60,7 +60,7 @@ __device__ int parse_line(const unsigned char* buf, i64& p, i64 end, i64& a, i64
         if (fields == 0) a = value; else b = value;
         ++fields;
     }
-    if (fields == 0) return 0;
+    if (fields == 0) return commas ? 2 : 0;  // (commas alone: two missing ids, a row of blank cells)
     return (bad || fields == 1) ? 2 : 1;
 }
 

@@ -3,7 +3,8 @@ and for a small block in whole-array NumPy (parse_small), where starting Numba c
 
 A line ends at LF, CRLF or a lone CR. '#' or '%' starts a comment to the line's end; blanks,
 tabs, vertical tabs, form feeds and commas separate fields, but two commas (blanks aside), or one
-before a line's first field, have an empty field between them. A line with no field is nothing;
+before a line's first field, have an empty field between them. A line with no field is nothing
+(but a line of commas alone is a row of missing ids, a bad line);
 a data line's first two fields are decimal ids in 0..2^63-1 ('-0' is 0), neither empty, and any
 further fields are ignored; anything else is a bad line (its message is written by text.py, which
 only needs to know where it is).
@@ -99,7 +100,7 @@ def parse_line(buf, p, end):
             b = value
         fields += 1
     if fields == 0:
-        return BLANK, a, b, p
+        return (BAD if commas else BLANK), a, b, p  # (commas alone: two missing ids, a row of blank cells)
     return (BAD if bad or fields == 1 else EDGE), a, b, p
 
 

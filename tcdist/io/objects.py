@@ -193,11 +193,18 @@ def _texts(ids):
     are two networkx nodes, and Arrow would make them one)."""
     import pyarrow as pa
 
-    if ids.dtype.kind in "US":
-        return pa.array(ids, pa.large_string() if ids.dtype.kind == "U" else pa.large_binary())
     kinds = {str: pa.large_string(), bytes: pa.large_binary()}
-    types = set(map(type, ids))
-    return pa.array(ids, kinds[types.pop()]) if len(types) == 1 and types <= kinds.keys() else None
+    if ids.dtype.kind in "US":
+        kind = pa.large_string() if ids.dtype.kind == "U" else pa.large_binary()
+    else:
+        types = set(map(type, ids))
+        if len(types) != 1 or not types <= kinds.keys():
+            return None
+        kind = kinds[types.pop()]
+    try:
+        return pa.array(ids, kind)
+    except (UnicodeError, pa.ArrowInvalid):  # text Arrow cannot hold (a lone surrogate, from os.fsdecode)
+        return None
 
 
 def _numbered_objects(src, dst, name):

@@ -150,7 +150,7 @@ def data_lines(chunk):
     for i, line in enumerate(bytes(chunk).split(b"\n")):
         cut = min((p for p in (line.find(c) for c in _COMMENT) if p >= 0), default=len(line))
         tokens = [token for field in line[:cut].split(b",") for token in (field.split() or [b""])]
-        if any(tokens):
+        if any(tokens) or len(tokens) > 1:  # (commas alone: empty fields)
             yield i, tokens
 
 

@@ -22,6 +22,7 @@ EDGE_LIST_ERRORS = {
     "a blank CSV cell": ("1,2\n2,,3\n", 2, "a vertex id is missing (an empty field between commas)"),
     "a blank first CSV cell": ("1,2\n,2,3\n", 2, "a vertex id is missing"),
     "a blank cell in the first row": ("1, ,2\n2,3\n", 1, "a vertex id is missing"),
+    "a row of blank cells": ("1,2\n2,3\n ,\n3,1\n", 3, "a vertex id is missing"),
 }
 
 

@@ -133,6 +133,14 @@ def test_text_beside_integer_arrays_stays_apart():
     _check((src, dst), nx.Graph(zip(src.tolist(), dst.tolist())))
 
 
+def test_text_ids_that_arrow_cannot_hold_are_numbered_as_objects():
+    """A lone surrogate (os.fsdecode of a name that is not UTF-8) is no Arrow string: it was a traceback."""
+    pairs = [("a", "\udcff"), ("\udcff", "c"), ("c", "a"), ("c", "d")]
+    src, dst = [u for u, _ in pairs], [v for _, v in pairs]
+    _check(pairs, nx.Graph(pairs))
+    _check((np.array(src), np.array(dst)), nx.Graph(pairs))
+
+
 def test_ids_that_cannot_be_hashed_are_refused():
     with pytest.raises(tcdist.TcdistError, match=r"^edge arrays: vertex ids must be hashable, as networkx nodes are"):
         tcdist.count_triangles(([[0], [1]], [[1], [2]]), backend="cpu")
