@@ -147,13 +147,22 @@ def received():
 @contextmanager
 def temporary(path: str) -> Iterator[str]:
     """path is a temporary file of this run inside the block: removed if the run must end at once."""
-    _temporaries[path] += 1
+    hold(path)
     try:
         yield path
     finally:
-        _temporaries[path] -= 1
-        if not _temporaries[path]:
-            del _temporaries[path]
+        let_go(path)
+
+
+def hold(path: str) -> None:
+    """path is a temporary file of this run (a lock, say) until let_go(path): removed if the run must end at once."""
+    _temporaries[path] += 1
+
+
+def let_go(path: str) -> None:
+    _temporaries[path] -= 1
+    if not _temporaries[path]:
+        del _temporaries[path]
 
 
 def remove_temporaries() -> None:

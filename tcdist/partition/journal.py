@@ -21,6 +21,7 @@ import os
 import shutil
 import socket
 
+from tcdist import signals
 from tcdist.errors import InputError, TcdistError
 from tcdist.io.hdf5 import digest
 from tcdist.io.write import name_max
@@ -113,6 +114,7 @@ class StoreLock:
 
     def __init__(self, path: str, fd: int):
         self.path, self.fd = path, fd
+        signals.hold(path)  # a run ended at once by a signal removes it too
 
     def release(self) -> None:
         if self.fd is None:
@@ -121,6 +123,7 @@ class StoreLock:
             os.remove(self.path)  # while still held: a run that opened it meanwhile sees it gone and tries again
         except OSError:
             pass
+        signals.let_go(self.path)
         os.close(self.fd)
         self.fd = None
 
