@@ -106,15 +106,14 @@ def test_a_graph_over_each_rank_s_limit_is_counted_in_slices_of_it_from_host_mem
 
 
 @pytest.mark.parametrize("binding", ["none", "core"])
-def test_a_cpu_rank_takes_the_cores_it_is_bound_to_else_its_share_of_the_node(binding):
+def test_a_cpu_rank_takes_the_cores_it_is_bound_to_else_its_share_of_the_node(binding, tmp_path):
     """Unbound, two ranks share the node's cores; bound by the launcher (Open MPI binds each of two
     ranks to one core unless told otherwise), a rank takes its own cores only (a core's hardware
     threads, where it has several)."""
     options = ("--bind-to", binding)
-    probe = subprocess.run([*launcher(), *options, "-n", "2", sys.executable, "-c",
-                            "import os; print(len(os.sched_getaffinity(0)))"], capture_output=True, text=True,
-                           timeout=120)
-    bound = sorted(int(line) for line in probe.stdout.split())
+    probe = f"import os; open(os.path.join({str(tmp_path)!r}, str(os.getpid())), 'w').write(str(len(os.sched_getaffinity(0))))"
+    subprocess.run([*launcher(), *options, "-n", "2", sys.executable, "-c", probe], check=True, timeout=120)
+    bound = sorted(int(p.read_text()) for p in tmp_path.iterdir())  # (a file each: the launcher may merge their lines)
     expected = [b if b < os.cpu_count() else max(1, b // 2) for b in bound]
     record = mpiexec_json(2, "count", GRAPH, "--backend", "cpu", options=options)
     assert sorted(s["threads"] for s in record["rank_stats"]) == expected
