@@ -7,7 +7,7 @@ import numpy as np
 from tcdist.config import PRUNE_MODES, SCHEMES
 from tcdist.errors import OptionError
 from tcdist.graph.graph import Graph
-from tcdist.partition.build import build_parts
+from tcdist.partition.build import build_parts, iter_parts
 from tcdist.partition.host import iter_parts_host
 from tcdist.partition.part import Part, Partitioning
 from tcdist.partition.schemes import assign
@@ -25,16 +25,17 @@ def check_parts(num_parts: int, graph: Graph) -> None:
 def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", prune: str = "lstc",
                     seed: int = 0, lazy: bool = False, reversed_edges=None) -> Partitioning:
     """Partition an oriented graph into num_parts self-contained parts (LSTC Algorithms 1-2).
-    lazy: on the host, parts come as an iterator, built a few at a time as it is walked (to
-    write a store without holding every part); reversed_edges: on the host, a function returning
+    lazy: parts come as an iterator, built as it is walked (on the host a few at a time, on a GPU
+    one), to write a store or count them without holding every part; reversed_edges: on the host, a function returning
     host.transpose(graph) (called for over 64 parts), when the caller partitions the graph
     several times."""
     assignment = assign(graph, scheme, num_parts, seed)
     if graph.xp is np:  # on the host: compiled, parts on threads
         parts = iter_parts_host(graph, assignment, num_parts, prune, reversed_edges=reversed_edges)
         parts = parts if lazy else list(parts)
-    else:
-        parts = build_parts(graph, assignment, num_parts, prune)
+    else:  # on a GPU: a part at a time, in passes there
+        parts = iter_parts(graph, assignment, num_parts, prune) if lazy else build_parts(graph, assignment, num_parts,
+                                                                                        prune)
     return Partitioning(parts=parts, graph=graph, num_parts=num_parts, scheme=scheme, prune=prune, seed=seed,
                         assignment=assignment)
 

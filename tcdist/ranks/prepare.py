@@ -324,8 +324,9 @@ def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str
                  held: Held, budgeted: bool, ranks: int) -> Prepared:
     """The P-way partitioning of the graph: built by the ranks themselves (several; a store asked
     for is written by rank 0 from their parts), held in memory, or written to a store as it is
-    built; budgeted (under a memory limit, the graph on the host): one rank takes the parts as they
-    are built, never holding them all."""
+    built; budgeted (under a memory limit, the graph on the host), or the graph on a GPU: one rank
+    takes the parts as they are built (on the GPU, a part there while the one before it counts),
+    never holding them all."""
     if config.store is not None:
         graph.refuse_labels("a partition store")
     if config.store is not None and os.path.exists(config.store):
@@ -333,7 +334,8 @@ def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str
     if writes and ranks > 1:  # each rank builds its own parts; a store asked for, rank 0 writes them as they come
         return _built_by_ranks(config, graph, parts, scheme, prune, timings, held)
     t0 = time.perf_counter()
-    one_by_one = writes or budgeted and parts > 1  # built on the host as they are written or counted
+    # built as they are written or counted: on the host under a budget, and on the GPU where the graph lies
+    one_by_one = writes or (budgeted or graph.xp is not np) and parts > 1
     partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=config.seed, lazy=one_by_one)
     timings.partition += time.perf_counter() - t0
     header = _header_of_graph(graph, parts, scheme, prune)
@@ -377,6 +379,8 @@ def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: 
 
 class _InOrder:
     """Parts built lazily, taken by index in the order they are built."""
+
+    builds = True  # (what the pipeline waits for is building, not reading)
 
     def __init__(self, parts):
         self.parts = iter(parts)

@@ -132,23 +132,6 @@ def test_empty_parts_and_more_parts_than_vertices():
     assert sum(q.n == 0 for q in p.parts) >= 11
 
 
-def test_parts_built_one_group_at_a_time_equal_parts_built_together(monkeypatch):
-    """A small bound on candidate edges makes every part its own group: the very same parts."""
-    from tcdist.partition import build
-
-    graph = tcdist.load_graph("rmat:12")
-    for prune in PRUNE_MODES:
-        together = partition_graph(graph, 6, prune=prune, seed=4)
-        monkeypatch.setattr(build, "GROUP_CANDIDATES", 1)
-        assert len(build._groups(graph.out_degree(), np.asarray([0, 5, 9, 9, 20]), np.arange(20))) == 4
-        apart = partition_graph(graph, 6, prune=prune, seed=4)
-        monkeypatch.undo()
-        for a, b in zip(together.parts, apart.parts, strict=True):
-            assert a.index == b.index and a.stats == b.stats
-            for name in ("rowptr", "col", "global_id"):
-                assert np.array_equal(getattr(a, name), getattr(b, name)), (prune, a.index, name)
-
-
 @pytest.mark.parametrize("team", [1, 2, None], ids=["part-a-thread", "teams-of-2", "auto"])
 @pytest.mark.parametrize("scheme", ["random", "contiguous", "metis"])
 @pytest.mark.parametrize("prune", ["lstc", "none", "minimal"])
