@@ -74,7 +74,8 @@ def ranks_table(ranks):
             continue
         t = s["timings"]
         lines.append(f"  rank {s['rank']} on {s['host']}, {where}: parts {s['parts']}, triangles {s['triangles']:,}, "
-                     f"read {t['store_read']:.3f} s, transfer {t['transfer']:.3f} s, count {t['count']:.3f} s")
+                     f"partition {t['partition']:.3f} s, read {t['store_read']:.3f} s, transfer {t['transfer']:.3f} s, "
+                     f"count {t['count']:.3f} s")
     return lines
 
 

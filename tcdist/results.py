@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 
-_NOT_STAGES = ("other", "total", "compile_overlapped", "read_overlapped", "transfer_overlapped")
+_NOT_STAGES = ("other", "total", "compile_overlapped", "read_overlapped", "partition_overlapped",
+               "transfer_overlapped")
 
 
 @dataclass
@@ -22,12 +23,13 @@ class Timings:
     generate: float = 0.0     # generating a graph from a spec (root)
     read: float = 0.0         # reading the graph (root)
     build: float = 0.0        # cleaning and orienting it (root)
-    partition: float = 0.0    # LSTC Algorithms 1-2 (root); replicated: the shares planned by their work
+    partition: float = 0.0    # LSTC Algorithms 1-2: the assignment (root), and waiting for this rank's parts
+                              # built when due (on its GPU, or under a budget on the host); replicated: the
+                              # shares planned by their work
     store_write: float = 0.0  # writing the HDF5 partition store (root)
     share: float = 0.0        # the whole graph reaching this rank from rank 0 (replicated: a node's shared
                               # memory, a broadcast between nodes)
-    store_read: float = 0.0   # waiting for this rank's parts: read from the store (or, under a
-                              # memory budget, built on the host one at a time)
+    store_read: float = 0.0   # waiting for this rank's parts read from the store
     transfer: float = 0.0     # host-to-GPU copies, the part the counting did not hide
     prepare: float = 0.0      # a kernel's prepare step (edge lists, wedge offsets, bitmaps)
     count: float = 0.0        # the counting kernels
@@ -35,6 +37,7 @@ class Timings:
     total: float = 0.0        # wall time of the whole run on this rank
     compile_overlapped: float = 0.0  # not a stage: a warm-up while the first part was read or rank 0 read (hidden)
     read_overlapped: float = 0.0  # not a stage: reading parts while others were counted (hidden)
+    partition_overlapped: float = 0.0  # not a stage: building parts while others were counted (hidden)
     transfer_overlapped: float = 0.0  # not a stage: copying parts while others were counted (hidden)
 
     def finish(self, started: float) -> Timings:
@@ -84,23 +87,28 @@ class PartResult:
     part: int
     rank: int
     triangles: int
-    store_read: float = 0.0
+    store_read: float = 0.0   # waiting for it: read from a store, or built (then `built`)
     transfer: float = 0.0
     count: float = 0.0
     stats: dict = field(default_factory=dict)
-    read_overlapped: float = 0.0  # reading this part while the one before was counted
+    read_overlapped: float = 0.0  # reading (or building) this part while the one before was counted
     transfer_overlapped: float = 0.0  # copying it to the GPU meanwhile
     prepare: float = 0.0      # the kernel's prepare step
     kernel: str = ""          # the kernel that counted it (a spec; with --kernel auto, the rule's choice)
     journalled: bool = False  # taken from the journal of an earlier run (--resume), not counted now
     slices: int = 1           # pieces it was counted in (a part too large for the device: partition/slices.py)
     launched_at: float = 0.0  # when its first kernel was launched (seconds since the epoch: comparable across ranks)
+    built: bool = False       # made when due (by LSTC's partitioner), not read from a store
 
     @property
     def timings(self) -> Timings:
         """Its seconds as a rank's stages."""
-        return Timings(store_read=self.store_read, transfer=self.transfer, prepare=self.prepare, count=self.count,
-                       read_overlapped=self.read_overlapped, transfer_overlapped=self.transfer_overlapped)
+        if self.built:
+            waited = {"partition": self.store_read, "partition_overlapped": self.read_overlapped}
+        else:
+            waited = {"store_read": self.store_read, "read_overlapped": self.read_overlapped}
+        return Timings(**waited, transfer=self.transfer, prepare=self.prepare, count=self.count,
+                       transfer_overlapped=self.transfer_overlapped)
 
     def joined(self, other: PartResult) -> PartResult:
         """This result with another slice of the same part added: counts and seconds add up."""
@@ -115,8 +123,9 @@ class PartResult:
     def to_dict(self) -> dict:
         return {"part": self.part, **self.stats, "triangles": self.triangles, "rank": self.rank,
                 "kernel": self.kernel, "count_s": self.count, "prepare_s": self.prepare, "transfer_s": self.transfer,
-                "read_s": self.store_read,
-                "read_overlapped_s": self.read_overlapped, "transfer_overlapped_s": self.transfer_overlapped,
+                ("build_s" if self.built else "read_s"): self.store_read,
+                ("build_overlapped_s" if self.built else "read_overlapped_s"): self.read_overlapped,
+                "transfer_overlapped_s": self.transfer_overlapped,
                 "journalled": self.journalled, "slices": self.slices}
 
 

@@ -347,3 +347,12 @@ def test_a_full_or_closed_standard_output_is_an_error(args):
     result = subprocess.run(command, stderr=subprocess.PIPE, text=True, timeout=300, preexec_fn=lambda: os.close(1))
     assert result.returncode == 2 and result.stderr == (
         "tcdist: error: standard output is closed; tcdist prints its result there (redirect it to a file)\n")
+
+
+def test_parts_built_when_due_are_timed_as_partition_not_as_a_store_read():
+    """Parts built one at a time as the count goes (under a budget on the host; on a GPU always)
+    were reported as store_read, though no store was read."""
+    record = json.loads(run_module("count", "rmat:12", "--backend", "cpu", "--parts", "4", "--gpu-memory-limit", "1GiB",
+                                   "--json").stdout)
+    assert record["timings"]["store_read"] == 0 and record["timings"]["partition"] > 0
+    assert all("build_s" in s and "read_s" not in s for s in record["part_stats"])

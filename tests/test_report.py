@@ -3,7 +3,7 @@
 from tcdist import report
 
 RANK = {"host": "node1", "device": "cpu", "gpu": None, "gpu_bus_id": None, "parts": [0, 2], "triangles": 1234,
-        "timings": {"store_read": 0.5, "transfer": 0.0, "count": 1.25}}
+        "timings": {"partition": 0.25, "store_read": 0.5, "transfer": 0.0, "count": 1.25}}
 
 
 def test_one_thread_is_one_thread_in_the_summary(cli):
@@ -18,6 +18,7 @@ def test_one_thread_is_one_thread_in_the_summary(cli):
 def test_one_thread_is_one_thread_in_the_ranks_table():
     """The MPI summary's ranks said '1 threads'."""
     assert report.ranks_table([{**RANK, "rank": 0, "threads": 1}, {**RANK, "rank": 1, "threads": 16}]) == [
-        "  rank 0 on node1, cpu, 1 thread: parts [0, 2], triangles 1,234, read 0.500 s, transfer 0.000 s, count 1.250 s",
-        "  rank 1 on node1, cpu, 16 threads: parts [0, 2], triangles 1,234, read 0.500 s, transfer 0.000 s, "
-        "count 1.250 s"]
+        "  rank 0 on node1, cpu, 1 thread: parts [0, 2], triangles 1,234, partition 0.250 s, read 0.500 s, "
+        "transfer 0.000 s, count 1.250 s",
+        "  rank 1 on node1, cpu, 16 threads: parts [0, 2], triangles 1,234, partition 0.250 s, read 0.500 s, "
+        "transfer 0.000 s, count 1.250 s"]

@@ -31,14 +31,16 @@ from tcdist.xp import to_numpy
 def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], Part], *, num_parts: int,
                 rank: int = 0, record: Callable[[PartResult], None] | None = None,
                 expected: int | None = None, check: Callable[[], None] | None = None,
-                per_vertex=None, per_edge: EdgeCredits | None = None, read_ahead: bool = True) -> list[PartResult]:
+                per_vertex=None, per_edge: EdgeCredits | None = None, read_ahead: bool = True,
+                builds: bool = False) -> list[PartResult]:
     """Count the parts named by indices, one at a time (the next one read meanwhile); a part too
     large for the device is counted in slices (Device.pieces), one result for all of them.
 
-    fetch(i) gives part i (read from a store or taken from memory): the wait for it (and for
-    cutting a slice) is timed as store_read, the reading that ran during a count as
-    read_overlapped; the copy to a GPU (the host's part of a staged copy and the device's)
-    likewise as transfer and transfer_overlapped;
+    fetch(i) gives part i (read from a store, taken from memory, or with builds, built when
+    due): the wait for it (and for cutting a slice) is timed as store_read (built: partition),
+    the reading or building that ran during a count as read_overlapped (partition_overlapped);
+    the copy to a GPU (the host's part of a staged copy and the device's) likewise as transfer
+    and transfer_overlapped;
     record, if given, receives each result as soon as it exists (the journal);
     expected is how many parts this rank will count, for the progress bar (None when dynamic);
     check, if given, is called before each piece and raises to stop (another rank failed);
@@ -70,7 +72,7 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
             result = PartResult(index, rank, found, read_wait, transfer, time.perf_counter() - t2,
                                 recorded(part.stats), read_overlapped=max(reading - read_wait, 0.0),
                                 transfer_overlapped=max(staging + copied - transfer, 0.0), prepare=t2 - t1,
-                                kernel=kernel, launched_at=launched_at)
+                                kernel=kernel, launched_at=launched_at, built=builds)
             pending = result if pending is None else pending.joined(result)
             last = part.slice is None or part.slice.k == part.slice.of - 1
             del part

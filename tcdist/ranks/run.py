@@ -216,6 +216,8 @@ class _OwnParts:
     gains less from more of them than parts built beside each other: on 16 cores, a part of
     RMAT-25 took 3.4 s on 4 threads and 1.8 s on 16); a dynamic queue's each when it is due."""
 
+    builds = True  # (what the pipeline waits for is building, not reading)
+
     def __init__(self, shared, prepared: Prepared, deliver=None):
         arrays, h = shared.arrays, prepared.header
         self._deliver = deliver  # each part built, as it is built: to the store rank 0 writes (ranks/gather.py)
@@ -310,7 +312,8 @@ def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, i
                                num_parts=prepared.header["parts"], rank=comm.rank,
                                record=journal.record if journal else None, expected=expected, check=check,
                                per_vertex=credits, per_edge=edges,
-                               read_ahead=not dynamic)  # a queue's next part is not taken early
+                               read_ahead=not dynamic,  # a queue's next part is not taken early
+                               builds=getattr(in_memory, "builds", False))
 
         return independently(comm, work, then=mine.close if dynamic else None, debug=debug)
     finally:
