@@ -130,4 +130,22 @@ def prebuild_gpu() -> int:
     for module in modules:
         launch.compile_every_instance(module)
     warm_up_build()
+    warm_up_parts()
     return sum(len(module.instantiations()) for module in modules)
+
+
+PARTS_GRAPH = "rmat:18"  # large enough for CuPy's kernels of large arrays (its CUB reductions and scans)
+
+
+def warm_up_parts() -> None:
+    """Compile (or load) CuPy's kernels that building LSTC's parts on the current GPU uses
+    (partition/build.py: a fresh host's first part took 12.8 s), on PARTS_GRAPH in 3 random parts,
+    every prune mode (K_40 left most of them out: CuPy picks other kernels for large arrays)."""
+    import cupy
+
+    from tcdist.io.generators import generate
+    from tcdist.partition import PRUNE_MODES, assign, build_parts
+
+    graph = build_graph(generate(PARTS_GRAPH, xp=cupy))
+    for prune in PRUNE_MODES:
+        build_parts(graph, assign(graph, "random", 3, 0), 3, prune)
