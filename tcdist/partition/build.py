@@ -25,9 +25,9 @@ from tcdist.xp import array_module, segment_ids, select
 
 
 def locals_first(run, run_start, is_local):
-    """Destination of each element when every run is stably reordered with its ``is_local``
-    elements first. ``run`` is the (non-decreasing) run of each element, ``run_start`` where
-    each run begins. A stable partition: linear, no sort, no search."""
+    """Each element's place within its run when every run is stably reordered with its
+    ``is_local`` elements first. ``run`` is the (non-decreasing) run of each element, ``run_start``
+    where each run begins. A stable partition: linear, no sort, no search."""
     xp = array_module(run)
     size = is_local.size
     before = xp.zeros(size + 1, dtype=xp.int64)
@@ -37,7 +37,7 @@ def locals_first(run, run_start, is_local):
     start = run_start[run]
     locals_before = before[:-1] - before[start]
     others_before = xp.arange(size, dtype=xp.int64) - start - locals_before
-    return start + xp.where(is_local, locals_before, locals_in_run + others_before)
+    return xp.where(is_local, locals_before, locals_in_run + others_before)
 
 
 def iter_parts(graph, assignment, num_parts: int, prune: str = "lstc"):
@@ -116,19 +116,23 @@ def _laid_out(index: int, local, keep, source, target, kept, v_ind: int, e_ind: 
     (proxies,) = xp.nonzero(keep & ~local)
     n_local, size = int(locals_.size), int(locals_.size + proxies.size)
     global_id = xp.concatenate([locals_, proxies]).astype(xp.int64)
-    new_id = xp.empty(n, xp.int64)
-    new_id[global_id] = xp.arange(size, dtype=xp.int64)
+    ids = col_dtype(size)  # the part's own ids: int32 while they fit, as its columns are
+    new_id = xp.empty(n, ids)
+    new_id[global_id] = xp.arange(size, dtype=ids)
     rows, columns = select(kept, source, target)  # in the graph's order: by source, then target, in rank order
     rows, columns = new_id[rows], new_id[columns]
     del new_id
-    rowptr = xp.zeros(size + 1, xp.int64)
-    xp.cumsum(xp.bincount(rows, minlength=size), out=rowptr[1:])
     first = xp.ones(rows.size, bool)  # each row's first edge (a row's edges are together in the graph's order)
     first[1:] = rows[1:] != rows[:-1]
-    run = xp.cumsum(first, dtype=xp.int64) - 1
     (run_start,) = xp.nonzero(first)
-    placed = locals_first(run, run_start, columns < n_local) - run_start[run] + rowptr[rows]
-    col = xp.empty(rows.size, col_dtype(size))
+    lengths = xp.zeros(size, xp.int64)
+    lengths[rows[run_start]] = xp.diff(xp.append(run_start, rows.size))
+    rowptr = xp.zeros(size + 1, xp.int64)
+    xp.cumsum(lengths, out=rowptr[1:])
+    del lengths
+    run = xp.cumsum(first, dtype=xp.int64) - 1
+    placed = locals_first(run, run_start, columns < n_local) + rowptr[rows]
+    col = xp.empty(rows.size, ids)
     col[placed] = columns
     return Part.make(index=index, rowptr=rowptr, col=col, global_id=global_id, n_local=n_local, v_ind=v_ind,
                      e_ind=e_ind)
