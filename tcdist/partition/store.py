@@ -64,34 +64,46 @@ def _root_digest(header, part_digests, root_checksums):
 
 def write_store(partitioning, path, *, replace=True, timings=None) -> list[dict]:
     """Write a partitioning to path (atomically) and return its parts' statistics; its parts may
-    be an iterator, walked once: each part is built (on its device) while the one before is
-    written on a thread of its own, so at most two are in memory. timings, if given, receives the
-    seconds spent building lazy parts (partition), copying them to the host (transfer) and waiting
-    for the writer (store_write)."""
+    be an iterator, walked once: while a part is built (on its device), the one before is copied
+    to the host on a thread and the one before that written on another, so the disk is kept
+    busy. timings, if given, receives the seconds spent building lazy parts (partition) and
+    waiting for the copies and writes (store_write)."""
     started, parts = time.perf_counter(), _Clocked(partitioning.parts)
-    copied = 0.0
     try:
         with StoreWriter(partitioning, path, replace=replace) as writer, \
-                ThreadPoolExecutor(1, thread_name_prefix="tcdist-store") as writing:  # (its writes end first)
+                ThreadPoolExecutor(1, thread_name_prefix="tcdist-copy") as copying, \
+                ThreadPoolExecutor(1, thread_name_prefix="tcdist-store") as writing:  # (they end first)
             fingerprint = writing.submit(partitioning.graph.fingerprint)  # one core's pass, while a part is built
-            written = None
-            for part in progress.iterate(parts, partitioning.num_parts, f"write {os.path.basename(path)}"):
-                t0 = time.perf_counter()
-                part = part.on_host()
-                copied += time.perf_counter() - t0
+
+            def copied_then_written(part, written):
+                part = _on_host(part)
                 if written is not None:
                     written.result()
-                written = writing.submit(writer.add, part)
-            if written is not None:
-                written.result()
+                return writing.submit(writer.add, part)
+
+            queued = None  # the last part's copy, which gives its write
+            for part in progress.iterate(parts, partitioning.num_parts, f"write {os.path.basename(path)}"):
+                queued = copying.submit(copied_then_written, part, None if queued is None else queued.result())
+            if queued is not None:
+                queued.result().result()
             fingerprint.result()
         partitioning.written = writer.written
         return writer.written
     finally:
         if timings is not None:
             timings.partition += parts.seconds
-            timings.transfer += copied
-            timings.store_write += time.perf_counter() - started - parts.seconds - copied
+            timings.store_write += time.perf_counter() - started - parts.seconds
+
+
+def _on_host(part):
+    """A part's arrays copied to the host, on a stream of this thread's own where they lie on a
+    GPU (the default stream would wait for the next part's passes)."""
+    if isinstance(part.col, np.ndarray):
+        return part
+    import cupy
+
+    with part.col.device, cupy.cuda.Stream(non_blocking=True):
+        return part.on_host()
 
 
 class _Clocked:

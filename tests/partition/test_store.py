@@ -267,7 +267,7 @@ def test_a_part_that_fails_to_build_while_the_one_before_is_written_leaves_no_fi
 def test_a_store_built_on_the_gpu_is_the_one_built_on_the_host(tmp_path):
     stores = {}
     for backend in ("gpu", "cpu"):
-        tcdist.partition("rmat:14", parts=5, output=tmp_path / f"{backend}.h5", backend=backend)
+        tcdist.api.partition("rmat:14", parts=5, output=tmp_path / f"{backend}.h5", backend=backend)
         with Store(tmp_path / f"{backend}.h5") as store:
             stores[backend] = store.header, [store.part(i) for i in range(5)]
     (gpu_header, gpu_parts), (cpu_header, cpu_parts) = stores["gpu"], stores["cpu"]
