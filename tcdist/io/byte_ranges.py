@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tcdist.errors import InputError
-from tcdist.io import edgelist, mtx, text
+from tcdist.io import edgelist, gzipped, mtx, text
 
 HEAD_STEPS = (1 << 10, 8 << 10, 32 << 10, 128 << 10, 512 << 10)  # heads tried before the first block
 BINARY_CHECK_BYTES = 8 << 10  # the head refuse_binary looks at
@@ -58,8 +58,11 @@ class Range:
 
 
 def _bom_bytes(path) -> int:
+    """The length of the byte-order mark the (inflated) data starts with."""
     with open(path, "rb") as f:
-        return len(text.UTF8_BOM) if f.read(len(text.UTF8_BOM)) == text.UTF8_BOM else 0
+        stream = gzipped.one_stream(f) if f.read(len(text.GZIP_MAGIC)) == text.GZIP_MAGIC else f
+        f.seek(0)
+        return len(text.UTF8_BOM) if text.read_block(stream, path, len(text.UTF8_BOM)) == text.UTF8_BOM else 0
 
 
 def data_start(path, rules: Rules, check_binary: bool = True) -> tuple[int, int, int]:
@@ -132,37 +135,56 @@ def range_of(path, rank: int, ranks: int, rules: Rules) -> Range:
 
 
 class Window(io.RawIOBase):
-    """Bytes lo..hi of an open file as a stream; tell() is what of them was read."""
+    """Bytes lo..hi of an open file as a stream of its own (it seeks before each read, so several
+    may share the file); tell() is what of them was read."""
 
     def __init__(self, raw, lo: int, hi: int):
-        raw.seek(lo)
-        self._raw, self._left, self._done = raw, hi - lo, 0
+        self._raw, self._at, self._left, self._done = raw, lo, hi - lo, 0
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, view) -> int:
-        got = self._raw.readinto(memoryview(view)[: self._left]) if self._left > 0 else 0
-        self._left -= got
-        self._done += got
+        if self._left <= 0:
+            return 0
+        self._raw.seek(self._at)
+        got = self._raw.readinto(memoryview(view)[: self._left])
+        self._at, self._left, self._done = self._at + got, self._left - got, self._done + got
         return got
 
     def tell(self) -> int:
         return self._done
 
 
-def lines_before(path, offset: int) -> int:
-    """How many lines end before offset (a line start): LFs, and CRs not followed by an LF."""
-    count, at = 0, 0
+def count_line_ends(pieces) -> int:
+    """Lines that end in the bytes of pieces (uint8 arrays), which stop at a line start: LFs, and
+    CRs not followed by an LF (a CR as the last byte too)."""
+    count, last = 0, None
+    for piece in pieces:
+        if not piece.size:
+            continue
+        seen = piece if last is None else np.concatenate((np.array([last], np.uint8), piece))
+        count += int(np.count_nonzero(piece == LF)) + int(np.count_nonzero((seen[:-1] == CR) & (seen[1:] != LF)))
+        last = piece[-1]
+    return count + (last == CR)
+
+
+def first_bytes(pieces, n: int):
+    """The pieces (uint8 arrays) cut to their first n bytes."""
+    for piece in pieces:
+        if n <= 0:
+            return
+        yield piece[:n]
+        n -= piece.size
+
+
+def file_pieces(path, lo: int = 0, hi: int | None = None):
+    """Bytes lo..hi of a file as uint8 arrays, COUNT_BYTES at a time."""
     with open(path, "rb") as f:
-        while at < offset:
-            buf = np.frombuffer(f.read(min(COUNT_BYTES, offset - at) + 1), np.uint8)  # (one byte more: after a CR)
-            inside = buf[: min(COUNT_BYTES, offset - at)]
-            after = np.append(buf[1:], np.uint8(0))[: inside.size]
-            count += int(np.count_nonzero(inside == LF) + np.count_nonzero((inside == CR) & (after != LF)))
-            at += inside.size
-            f.seek(at)
-    return count
+        f.seek(lo)
+        while (hi is None or lo < hi) and (piece := f.read(COUNT_BYTES if hi is None else min(COUNT_BYTES, hi - lo))):
+            lo += len(piece)
+            yield np.frombuffer(piece, np.uint8)
 
 
 def read_range(path, lines: Range, rules: Rules, gpu_room: int | None):
@@ -177,7 +199,7 @@ def read_range(path, lines: Range, rules: Rules, gpu_room: int | None):
         except InputError as bad:
             if bad.line is None or lines.first_line is not None:
                 raise
-            raise InputError(path, bad.problem, bad.line + lines_before(path, lines.lo)) from None
+            raise InputError(path, bad.problem, bad.line + count_line_ends(file_pieces(path, 0, lines.lo))) from None
         read = window.tell()
     src, dst = engine.pairs()
     return src, dst, read

@@ -298,6 +298,70 @@ def test_shares_parsed_on_the_gpu_are_the_one_process_edges(tmp_path, ranks):
     assert np.array_equal(cupy.concatenate([s.edges.src for s in shares]).get(), generate("rmat:10").src)
 
 
-def gzipped(path, data):
-    path.write_bytes(gzip.compress(data.encode()))
-    return path
+
+
+def bgzf(data: bytes, block: int = 65280) -> bytes:
+    """BGZF as bgzip writes it (written here from its specification, SAM v1 section 4.1): members of
+    at most 64 KiB, each with its size in a 'BC' extra field, then the empty member that ends it."""
+    import struct
+    import zlib
+
+    out = []
+    for i in range(0, len(data), block):
+        piece = data[i : i + block]
+        deflate = zlib.compressobj(6, zlib.DEFLATED, -15)
+        body = deflate.compress(piece) + deflate.flush()
+        out.append(b"\x1f\x8b\x08\x04\0\0\0\0\0\xff\x06\x00BC\x02\x00" + struct.pack("<H", 18 + len(body) + 8 - 1)
+                   + body + struct.pack("<II", zlib.crc32(piece), len(piece)))
+    return b"".join(out) + bytes.fromhex("1f8b08040000000000ff0600424302001b0003000000000000000000")
+
+
+@pytest.mark.parametrize("ranks", RANKS)
+@pytest.mark.parametrize("name", sorted(n for n in os.listdir(DATA) if n.endswith(".gz")))
+def test_gzip_streams_of_the_test_data_are_shared_as_one_process_reads_them(name, ranks):
+    shares = assert_same_as_one_process(os.path.join(DATA, name), ranks)
+    assert all(share.read_bytes == os.path.getsize(os.path.join(DATA, name)) for share in shares)  # each inflates it
+
+
+@pytest.mark.parametrize("ranks", RANKS)
+@pytest.mark.parametrize("name", ["snap header", "crlf", "lone cr", "blank and comment lines", "byte-order mark",
+                                  "one edge", "a header alone", "one-field header"])
+@pytest.mark.parametrize("member", [65280, 333])
+def test_bgzf_members_are_cut_and_give_the_one_process_edges(tmp_path, name, ranks, member):
+    assert_same_as_one_process(write(tmp_path / "g.txt.gz", bgzf(FILES[name].encode(), member)), ranks)
+
+
+@pytest.mark.parametrize("ranks", [2, 5])
+def test_a_bgzf_matrix_market_file_is_cut_at_members(tmp_path, ranks):
+    assert_same_as_one_process(write(tmp_path / "g.mtx.gz", bgzf(mtx_file(MTX_LINES).encode(), 1000)), ranks)
+
+
+@pytest.mark.parametrize("ranks", RANKS)
+def test_every_rank_reads_about_its_share_of_a_bgzf_file(tmp_path, ranks):
+    lines = random_lines(np.random.default_rng(8), 400_000, 10**6)
+    path = write(tmp_path / "g.txt.gz", bgzf(("# a header\n" + "\n".join(lines) + "\n").encode()))
+    shares = assert_same_as_one_process(path, ranks)
+    assert max(balanced(shares, os.path.getsize(path))) < 0.10
+
+
+@pytest.mark.parametrize("compress", ["bgzf", "gzip"])
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_a_bad_line_in_gzip_data_is_named_by_its_number(tmp_path, monkeypatch, compress, ranks):
+    monkeypatch.setattr(text, "CHUNK_BYTES", 50_000)  # a single stream: many blocks, each rank its own
+    lines = random_lines(np.random.default_rng(9), 30_000)
+    lines[20_000] = "1 y"
+    data = ("# a header\n" + "\n".join(lines) + "\n").encode()
+    path = write(tmp_path / "g.txt.gz", bgzf(data, 3000) if compress == "bgzf" else gzip.compress(data))
+    with pytest.raises(InputError) as one:
+        read(path)
+    assert one.value.line == 20_002
+    assert [str(e) for e in _errors(path, ranks)] == [str(one.value)]
+
+
+def test_damaged_bgzf_data_is_corrupt_gzip_data(tmp_path):
+    data = bytearray(bgzf(FILES["many lines"].encode(), 2000))
+    data[len(data) // 2] ^= 0xFF
+    path = write(tmp_path / "g.txt.gz", bytes(data))
+    with pytest.raises(InputError, match="truncated or corrupt gzip data"):
+        read(path)
+    assert any("truncated or corrupt gzip data" in str(e) for e in _errors(path, 3))
