@@ -218,12 +218,7 @@ def _stream_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None):
                 skip, lines = rules.header(block)
                 block, at, line = block[skip:], skip, 1 + lines
             if i % ranks == rank:
-                try:
-                    engine = text.parse_blocks(path, [(block, read_so_far)], engine, rules.validate, line=line or 1)
-                except InputError as bad:
-                    if bad.line is None or line is not None:
-                        raise
-                    raise InputError(path, bad.problem, bad.line + _lines_before(path, at)) from None
+                engine = _parse_own(path, rules, engine, block, read_so_far, at, line)
             at += block.size
         if i < 0:
             rules.header(b"")
@@ -241,10 +236,112 @@ def _lines_before(path, offset: int) -> int:
         return byte_ranges.count_line_ends(byte_ranges.first_bytes(pieces(stream), offset))
 
 
-def read_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None):
-    """Rank's share of a gzip edge list or Matrix Market file (io/shares.py's Share)."""
+def _node_stream_share(path, fmt: str, comm, gpu_room: int | None):
+    """Every R-th block of lines of a gzip stream, from rank's: the stream inflated by the first
+    rank of each host, which parses its own blocks and sends the others theirs."""
+    from mpi4py import MPI
+
+    from tcdist.io.shares import edge_share
+
+    rules = byte_ranges.rules_of(path, fmt)
+    engine = text.engine_for(0, gpu_room)
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
+    try:
+        members = node.allgather(comm.rank)
+        if node.rank == 0:
+            engine = _inflate_for_node(path, rules, comm, node, members, engine)
+            read = os.path.getsize(path)
+        else:
+            engine = _parse_sent(path, rules, node, engine)
+            read = 0
+    finally:
+        node.Free()
+    src, dst = engine.pairs()
+    return edge_share(path, fmt, rules, src, dst, comm.rank, read)
+
+
+SENDS_AHEAD = 2  # blocks sent to a rank and not yet taken, before the host's inflating rank waits for it
+
+
+def _inflate_for_node(path, rules, comm, node, members: list, engine):
+    """The host's first rank: the whole stream inflated, its own blocks parsed, the host's other
+    ranks sent theirs (block, its offset, its first line where known); then each the header's
+    facts, or the error that ended the stream."""
+    pending = {k: [] for k in range(1, node.size)}
+    ends = {k: ("end", rules.declared) for k in pending}
+    try:
+        with text.open_binary(path) as (stream, raw):
+            at, i = 0, -1
+            for i, (block, read_so_far) in enumerate(text.read_ahead(stream, raw, path, engine.allocate)):
+                line = None
+                if i == 0:
+                    skip, lines = rules.header(block)
+                    block, at, line = block[skip:], skip, 1 + lines
+                owner = i % comm.size
+                if owner == comm.rank:
+                    engine = _parse_own(path, rules, engine, block, read_so_far, at, line)
+                elif owner in members:
+                    k = members.index(owner)
+                    if len(pending[k]) >= SENDS_AHEAD:
+                        pending[k].pop(0).wait()
+                    pending[k].append(node.isend(("block", at, line, rules.declared, np.array(block)), dest=k))
+                at += block.size
+            if i < 0:
+                rules.header(b"")
+    except InputError as failed:
+        ends = {k: ("failed", failed.path, failed.problem, failed.line) for k in pending}
+        raise
+    except BaseException as failed:
+        ends = {k: ("failed", path, f"{type(failed).__name__}: {failed}", None) for k in pending}
+        raise
+    finally:
+        for k, sent in pending.items():
+            for request in sent:
+                request.wait()
+            node.send(ends[k], dest=k)
+    return engine
+
+
+def _parse_sent(path, rules, node, engine):
+    """A host's other rank: the blocks its first rank sends parsed until the end; the first bad line
+    raised once all are taken (so the sender never waits for it)."""
+    failed = None
+    while True:
+        message = node.recv(source=0)
+        if message[0] == "failed":
+            raise failed or InputError(*message[1:])
+        if message[0] == "end":
+            if failed is not None:
+                raise failed
+            rules.declared.update(message[1])
+            return engine
+        _, at, line, declared, block = message
+        rules.declared.update(declared)  # (a Matrix Market file's ids are checked against its size line)
+        if failed is None:
+            try:
+                engine = _parse_own(path, rules, engine, block, None, at, line)
+            except InputError as bad:
+                failed = bad
+
+
+def _parse_own(path, rules, engine, block, read_so_far, at: int, line: int | None):
+    """The engine after parsing a block of a stream at offset at (its first line's number where
+    known, else counted when a line is bad)."""
+    try:
+        return text.parse_blocks(path, [(block, read_so_far)], engine, rules.validate, line=line or 1)
+    except InputError as bad:
+        if bad.line is None or line is not None:
+            raise
+        raise InputError(path, bad.problem, bad.line + _lines_before(path, at)) from None
+
+
+def read_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None, comm=None):
+    """Rank's share of a gzip edge list or Matrix Market file (io/shares.py's Share). comm: the
+    ranks' communicator, with which a single stream is inflated once per host."""
     with open(path, "rb") as f:
         head = f.read(BGZF_HEAD)
     if is_bgzf(head) and ranks > 1:
         return _bgzf_share(path, fmt, rank, ranks, gpu_room)
+    if comm is not None and ranks > 1:
+        return _node_stream_share(path, fmt, comm, gpu_room)
     return _stream_share(path, fmt, rank, ranks, gpu_room)

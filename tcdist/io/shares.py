@@ -55,12 +55,13 @@ class Share:
 
 
 def read_share(source, rank: int, ranks: int, *, seed: int = 0, gpu_room: int | None = None, xp=np,
-               labels: bool = False) -> Share:
+               labels: bool = False, comm=None) -> Share:
     """Rank's share of a source: a path (edge list, Matrix Market, tcdist graph file; optionally
     gzipped), a generator spec, or an in-memory graph (rank 0's share). gpu_room: text is parsed
     on the current GPU while its edges and their build fit in that many bytes (as io.read);
     xp: the array module a generator draws with. labels: a text edge list whose ids are names,
-    read whole by rank 0 (names are numbered together)."""
+    read whole by rank 0 (names are numbered together). comm: the ranks' communicator (rank and
+    ranks its own), with which a single gzip stream is inflated once per host, not by every rank."""
     if not 0 <= rank < ranks:
         raise ValueError(f"rank {rank} of {ranks}")
     if isinstance(source, (str, os.PathLike)) and is_spec(source) and not os.path.exists(source):
@@ -81,7 +82,7 @@ def read_share(source, rank: int, ranks: int, *, seed: int = 0, gpu_room: int | 
     if gzipped:
         from tcdist.io import gzip_shares
 
-        return gzip_shares.read_share(path, fmt, rank, ranks, gpu_room)
+        return gzip_shares.read_share(path, fmt, rank, ranks, gpu_room, comm)
     return text_share(path, fmt, byte_ranges.range_of, rank, ranks, gpu_room)
 
 
