@@ -173,8 +173,6 @@ def owned(pieces, begin: int | None, found: dict):
 
 
 def _bgzf_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None):
-    from tcdist.io.shares import edge_share
-
     rules = byte_ranges.rules_of(path, fmt)
     start, first_line, read = byte_ranges.data_start(path, rules, check_binary=rank == 0)
     size = os.path.getsize(path)
@@ -200,13 +198,11 @@ def _bgzf_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None):
                                                              found["q1"]))
             raise InputError(path, bad.problem, bad.line + byte_ranges.count_line_ends(before)) from None
     src, dst = engine.pairs()
-    return edge_share(path, fmt, rules, src, dst, rank, read + looked + taken[0])
+    return rules, src, dst, read + looked + taken[0]
 
 
 def _stream_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None):
     """Every R-th block of lines of a gzip stream, from rank's: the whole stream inflated."""
-    from tcdist.io.shares import edge_share
-
     rules = byte_ranges.rules_of(path, fmt)
     engine = text.engine_for(0, gpu_room)
     with text.open_binary(path) as (stream, raw):
@@ -223,7 +219,7 @@ def _stream_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None):
         if i < 0:
             rules.header(b"")
     src, dst = engine.pairs()
-    return edge_share(path, fmt, rules, src, dst, rank, os.path.getsize(path))
+    return rules, src, dst, os.path.getsize(path)
 
 
 def _lines_before(path, offset: int) -> int:
@@ -241,8 +237,6 @@ def _node_stream_share(path, fmt: str, comm, gpu_room: int | None):
     rank of each host, which parses its own blocks and sends the others theirs."""
     from mpi4py import MPI
 
-    from tcdist.io.shares import edge_share
-
     rules = byte_ranges.rules_of(path, fmt)
     engine = text.engine_for(0, gpu_room)
     node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
@@ -257,7 +251,7 @@ def _node_stream_share(path, fmt: str, comm, gpu_room: int | None):
     finally:
         node.Free()
     src, dst = engine.pairs()
-    return edge_share(path, fmt, rules, src, dst, comm.rank, read)
+    return rules, src, dst, read
 
 
 SENDS_AHEAD = 2  # blocks sent to a rank and not yet taken, before the host's inflating rank waits for it
@@ -335,9 +329,10 @@ def _parse_own(path, rules, engine, block, read_so_far, at: int, line: int | Non
         raise InputError(path, bad.problem, bad.line + _lines_before(path, at)) from None
 
 
-def read_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None, comm=None):
-    """Rank's share of a gzip edge list or Matrix Market file (io/shares.py's Share). comm: the
-    ranks' communicator, with which a single stream is inflated once per host."""
+def read_pairs(path, fmt: str, rank: int, ranks: int, gpu_room: int | None, comm=None):
+    """(the reader's rules, src, dst, bytes read) of rank's share of a gzip edge list or Matrix
+    Market file ('edgelist' or 'mtx'). comm: the ranks' communicator, with which a single stream is
+    inflated once per host."""
     with open(path, "rb") as f:
         head = f.read(BGZF_HEAD)
     if is_bgzf(head) and ranks > 1:

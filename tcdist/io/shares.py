@@ -28,7 +28,7 @@ from tcdist.budget import model
 from tcdist.errors import InputError
 from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import Graph
-from tcdist.io import byte_ranges, check_readable, detect_format, generators, h5rows, mtx
+from tcdist.io import byte_ranges, check_readable, detect_format, generators, gzip_shares, h5rows, mtx
 from tcdist.io.generators import is_spec
 from tcdist.io.h5rows import Rows
 from tcdist.io.text import GZIP_MAGIC, is_stream
@@ -80,21 +80,14 @@ def read_share(source, rank: int, ranks: int, *, seed: int = 0, gpu_room: int | 
     with open(path, "rb") as f:
         gzipped = f.read(2) == GZIP_MAGIC
     if gzipped:
-        from tcdist.io import gzip_shares
-
-        return gzip_shares.read_share(path, fmt, rank, ranks, gpu_room, comm)
-    return text_share(path, fmt, byte_ranges.range_of, rank, ranks, gpu_room)
-
-
-def text_share(path, fmt: str, range_of, rank: int, ranks: int, gpu_room: int | None) -> Share:
-    """A rank's share of a text file whose ranges range_of(path, rank, ranks, rules) finds."""
+        return _edge_share(path, fmt, rank, *gzip_shares.read_pairs(path, fmt, rank, ranks, gpu_room, comm))
     rules = byte_ranges.rules_of(path, fmt)
-    lines = range_of(path, rank, ranks, rules)
+    lines = byte_ranges.range_of(path, rank, ranks, rules)
     src, dst, read = byte_ranges.read_range(path, lines, rules, gpu_room)
-    return edge_share(path, fmt, rules, src, dst, rank, read + lines.read_bytes)
+    return _edge_share(path, fmt, rank, rules, src, dst, read + lines.read_bytes)
 
 
-def edge_share(path, fmt: str, rules, src, dst, rank: int, read_bytes: int) -> Share:
+def _edge_share(path, fmt: str, rank: int, rules, src, dst, read_bytes: int) -> Share:
     """The Share of a rank's parsed pairs: Matrix Market's made 0-based, its entries counted
     together; the header's warnings on rank 0 only."""
     warnings = rules.warnings if rank == 0 else []
