@@ -77,6 +77,7 @@ class InputError(TcdistError):
         where = f"{path}:{line}" if line is not None else f"{path}"
         super().__init__(f"{where}: {problem}")
         self.path = path
+        self.problem = problem
         self.line = line
         self.problem = problem
 

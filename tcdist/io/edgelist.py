@@ -3,14 +3,14 @@
 from tcdist.graph.edges import EdgeList
 from tcdist.io.text import NUMBER, data_lines, edge_problem, read_pairs, show, split_lines
 
-_HEAD_BYTES = 1 << 16  # a header is looked for in the file's first 64 KiB
+HEAD_BYTES = 1 << 16  # a header is looked for in the file's first 64 KiB
 
 
 def _leading_lines(head):
     """(start, end, index, tokens) of the first lines of a block's head (its last line too when the
     file ends without a line end; not when the head is cut short of the block)."""
-    lines = split_lines(head[:_HEAD_BYTES])
-    if len(head) > _HEAD_BYTES and lines:
+    lines = split_lines(head[:HEAD_BYTES])
+    if len(head) > HEAD_BYTES and lines:
         lines.pop()  # may be cut
     for i, (start, raw, end) in enumerate(lines):
         yield start, end, i, next((t for _, t in data_lines(raw)), [])
@@ -25,11 +25,13 @@ def _starts_data(tokens):
                                             all(not t or NUMBER.fullmatch(t) for t in ids))
 
 
-def _header(path, warnings):
+def header_rule(path, warnings):
     """Lines before the first edge that are not edges are skipped with one warning naming them; a
     head without an edge is a header where it holds one line (a file of a header alone: an empty
-    graph), else names as ids, refused at its first line by the parse."""
-    def header(head):
+    graph), else names as ids, refused at its first line by the parse. header(head, partial=True)
+    looks at a head that may stop short of the first block (whole lines): None where no edge is in
+    it yet."""
+    def header(head, partial=False):
         skipped, first = [], None
         for line in _leading_lines(head):
             if line[3]:
@@ -37,6 +39,8 @@ def _header(path, warnings):
                     first = line
                     break
                 skipped.append(line)
+        if first is None and partial:
+            return None
         if first is not None:
             start, index = first[0], first[2]
         elif len(skipped) == 1:
@@ -58,5 +62,5 @@ def read_edge_list(path, stream=None, gpu_room=None):
     """Read an edge list (plain or gzip; parsed on the GPU given gpu_room); the name and line of a bad
     line are in the error."""
     warnings = []
-    src, dst = read_pairs(path, _header(path, warnings), stream=stream, gpu_room=gpu_room)
+    src, dst = read_pairs(path, header_rule(path, warnings), stream=stream, gpu_room=gpu_room)
     return EdgeList(src, dst, str(path), warnings)

@@ -147,11 +147,12 @@ def erdos_renyi(n, m, *, seed=0, xp=np):
     return src, dst
 
 
-def pieces(spec: str, *, seed: int = 0, xp=np, size: int | None = None):
+def pieces(spec: str, *, seed: int = 0, xp=np, size: int | None = None, within: tuple[int, int] | None = None):
     """(ids' bound, raw edges, an iterator of (src, dst) pieces) of an rmat or er spec: the edges
     generate() makes, in order, size at a time (by default a draw block), each piece made only
     when it is due (so a device holds one piece, not the graph's raw edges; nothing is drawn
-    before the first); None for other specs."""
+    before the first); None for other specs. within: (lo, hi), only the edges lo..hi-1, drawn on
+    their own (each value is found by its position; RMAT's permutation is drawn whole)."""
     size = _DRAW_BLOCK if size is None else size
     if size < 1:
         raise ValueError(f"pieces of {size} edges")
@@ -163,27 +164,36 @@ def pieces(spec: str, *, seed: int = 0, xp=np, size: int | None = None):
         raise TcdistError(f"generator spec '{spec}': expected {GENERATORS[kind][1]}")
     if kind == "rmat":
         scale, edge_factor = args[0], args[1] if len(args) > 1 else 16
-        return 1 << scale, edge_factor << scale, _rmat_pieces(scale, edge_factor, seed, xp, size)
+        if not 1 <= scale <= 40:
+            raise TcdistError(f"rmat: scale must be 1..40, got {scale}")
+        return 1 << scale, edge_factor << scale, _rmat_pieces(scale, edge_factor, seed, xp, size, within)
     span, m = args
     if span < 1:
         raise TcdistError(f"er: N must be at least 1, got {span}")
-    return span, m, _er_pieces(span, m, seed, xp, size)
+    return span, m, _er_pieces(span, m, seed, xp, size, within)
 
 
-def _rmat_pieces(scale, edge_factor, seed, xp, size):
+def _rmat_pieces(scale, edge_factor, seed, xp, size, within):
     plan = _rmat_plan(scale, edge_factor, seed, xp)
-    m = plan[0]
-    for lo in range(0, m, size):
-        src, dst = xp.empty(min(m, lo + size) - lo, np.int64), xp.empty(min(m, lo + size) - lo, np.int64)
+    first, last = _within(plan[0], within)
+    for lo in range(first, last, size):
+        src, dst = xp.empty(min(last, lo + size) - lo, np.int64), xp.empty(min(last, lo + size) - lo, np.int64)
         _rmat_piece(scale, plan, lo, src, dst)
         yield src, dst
 
 
-def _er_pieces(n, m, seed, xp, size):
+def _er_pieces(n, m, seed, xp, size, within=None):
     rng = _Random(xp, seed)
     firsts = rng.skip(m), rng.skip(m)  # where generate()'s src and dst draws begin
-    for lo in range(0, m, size):
-        yield tuple(_below(rng, first + lo, min(m, lo + size) - lo, n) for first in firsts)
+    first, last = _within(m, within)
+    for lo in range(first, last, size):
+        yield tuple(_below(rng, at + lo, min(last, lo + size) - lo, n) for at in firsts)
+
+
+def _within(m: int, within) -> tuple[int, int]:
+    """The edges lo..hi of m a piece maker draws (within: (lo, hi), or None for all)."""
+    lo, hi = (0, m) if within is None else within
+    return min(lo, m), min(hi, m)
 
 
 def _below(rng, first, size, high):

@@ -30,8 +30,8 @@ from tcdist.xp import to_gpu
 
 FORMAT = "tcdist-graph"
 VERSION = 3
-_ATTRS = {"n": int, "m": int, "self_loops": int, "duplicates": int, "reciprocal": int, "name": str, "fingerprint": str}
-_ARRAYS = ("rowptr", "col", "original_id")
+ATTRS = {"n": int, "m": int, "self_loops": int, "duplicates": int, "reciprocal": int, "name": str, "fingerprint": str}
+ARRAYS = ("rowptr", "col", "original_id")
 
 
 def write_graph(graph, path):
@@ -41,7 +41,7 @@ def write_graph(graph, path):
     attrs = {"n": graph.n, "m": graph.m, "self_loops": int(graph.self_loops), "duplicates": int(graph.duplicates),
              "reciprocal": int(graph.reciprocal),
              "name": str(graph.name), "fingerprint": graph.fingerprint()}
-    with atomic_path(path) as tmp, sealed_file(tmp, FORMAT, VERSION, datasets=len(_ARRAYS)) as f:
+    with atomic_path(path) as tmp, sealed_file(tmp, FORMAT, VERSION, datasets=len(ARRAYS)) as f:
         arrays = {
             "rowptr": write_dataset(f, "rowptr", np.asarray(graph.rowptr, np.int64)),
             "col": write_dataset(f, "col", np.asarray(graph.col, col_dtype(graph.n))),
@@ -57,8 +57,8 @@ def read_graph(path, gpu_room: int | None = None):
     arrays are moved there and checked there (one pass; no CPU code to load)."""
     with open_h5(path) as f, damage_is_input_error(path):
         check_format(path, f, FORMAT, VERSION)
-        attrs = read_attrs(path, f, _ATTRS, "graph header")
-        arrays, checksums = read_arrays(path, f, _ARRAYS)
+        attrs = read_attrs(path, f, ATTRS, "graph header")
+        arrays, checksums = read_arrays(path, f, ARRAYS)
         stored = plain(f.attrs.get("digest", ""))
     if digest(attrs, checksums) != stored:
         raise InputError(path, "the graph's arrays or attributes do not match its digest (corrupt or altered)")

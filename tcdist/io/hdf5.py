@@ -26,7 +26,7 @@ from tcdist.io.seal import MAGIC as SEAL_MAGIC
 from tcdist.io.seal import check_seal
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
-_BLOCK = 64 << 20
+CHECKSUM_BLOCK = 64 << 20  # the digest takes a crc32 of every block of this many bytes of an array
 
 
 # What h5py raises on a damaged file, besides the checks of its own callers: missing objects
@@ -47,7 +47,8 @@ def damage_is_input_error(path):
 def array_checksum(a) -> list:
     """dtype, shape and the crc32 of every 64 MiB block of a host array."""
     data = memoryview(np.ascontiguousarray(a)).cast("B")
-    return _checksum(a, _on_threads(zlib.crc32, [data[i : i + _BLOCK] for i in range(0, len(data), _BLOCK)]))
+    blocks = [data[i : i + CHECKSUM_BLOCK] for i in range(0, len(data), CHECKSUM_BLOCK)]
+    return _checksum(a, _on_threads(zlib.crc32, blocks))
 
 
 def _checksum(a, crcs: list) -> list:
@@ -135,11 +136,8 @@ def open_h5(path):
         raise InputError(path, problem) from None
 
 
-def read_array(path, group, name) -> tuple[np.ndarray, list]:
-    """A whole one-dimensional integer dataset and its checksum (array_checksum's), with missing,
-    unreadable and odd datasets named. A contiguous, unfiltered one is read straight from the file
-    in 64 MiB blocks on several threads, each block's crc32 taken while it is in cache (h5py reads
-    on one thread, and the checksum would be a second pass over the array)."""
+def integer_dataset(path, group, name):
+    """A group's one-dimensional integer dataset, a missing or odd one named."""
     import h5py
 
     full = f"{group.name.strip('/')}/{name}".lstrip("/")
@@ -148,6 +146,16 @@ def read_array(path, group, name) -> tuple[np.ndarray, list]:
     dataset = group[name]
     if dataset.ndim != 1 or dataset.dtype.kind != "i":
         raise InputError(path, f"dataset '{full}' is not a one-dimensional integer array")
+    return dataset
+
+
+def read_array(path, group, name) -> tuple[np.ndarray, list]:
+    """A whole one-dimensional integer dataset and its checksum (array_checksum's), with missing,
+    unreadable and odd datasets named. A contiguous, unfiltered one is read straight from the file
+    in 64 MiB blocks on several threads, each block's crc32 taken while it is in cache (h5py reads
+    on one thread, and the checksum would be a second pass over the array)."""
+    dataset = integer_dataset(path, group, name)
+    full = dataset.name.lstrip("/")
     offset = _raw_offset(dataset)
     if offset is None:
         try:
@@ -160,7 +168,7 @@ def read_array(path, group, name) -> tuple[np.ndarray, list]:
     raw = memoryview(data).cast("B")
 
     def block(start):  # os.preadv lets go of the GIL, and moves no shared file offset
-        view = raw[start : start + _BLOCK]
+        view = raw[start : start + CHECKSUM_BLOCK]
         done = 0
         while done < len(view):
             got = os.preadv(fd, [view[done:]], offset + start + done)
@@ -169,7 +177,7 @@ def read_array(path, group, name) -> tuple[np.ndarray, list]:
             done += got
         return zlib.crc32(view)
 
-    return data, _checksum(data, _on_threads(block, range(0, len(raw), _BLOCK)))
+    return data, _checksum(data, _on_threads(block, range(0, len(raw), CHECKSUM_BLOCK)))
 
 
 def read_arrays(path, group, names) -> tuple[dict, dict]:

@@ -9,7 +9,7 @@ from tcdist.xp import array_module
 
 _FIELDS = {"pattern", "integer", "real", "complex"}
 _SYMMETRIES = {"general", "symmetric", "skew-symmetric", "hermitian"}
-_HEAD_BYTES = 1 << 20  # banner, comments and size line must lie within the first MiB
+HEAD_BYTES = 1 << 20  # banner, comments and size line must lie within the first MiB
 
 
 def _banner(path, line):
@@ -58,16 +58,17 @@ def _first_outside(a, b, lo: int, hi: int) -> int | None:
     return int(np.flatnonzero((a < lo) | (a > hi) | (b < lo) | (b > hi))[0])
 
 
-def read_mtx(path, stream=None, gpu_room=None):
-    """Read a Matrix Market coordinate file as the edges (i-1, j-1) of its entries (parsed on the
-    GPU given gpu_room)."""
-    declared = {}
-
-    def header(head):
+def header_rule(path, declared: dict):
+    """The header rule of read_pairs: banner, comments and size line, whose numbers go into declared
+    ('n', 'entries'). header(head, partial=True) looks at a head that may stop short of the first
+    block (whole lines): None where the size line is not in it yet."""
+    def header(head, partial=False):
+        if partial and not len(head):
+            return None
         if not len(head):
             raise InputError(path, "empty file: no Matrix Market banner", 1)
-        lines = split_lines(head[:_HEAD_BYTES])
-        if len(head) > _HEAD_BYTES and lines:
+        lines = split_lines(head[:HEAD_BYTES])
+        if len(head) > HEAD_BYTES and lines:
             lines.pop()  # may be cut
         for number, (_, line, end) in enumerate(lines, 1):
             if number == 1:
@@ -75,16 +76,32 @@ def read_mtx(path, stream=None, gpu_room=None):
             elif line.strip() and not line.lstrip().startswith(b"%"):
                 declared["n"], declared["entries"] = _size_line(path, number, line)
                 return end, number
-        raise InputError(path, f"no Matrix Market size line within the first {_HEAD_BYTES >> 20} MiB")
+        if partial:
+            return None
+        raise InputError(path, f"no Matrix Market size line within the first {HEAD_BYTES >> 20} MiB")
 
+    return header
+
+
+def range_check(path, declared: dict):
+    """read_pairs's validate: every id within 1..n of the size line."""
     def in_range(a, b):
         n = declared["n"]
         row = _first_outside(a, b, 1, n)
         return None if row is None else (row, f"entry ({int(a[row])}, {int(b[row])}) is out of range 1..{n}")
 
-    src, dst = read_pairs(path, header, in_range, stream, gpu_room)
-    if src.size != declared["entries"]:
-        raise InputError(path, f"the size line declares {declared['entries']} entries but the file holds {src.size}")
+    return in_range
+
+
+def entries_problem(declared: dict, found: int) -> str | None:
+    """Why the entries read do not match the size line, or None."""
+    if found != declared["entries"]:
+        return f"the size line declares {declared['entries']} entries but the file holds {found}"
+    return None
+
+
+def zero_based(src, dst) -> None:
+    """Matrix Market's 1-based ids made 0-based, in place."""
     if array_module(src) is np:
         src -= 1
         dst -= 1
@@ -92,4 +109,15 @@ def read_mtx(path, stream=None, gpu_room=None):
         from tcdist.graph import gpu_build
 
         gpu_build.shift_ids(src, dst, -1)
+
+
+def read_mtx(path, stream=None, gpu_room=None):
+    """Read a Matrix Market coordinate file as the edges (i-1, j-1) of its entries (parsed on the
+    GPU given gpu_room)."""
+    declared = {}
+    src, dst = read_pairs(path, header_rule(path, declared), range_check(path, declared), stream, gpu_room)
+    problem = entries_problem(declared, src.size)
+    if problem:
+        raise InputError(path, problem)
+    zero_based(src, dst)
     return EdgeList(src, dst, str(path))

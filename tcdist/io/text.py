@@ -218,7 +218,7 @@ def unified(block) -> bytes:
     return bytes(block).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
-def _last_line_end(buf, end) -> int:
+def last_line_end(buf, end) -> int:
     """Where the last whole line of buf[:end] ends (0: none). A CR as the very last byte is left
     for the next block, which may bring its LF."""
     window = 1 << 16
@@ -235,13 +235,14 @@ def _last_line_end(buf, end) -> int:
         window *= 8
 
 
-def _blocks(stream, raw, path, size, stop, allocate):
+def _blocks(stream, raw, path, size, stop, allocate, start=0):
     """(block of whole lines, bytes of the file read so far) until the end of the stream; each
     block lies in one of BLOCKS_AHEAD + 1 buffers used in turn, so a block is only written again
-    once the two after it have been taken."""
+    once the two after it have been taken. start: where the stream begins in the file (0: the
+    file's head, looked at for binary data)."""
     buffers = [allocate(0) for _ in range(BLOCKS_AHEAD + 1)]
     rest = np.empty(0, np.uint8)
-    turn, first, offset = 0, True, 0  # offset: of this block's first byte in the (uncompressed) stream
+    turn, first, offset = 0, start == 0, start  # offset: of this block's first byte in the (uncompressed) stream
     seekable = not is_stream(path)
     while not stop.is_set():
         want = rest.size + size
@@ -256,7 +257,7 @@ def _blocks(stream, raw, path, size, stop, allocate):
             refuse_binary(buf[:end], path)
             first = False
         at_eof = end < want  # _read_into stops short only at the end of the stream
-        cut = end if at_eof else _last_line_end(buf, end)
+        cut = end if at_eof else last_line_end(buf, end)
         if cut == 0:
             if end > MAX_LINE_BYTES:
                 where = f"the first {end:,} bytes" if offset == 0 else f"{end:,} bytes from byte {offset:,}"
@@ -271,9 +272,15 @@ def _blocks(stream, raw, path, size, stop, allocate):
         turn = (turn + 1) % len(buffers)
 
 
-def read_ahead(stream, raw, path, allocate, size=None):
+def first_block(stream, path) -> np.ndarray:
+    """The first block of whole lines of a stream as read_pairs reads it (empty at once at its end)."""
+    blocks = _blocks(stream, stream, path, CHUNK_BYTES, threading.Event(), lambda nbytes: np.empty(nbytes, np.uint8))
+    return next((block for block, _ in blocks), np.empty(0, np.uint8))
+
+
+def read_ahead(stream, raw, path, allocate, size=None, start=0):
     """The blocks of a stream, read on a thread of its own BLOCKS_AHEAD blocks ahead of their use,
-    into buffers from allocate(nbytes)."""
+    into buffers from allocate(nbytes); start: where the stream begins in the file."""
     stop = threading.Event()
     ready = queue.Queue(BLOCKS_AHEAD - 1)
     done = object()
@@ -290,7 +297,7 @@ def read_ahead(stream, raw, path, allocate, size=None):
 
     def produce():
         try:
-            for item in _blocks(stream, raw, path, size or CHUNK_BYTES, stop, allocate):
+            for item in _blocks(stream, raw, path, size or CHUNK_BYTES, stop, allocate, start):
                 if not hand_over(item):
                     return
             hand_over(done)
@@ -323,23 +330,32 @@ def read_pairs(path, header, validate=None, stream=None, gpu_room=None):
             return read_pairs(path, header, validate, opened, gpu_room)
     stream, raw = stream
     size = 0 if is_stream(path) else os.path.getsize(path)
-    engine = _engine(size if stream is raw else 0, gpu_room)  # gzip: its size does not estimate the edges
-    line, first = 1, True
+    engine = engine_for(size if stream is raw else 0, gpu_room)  # gzip: its size does not estimate the edges
     with progress.bar(size or None, f"read {os.path.basename(path)}", "B", True) as bar:
-        for block, read_so_far in read_ahead(stream, raw, path, engine.allocate):
-            if first:
-                skip_bytes, skip_lines = header(block)  # each reader looks at its own head of it
-                block, line, first = block[skip_bytes:], line + skip_lines, False
-            engine = _parse_block(engine, block, line, path, validate, read_so_far)
-            line += engine.lines
-            bar.update((read_so_far or bar.n + block.size) - bar.n)
-        if first:
-            header(b"")
+        engine = parse_blocks(path, read_ahead(stream, raw, path, engine.allocate), engine, validate, header, bar)
     return engine.pairs()
 
 
-def _engine(file_bytes: int, gpu_room: int | None):
-    """The engine for a read: the current GPU's where gpu_room bytes hold a few blocks, else the host's."""
+def parse_blocks(path, blocks, engine, validate=None, header=None, bar=None, line=1):
+    """The engine after parsing blocks of whole lines ((block, bytes of the file read so far) each),
+    the first of them from line ``line``; header: as read_pairs's, for the first block."""
+    first = header is not None
+    for block, read_so_far in blocks:
+        if first:
+            skip_bytes, skip_lines = header(block)  # each reader looks at its own head of it
+            block, line, first = block[skip_bytes:], line + skip_lines, False
+        engine = _parse_block(engine, block, line, path, validate, read_so_far)
+        line += engine.lines
+        if bar is not None:
+            bar.update((read_so_far or bar.n + block.size) - bar.n)
+    if first:
+        header(b"")
+    return engine
+
+
+def engine_for(file_bytes: int, gpu_room: int | None):
+    """The engine for a read of file_bytes (0: unknown): the current GPU's where gpu_room bytes hold
+    a few blocks, else the host's."""
     if gpu_room is None or gpu_room < GPU_BLOCKS * CHUNK_BYTES:
         return engines.CpuEngine(file_bytes)
     from tcdist.io.gpu_parse import GpuEngine
