@@ -21,14 +21,7 @@ from functools import partial
 import numpy as np
 
 from tcdist.errors import TcdistError
-from tcdist.graph.build import (
-    checked_vertices,
-    directed_keys,
-    distinct_undirected,
-    drop_loops,
-    positions,
-    unique_sorted,
-)
+from tcdist.graph.build import checked_vertices, compact_ids, directed_keys, distinct_undirected, drop_loops
 from tcdist.graph.degrees import exact_sum, wedge_counts
 from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import Graph, col_dtype
@@ -87,12 +80,13 @@ def build_rows(comm, edges: EdgeList) -> Rows:
     self_loops = before(comm, self_loops)[1]
     clock.step("loops")
 
-    ids = unique_sorted(np.concatenate([src, dst]))
+    ids, u, v = compact_ids(src, dst)
+    del src, dst
     vertex_of_id, held_ids, first_vertex = spread.places(comm, ids)
     n = checked_vertices(edges.name, before(comm, held_ids.size)[1])
     vertices = _bounds(comm, first_vertex, n)
-    u, v = vertex_of_id[positions(ids, src)], vertex_of_id[positions(ids, dst)]
-    del src, dst, ids, vertex_of_id
+    u, v = vertex_of_id[u], vertex_of_id[v]
+    del ids, vertex_of_id
     clock.step("ids")
 
     keys, duplicates, reciprocal = distinct_undirected(spread.sort_across(comm, directed_keys(u, v, n), shift=1))
@@ -102,7 +96,7 @@ def build_rows(comm, edges: EdgeList) -> Rows:
 
     lo, hi = keys // n, keys % n
     del keys
-    degree = spread.add(comm, sort(np.concatenate([lo, hi])), None, vertices)
+    degree = spread.count(comm, np.concatenate([lo, hi]), vertices)
     clock.step("degrees")
 
     by_rank = sort(degree * n + np.arange(first_vertex, first_vertex + degree.size, dtype=np.int64))
@@ -123,10 +117,9 @@ def build_rows(comm, edges: EdgeList) -> Rows:
     bounds = _even_rows(comm, oriented, n, held_rows, first_row_held)
     clock.step("work")
 
-    mine, _ = alltoallv(comm, oriented, spread.cut(oriented, bounds[1:-1] * n))
+    mine = spread.merged(*alltoallv(comm, oriented, spread.cut(oriented, bounds[1:-1] * n)))
     del oriented
     first_row, end_row = int(bounds[comm.rank]), int(bounds[comm.rank + 1])
-    mine = sort(mine)
     rowptr = np.searchsorted(mine, np.arange(first_row, end_row + 1, dtype=np.int64) * n).astype(np.int64)
     col = (mine % n).astype(col_dtype(n))
     del mine
@@ -155,7 +148,7 @@ def _even_rows(comm, oriented, n: int, held_rows, first_held: int) -> np.ndarray
     even_work finds them in one process (the runs not merged where empty): a row's work is its
     out-degree plus its out-neighbours' out-degrees. oriented: sorted keys row * n + column."""
     rows, columns = oriented // n, oriented % n
-    out_degree = spread.add(comm, rows, None, held_rows)
+    out_degree = spread.count(comm, rows, held_rows)
     probes = spread.read(comm, columns, held_rows, out_degree)
     done = np.cumsum(spread.add(comm, rows, probes + 1, held_rows))  # the work of rows up to each, on this rank
     ahead, total = before(comm, int(done[-1]) if done.size else 0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcdist.graph.build import positions, unique_sorted
+from tcdist.graph.build import compact_ids, positions, unique_sorted
 from tcdist.graph.sort import sort
 from tcdist.ranks.exchange import alltoallv, before
 
@@ -44,8 +44,7 @@ def sort_across(comm, keys, shift: int = 0):
     their value shifted right by shift bits, so keys equal in it (both directions of an edge) meet."""
     ordered = sort(keys)
     routes = ordered >> ordered.dtype.type(shift)
-    received, _ = alltoallv(comm, ordered, cut(routes, splitters(comm, routes)))
-    return sort(received)
+    return merged(*alltoallv(comm, ordered, cut(routes, splitters(comm, routes))))
 
 
 def places(comm, ordered):
@@ -61,27 +60,48 @@ def places(comm, ordered):
 def read(comm, index, bounds, table):
     """table[index] of a table spread over the ranks by bounds (this rank's part: table); each
     distinct index asked of its rank once."""
-    asked = unique_sorted(index)
+    asked, where, _ = compact_ids(index, index[:1])
     got, counts = alltoallv(comm, asked, cut(asked, bounds[1:-1]))
     answers, _ = alltoallv(comm, table[got - bounds[comm.rank]], counts)
-    return answers[positions(asked, index)]
+    return answers[where]
 
 
 def add(comm, ordered, values, bounds):
     """This rank's part of a table of zeros spread over the ranks by bounds, with every rank's
-    values added at its sorted indices (ordered): each rank's sums per index sent once. values None: ones."""
+    values added at its sorted indices (ordered): each rank's sum per index sent once."""
     starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if ordered.size else ordered[:0]
-    if values is None:
-        sums = np.diff(np.append(starts, ordered.size)).astype(np.int64)
-    else:
-        sums = np.add.reduceat(values, starts).astype(np.int64) if starts.size else np.zeros(0, np.int64)
-    distinct = ordered[starts]
+    sums = np.add.reduceat(values, starts).astype(np.int64) if starts.size else np.zeros(0, np.int64)
+    return _added(comm, ordered[starts], sums, bounds)
+
+
+def count(comm, index, bounds):
+    """This rank's part of a table spread over the ranks by bounds, counting how often every rank
+    names each index: a bincount over the span of this rank's indices where it is small (as
+    graph/build.py's compact_ids takes it), else a sort."""
+    if index.size and int(index.max()) - int(index.min()) < 4 * index.size + 1024:
+        low = int(index.min())
+        counts = np.bincount(index - low)
+        distinct = np.flatnonzero(counts)
+        return _added(comm, distinct + low, counts[distinct].astype(np.int64), bounds)
+    ordered = sort(index)
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if ordered.size else ordered[:0]
+    return _added(comm, ordered[starts], np.diff(np.append(starts, ordered.size)).astype(np.int64), bounds)
+
+
+def _added(comm, distinct, sums, bounds):
+    """The table of add and count: sums at sorted distinct indices, sent to their ranks and added."""
     counts = cut(distinct, bounds[1:-1])
     got, _ = alltoallv(comm, distinct, counts)
     got_sums, _ = alltoallv(comm, sums, counts)
     table = np.zeros(int(bounds[comm.rank + 1] - bounds[comm.rank]), np.int64)
     np.add.at(table, got - bounds[comm.rank], got_sums)
     return table
+
+
+def merged(received, counts):
+    """The sorted runs an all-to-all brought (counts: their sizes), sorted: with at most two runs,
+    NumPy's timsort merges them on one core faster than sort() sorts on several; with more, sort()."""
+    return np.sort(received, kind="stable") if np.count_nonzero(counts) <= 2 else sort(received)
 
 
 def move(comm, part, old, new):
