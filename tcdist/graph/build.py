@@ -50,12 +50,17 @@ def _distinct(keys):
 
 def _undirected_keys(u, v, n):
     """(sorted distinct keys lo * n + hi of the undirected edges, repeated edges, edges also given
-    in the other direction), with one sort: each key carries its direction in its lowest bit
-    (2 * n^2 < 2^64 for every n up to MAX_VERTICES, so uint64 holds it)."""
+    in the other direction), with one sort."""
+    return distinct_undirected(sort(directed_keys(u, v, n)))
+
+
+def directed_keys(u, v, n):
+    """Each edge's undirected key lo * n + hi times two, plus its direction (u > v) in the lowest
+    bit, as uint64 (2 * n^2 < 2^64 for every n up to MAX_VERTICES)."""
     if _compiled(u.size):
-        return distinct_undirected(sort(passes.directed_keys(u, v, n)))
+        return passes.directed_keys(u, v, n)
     lo, hi = np.minimum(u, v), np.maximum(u, v)
-    return distinct_undirected(sort((lo * n + hi).astype(np.uint64) * np.uint64(2) + (u > v).astype(np.uint64)))
+    return (lo * n + hi).astype(np.uint64) * np.uint64(2) + (u > v).astype(np.uint64)
 
 
 def distinct_undirected(directed):
@@ -86,9 +91,12 @@ def compact_ids(src, dst):
         ids = np.flatnonzero(present).astype(np.int64)
         return (ids, passes.take(new_id, src), passes.take(new_id, dst)) if host else (ids, new_id[src], new_id[dst])
     ids = unique_sorted(np.concatenate([src, dst]))
-    if host:
-        return ids, passes.positions(ids, src), passes.positions(ids, dst)
-    return ids, np.searchsorted(ids, src), np.searchsorted(ids, dst)
+    return ids, positions(ids, src), positions(ids, dst)
+
+
+def positions(ordered, values):
+    """np.searchsorted(ordered, values), on every thread from COMPILED_FROM values on."""
+    return passes.positions(ordered, values) if _compiled(values.size) else np.searchsorted(ordered, values)
 
 
 def rank_order(deg):
@@ -127,28 +135,29 @@ def build_graph(edges: EdgeList) -> Graph:
                  warnings=list(edges.warnings), labels=edges.labels, degrees=degree_summary(rowptr, rowptr.size - 1))
 
 
-def _checked(edges, n: int) -> int:
+def drop_loops(src, dst):
+    """(src, dst without their self loops, the self loops dropped)."""
+    if _compiled(src.size):
+        self_loops = int(passes.loops(src, dst))
+        return (*passes.drop_loops(src, dst, self_loops), self_loops) if self_loops else (src, dst, 0)
+    loop = src == dst
+    self_loops = int(loop.sum())
+    return (src[~loop], dst[~loop], self_loops) if self_loops else (src, dst, 0)
+
+
+def checked_vertices(name: str, n: int) -> int:
+    """n, where tcdist handles that many vertices."""
     if n > MAX_VERTICES:
-        raise TcdistError(f"{edges.name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
+        raise TcdistError(f"{name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
     return n
 
 
 def _build(edges, bar):
     """(rowptr, col, original_id, the dropped edges counted) on the host."""
-    src, dst = edges.src, edges.dst
-    host = _compiled(src.size)
-    if host:
-        self_loops = int(passes.loops(src, dst))
-        if self_loops:
-            src, dst = passes.drop_loops(src, dst, self_loops)
-    else:
-        loop = src == dst
-        self_loops = int(loop.sum())
-        if self_loops:
-            src, dst = src[~loop], dst[~loop]
+    src, dst, self_loops = drop_loops(edges.src, edges.dst)
     ids, u, v = compact_ids(src, dst)
     bar.update()
-    n = _checked(edges, int(ids.size))
+    n = checked_vertices(edges.name, int(ids.size))
     keys, duplicates, reciprocal = _undirected_keys(u, v, n)
     bar.update()
     del u, v
@@ -190,7 +199,7 @@ def _build_on_gpu(edges, bar):
     self_loops, top = gpu_build.end_stats(src, dst)
     ids, new_id = gpu_build.compact_ids(src, dst, self_loops, top)
     bar.update()
-    n = _checked(edges, int(ids.size))
+    n = checked_vertices(edges.name, int(ids.size))
     keys, duplicates, reciprocal = gpu_build.undirected_keys(src, dst, self_loops, ids, new_id)
     del new_id
     bar.update()

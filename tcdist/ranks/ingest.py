@@ -1,0 +1,178 @@
+"""Every rank builds its rows of the one graph from its own raw edges: the same oriented CSR that
+graph/build.py builds in one process, its rows split into contiguous ranges balanced by work.
+
+The steps are build.py's, each over the ranks: self loops dropped; ids compacted (the ranks'
+distinct ids sorted across them, each id's place its vertex); distinct undirected keys (sorted
+across the ranks by key, so an edge's copies and its reverse meet); degrees added into the
+vertices' ranks; the vertices sorted across the ranks by (degree, id), each one's place its row;
+each edge oriented by them; the work of each row (graph/work.py's model: its out-degree and its
+out-neighbours' out-degrees), the row ranges that split it evenly; then one all-to-all sends each
+edge to the rank owning its row. No rank holds more than its share of the edges or the ids; the
+all-gathers carry spread.SAMPLES values and a few per rank. The steps run in host memory, on
+every core; edges on a GPU are copied to the host, and the rows made there go back to it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
+
+from tcdist.errors import TcdistError
+from tcdist.graph.build import checked_vertices, compact_ids, directed_keys, distinct_undirected, drop_loops
+from tcdist.graph.degrees import exact_sum, wedge_counts
+from tcdist.graph.edges import EdgeList
+from tcdist.graph.graph import Graph, col_dtype
+from tcdist.graph.sort import sort
+from tcdist.ranks import nccl, spread
+from tcdist.ranks.exchange import allgatherv, alltoallv, before
+from tcdist.xp import array_module, to_numpy
+
+
+@dataclass
+class Rows:
+    """One rank's rows first_row..end_row of the oriented CSR one process builds, and its facts.
+
+    ``rowptr`` (int64, rows + 1) starts at 0: row first_row + i's edges are
+    ``col[rowptr[i]:rowptr[i + 1]]``, edges first_edge + rowptr[i] on of the whole graph.
+    ``col`` holds global rows in ``col_dtype(n)``; ``original_id`` the rows' ids in the source.
+    """
+
+    first_row: int
+    end_row: int
+    first_edge: int
+    rowptr: object
+    col: object
+    original_id: object
+    bounds: np.ndarray  # every rank's first row, then n
+    n: int
+    m: int
+    self_loops: int
+    duplicates: int
+    reciprocal: int
+    degrees: dict  # degree_summary of every row, as Graph.degrees
+    name: str = ""
+    warnings: list = field(default_factory=list)
+    seconds: dict = field(default_factory=dict)  # each step's time on this rank
+
+
+class _Clock:
+    """Each step's seconds, in order."""
+
+    def __init__(self):
+        self.seconds, self._last = {}, time.perf_counter()
+
+    def step(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name], self._last = now - self._last, now
+
+
+def build_rows(comm, edges: EdgeList) -> Rows:
+    """This rank's rows of the graph of every rank's edges (this rank's: edges), as graph/build.py's
+    build_graph of all of them would lay them out; on the GPU where edges lie."""
+    if any(comm.allgather(edges.labels is not None)):
+        raise TcdistError(f"{edges.name}: vertices named by labels are read by one rank; give integer ids")
+    clock = _Clock()
+    src, dst, self_loops = drop_loops(to_numpy(edges.src).astype(np.int64, copy=False),
+                                      to_numpy(edges.dst).astype(np.int64, copy=False))
+    self_loops = before(comm, self_loops)[1]
+    clock.step("loops")
+
+    ids, u, v = compact_ids(src, dst)
+    del src, dst
+    vertex_of_id, held_ids, first_vertex = spread.places(comm, ids)
+    n = checked_vertices(edges.name, before(comm, held_ids.size)[1])
+    vertices = _bounds(comm, first_vertex, n)
+    u, v = vertex_of_id[u], vertex_of_id[v]
+    del ids, vertex_of_id
+    clock.step("ids")
+
+    keys, duplicates, reciprocal = distinct_undirected(spread.sort_across(comm, directed_keys(u, v, n), shift=1))
+    del u, v
+    duplicates, reciprocal, m = (before(comm, x)[1] for x in (duplicates, reciprocal, keys.size))
+    clock.step("distinct")
+
+    lo, hi = keys // n, keys % n
+    del keys
+    degree = spread.count(comm, np.concatenate([lo, hi]), vertices)
+    clock.step("degrees")
+
+    by_rank = sort(degree * n + np.arange(first_vertex, first_vertex + degree.size, dtype=np.int64))
+    places, held, first_row_held = spread.places(comm, by_rank)
+    row_of = np.empty(degree.size, np.int64)
+    row_of[by_rank % n - first_vertex] = places
+    held_rows = _bounds(comm, first_row_held, n)
+    del degree, by_rank, places
+    clock.step("order")
+
+    ranked = spread.read(comm, np.concatenate([lo, hi]), vertices, row_of)
+    a, b = ranked[: lo.size], ranked[lo.size :]
+    del lo, hi, ranked, row_of
+    oriented = sort(np.minimum(a, b) * n + np.maximum(a, b))
+    del a, b
+    clock.step("orient")
+
+    bounds = _even_rows(comm, oriented, n, held_rows, first_row_held)
+    clock.step("work")
+
+    mine = spread.merged(*alltoallv(comm, oriented, spread.cut(oriented, bounds[1:-1] * n)))
+    del oriented
+    first_row, end_row = int(bounds[comm.rank]), int(bounds[comm.rank + 1])
+    rowptr = np.searchsorted(mine, np.arange(first_row, end_row + 1, dtype=np.int64) * n).astype(np.int64)
+    col = (mine % n).astype(col_dtype(n))
+    del mine
+    clock.step("rows")
+
+    original_id = spread.move(comm, spread.read(comm, held % n, vertices, held_ids), held_rows, bounds)
+    clock.step("original ids")
+
+    first_edge = before(comm, col.size)[0]
+    xp = array_module(edges.src)
+    if xp is not np:
+        rowptr, col, original_id = xp.asarray(rowptr), xp.asarray(col), xp.asarray(original_id)
+    return Rows(first_row=first_row, end_row=end_row, first_edge=first_edge, rowptr=rowptr, col=col,
+                original_id=original_id, bounds=bounds, n=n, m=m, self_loops=self_loops, duplicates=duplicates,
+                reciprocal=reciprocal, degrees=_degree_summary(comm, to_numpy(rowptr), n, m), name=edges.name,
+                warnings=[w for ws in comm.allgather(list(edges.warnings)) for w in ws if w], seconds=clock.seconds)
+
+
+def _bounds(comm, first: int, end: int) -> np.ndarray:
+    """Every rank's first index, then end: the bounds of an array spread over the ranks."""
+    return np.array([*comm.allgather(int(first)), end], np.int64)
+
+
+def _even_rows(comm, oriented, n: int, held_rows, first_held: int) -> np.ndarray:
+    """The bounds of comm.size runs of consecutive rows of about equal work, as graph/work.py's
+    even_work finds them in one process (the runs not merged where empty): a row's work is its
+    out-degree plus its out-neighbours' out-degrees. oriented: sorted keys row * n + column."""
+    rows, columns = oriented // n, oriented % n
+    out_degree = spread.count(comm, rows, held_rows)
+    probes = spread.read(comm, columns, held_rows, out_degree)
+    done = np.cumsum(spread.add(comm, rows, probes + 1, held_rows))  # the work of rows up to each, on this rank
+    ahead, total = before(comm, int(done[-1]) if done.size else 0)
+    goals = np.array([total * k // comm.size for k in range(comm.size + 1)], np.int64)
+    found = np.searchsorted(done + ahead, goals, side="left")
+    first = np.where(found < done.size, first_held + 1 + found, n)  # the first row whose work before it meets the goal
+    bounds = np.min(comm.allgather(first), axis=0)
+    bounds[0], bounds[-1] = 0, n
+    return bounds
+
+
+def _degree_summary(comm, rowptr, n: int, m: int) -> dict:
+    """graph/degrees.py's degree_summary of every rank's rows together."""
+    out = np.diff(rowptr)
+    wedges, longest = zip(*comm.allgather((exact_sum(wedge_counts(out)), int(out.max(initial=0)))))
+    return {"wedges": sum(wedges), "max_out": max(longest), "edges": m, "rows": n}
+
+
+def gather_graph(comm, rows: Rows, gpus=None) -> Graph:
+    """The whole graph on every rank, from every rank's rows (on the GPU where the rows lie: moved
+    GPU to GPU over NCCL with gpus, nccl.communicator(comm), else through the host over MPI)."""
+    xp = array_module(rows.rowptr)
+    gather = partial(allgatherv, comm) if gpus is None else partial(nccl.allgatherv, comm, gpus)
+    rowptr = xp.concatenate([xp.zeros(1, xp.int64), gather(rows.rowptr[1:] + rows.first_edge)])
+    return Graph(rowptr=rowptr, col=gather(rows.col), original_id=gather(rows.original_id),
+                 name=rows.name, self_loops=rows.self_loops, duplicates=rows.duplicates, reciprocal=rows.reciprocal,
+                 warnings=list(rows.warnings), degrees=dict(rows.degrees))

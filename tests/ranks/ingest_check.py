@@ -1,0 +1,158 @@
+"""Run under mpiexec by test_ingest.py: every rank builds its rows of graphs whose edges are split
+among the ranks in several ways, and they must be graph/build.py's one-process graph byte for
+byte. Each rank checks; rank 0 prints "checked N" when every rank found every case right, else
+each problem, and the job exits 1. Arguments: the test data folder, the bytes per MPI message,
+and "gpu" to give each rank's edges on its GPU (its rows come back there, gathered over MPI and NCCL)."""
+
+import sys
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+from mpi4py import MPI
+
+from tcdist import io
+from tcdist.errors import TcdistError
+from tcdist.graph.build import build_graph
+from tcdist.graph.edges import EdgeList
+from tcdist.graph.work import probes_before
+from tcdist.ranks import exchange
+from tcdist.ranks.comm import node_local
+from tcdist.ranks.ingest import build_rows, gather_graph
+from tcdist.xp import array_module, to_numpy
+
+comm = MPI.COMM_WORLD.Dup()
+DATA = Path(sys.argv[1])
+exchange.PIECE_BYTES = int(sys.argv[2])
+ON_GPU = sys.argv[3:] == ["gpu"]
+problems = []
+if ON_GPU:
+    import cupy
+
+    from tcdist.ranks import nccl
+
+    cupy.cuda.Device(node_local(comm)[0] % cupy.cuda.runtime.getDeviceCount()).use()
+    GPUS = nccl.communicator(comm)
+
+
+def check(what, good):
+    if not good:
+        problems.append(f"rank {comm.rank}: {what}")
+
+
+def sparse(edges, seed):
+    """The same graph with its ids spread up to 2^62."""
+    top = int(max(edges.src.max(), edges.dst.max())) + 1
+    ids = np.unique(np.random.default_rng(seed).integers(0, 2**62, 2 * top + 64))[:top]
+    np.random.default_rng(seed + 1).shuffle(ids)  # their order unlike the dense ids'
+    return EdgeList(ids[edges.src], ids[edges.dst], edges.name + " sparse")
+
+
+def messy(seed):
+    """Random edges with self loops, repeats and both directions, ids with gaps."""
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, 300, 2000) * 7, rng.integers(0, 300, 2000) * 7
+    src[:100] = dst[:100]
+    return EdgeList(np.concatenate([src, dst[:500], src[:50]]), np.concatenate([dst, src[:500], dst[:50]]), "messy")
+
+
+def splits(size, ranks):
+    """Where each rank's share of `size` edges starts, split in several ways."""
+    rng = np.random.default_rng(size)
+    even = np.arange(ranks + 1) * size // ranks
+    uneven = np.concatenate([[0], np.sort(rng.integers(0, size + 1, ranks - 1)), [size]])
+    empty_ends = np.minimum(np.concatenate([[0], np.arange(ranks) * size // max(ranks - 2, 1)]), size)
+    empty_ends[-1] = size  # the first and the last rank empty, the others even
+    all_on_last = np.concatenate([np.zeros(ranks, np.int64), [size]])
+    all_on_first = np.concatenate([[0], np.full(ranks, size)])
+    return {"even": even, "uneven": uneven, "empty ranks": empty_ends,
+            "all on the last": all_on_last, "all on the first": all_on_first}
+
+
+def work_bounds(graph, ranks):
+    """graph/work.py's even_work bounds of the one-process graph, empty runs kept."""
+    before = probes_before(graph) + graph.rowptr
+    goals = [int(before[-1]) * k // ranks for k in range(ranks + 1)]
+    bounds = np.searchsorted(before, goals, side="left")
+    bounds[0], bounds[-1] = 0, graph.n
+    return bounds
+
+
+def compare(name, whole, share):
+    if ON_GPU:
+        share = EdgeList(cupy.asarray(share.src), cupy.asarray(share.dst), share.name)
+    rows = build_rows(comm, share)
+    check(f"{name}: rows where the edges were", all(array_module(x) is array_module(share.src)
+                                                    for x in (rows.rowptr, rows.col, rows.original_id)))
+    a, b = rows.first_row, rows.end_row
+    check(f"{name}: bounds {rows.bounds} not even_work's", np.array_equal(rows.bounds, work_bounds(whole, comm.size)))
+    check(f"{name}: facts", (rows.n, rows.m, rows.self_loops, rows.duplicates, rows.reciprocal, rows.degrees)
+          == (whole.n, whole.m, whole.self_loops, whole.duplicates, whole.reciprocal, whole.degrees))
+    check(f"{name}: first edge", rows.first_edge == whole.rowptr[a])
+    rowptr, col, original_id = (to_numpy(x) for x in (rows.rowptr, rows.col, rows.original_id))
+    check(f"{name}: rowptr", rowptr.dtype == np.int64 and np.array_equal(rowptr, whole.rowptr[a : b + 1] - whole.rowptr[a]))
+    check(f"{name}: col", col.dtype == whole.col.dtype
+          and np.array_equal(col, whole.col[whole.rowptr[a] : whole.rowptr[b]]))
+    check(f"{name}: original ids", np.array_equal(original_id, whole.original_id[a:b]))
+    for how, gathered in [("mpi", gather_graph(comm, rows))] + ([("nccl", gather_graph(comm, rows, GPUS))] if ON_GPU else []):
+        for part in ("rowptr", "col", "original_id"):
+            mine, one = getattr(gathered, part), getattr(whole, part)
+            check(f"{name}: gathered {part} over {how}", array_module(mine) is array_module(share.src)
+                  and mine.dtype == one.dtype and to_numpy(mine).tobytes() == one.tobytes())
+        check(f"{name}: fingerprint over {how}", gathered.fingerprint() == whole.fingerprint())
+        check(f"{name}: gathered facts over {how}",
+              (gathered.self_loops, gathered.duplicates, gathered.reciprocal, gathered.degrees)
+              == (whole.self_loops, whole.duplicates, whole.reciprocal, whole.degrees))
+
+
+def check_exchange(xp):
+    """alltoallv and allgatherv (over MPI, and over NCCL for CuPy arrays) against what each rank
+    knows it must receive."""
+    rng = np.random.default_rng(7)
+    counts = rng.integers(0, 40, (comm.size, comm.size))  # counts[s, t]: what s sends t, known to all
+    send = xp.asarray(np.concatenate([np.arange(counts[comm.rank, t]) + 1000 * comm.rank + 100_000 * t
+                                      for t in range(comm.size)]).astype(np.int64))
+    want = np.concatenate([np.arange(counts[s, comm.rank]) + 1000 * s + 100_000 * comm.rank for s in range(comm.size)])
+    block = xp.full(comm.rank * 3, comm.rank, np.uint32)
+    gathered = np.repeat(np.arange(comm.size), np.arange(comm.size) * 3)
+    ways = [("mpi", exchange.alltoallv, exchange.allgatherv)]
+    if xp is not np:
+        ways.append(("nccl", partial(nccl.alltoallv, gpus=GPUS), partial(nccl.allgatherv, gpus=GPUS)))
+    for how, alltoallv, allgatherv in ways:
+        got, got_counts = alltoallv(comm, send=send, counts=counts[comm.rank])
+        check(f"alltoallv over {how}", array_module(got) is xp and np.array_equal(to_numpy(got), want)
+              and np.array_equal(got_counts, counts[:, comm.rank]))
+        whole = allgatherv(comm, block=block)
+        check(f"allgatherv over {how}", array_module(whole) is xp and np.array_equal(to_numpy(whole), gathered))
+
+
+def check_labels_refused():
+    try:
+        build_rows(comm, EdgeList(np.zeros(1, np.int64), np.ones(1, np.int64), "named",
+                                  labels=np.array(["a", "b"]) if comm.rank == comm.size - 1 else None))
+        check("labels not refused", False)
+    except TcdistError as error:
+        check(f"labels: {error}", "labels" in str(error))
+
+
+check_exchange(cupy if ON_GPU else np)
+check_labels_refused()
+graphs = [io.generate("rmat:10"), io.generate("er:3000:12000"), io.generate("grid:20:30"), messy(3),
+          io.read(DATA / "p2p-Gnutella08.txt.gz"), io.read(DATA / "ca-GrQc.mtx.gz"), EdgeList(np.zeros(0, np.int64),
+          np.zeros(0, np.int64), "empty"), EdgeList(np.arange(5), np.arange(5), "only self loops")]
+graphs += [sparse(graphs[0], 11), sparse(graphs[3], 12)]
+cases = 0
+for edges in graphs:
+    whole = build_graph(edges)
+    strided = np.arange(comm.rank, len(edges), comm.size)  # a vertex's edges on every rank
+    compare(f"{edges.name} strided", whole, EdgeList(edges.src[strided], edges.dst[strided], edges.name))
+    cases += 1
+    for split, starts in splits(len(edges), comm.size).items():
+        mine = slice(int(starts[comm.rank]), int(starts[comm.rank + 1]))
+        compare(f"{edges.name} {split}", whole, EdgeList(edges.src[mine], edges.dst[mine], edges.name))
+        cases += 1
+
+found = [p for ps in comm.gather(problems) or [] for p in ps]
+if comm.rank == 0:
+    print("\n".join(found) if found else f"checked {cases}")
+sys.exit(1 if comm.bcast(bool(found)) else 0)

@@ -1,0 +1,78 @@
+"""Every rank builds its rows (ranks/ingest.py): graph/build.py's one-process graph, byte for byte,
+under a real mpiexec for 1 to 4 ranks and two simulated hosts, with each graph's edges split among
+the ranks in several ways (ingest_check.py); in one process, the same without MPI."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mpi_launch import launcher, makes_cliques
+
+from tcdist import io
+from tcdist.graph.build import build_graph
+from tcdist.graph.edges import EdgeList
+from tcdist.ranks.comm import SerialComm
+from tcdist.ranks.ingest import build_rows, gather_graph
+
+CHECK = Path(__file__).with_name("ingest_check.py")
+DATA = Path(__file__).resolve().parents[1] / "data"
+CASES = 60  # the graphs and splits ingest_check.py compares
+
+
+def run_check(ranks, piece_bytes=1 << 30, *args, env=None):
+    command = [*launcher(), "-n", str(ranks), sys.executable, str(CHECK), str(DATA), str(piece_bytes), *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.split()[-2:] == ["checked", str(CASES)]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+def test_each_rank_builds_the_rows_one_process_builds(ranks):
+    run_check(ranks)
+
+
+@pytest.mark.mpi
+def test_two_hosts_of_two_ranks_build_the_same_rows():
+    if not makes_cliques():
+        pytest.skip("the launcher is not MPICH's: it cannot split one host in two")
+    run_check(4, env={**os.environ, "MPIR_CVAR_NUM_CLIQUES": "2"})
+
+
+@pytest.mark.mpi
+def test_messages_cut_into_pieces_of_4000_bytes_carry_the_same_rows():
+    run_check(3, 4000)
+
+
+@pytest.mark.gpu
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_edges_on_gpus_give_the_rows_on_them_and_nccl_gathers_them(ranks):
+    run_check(ranks, 1 << 30, "gpu")
+
+
+def test_one_rank_without_mpi_builds_the_one_process_graph_on_every_core():
+    edges = io.generate("rmat:16")  # 2^20 edges: the compiled passes and the parallel sort
+    whole, rows = build_graph(edges), build_rows(SerialComm(), edges)
+    assert (rows.first_row, rows.end_row, rows.first_edge) == (0, whole.n, 0)
+    gathered = gather_graph(SerialComm(), rows)
+    for part in ("rowptr", "col", "original_id"):
+        assert getattr(gathered, part).tobytes() == getattr(whole, part).tobytes()
+    assert (gathered.self_loops, gathered.duplicates, gathered.reciprocal, gathered.degrees) == \
+        (whole.self_loops, whole.duplicates, whole.reciprocal, whole.degrees)
+
+
+def test_an_edge_list_read_both_ways_counts_its_repeats_and_reverses_as_networkx_sees_them():
+    nx = pytest.importorskip("networkx")
+    src = np.array([5, 9, 9, 5, 7, 7, 2**40, 5], np.int64)
+    dst = np.array([9, 5, 5, 9, 7, 2**40, 5, 7], np.int64)
+    rows = build_rows(SerialComm(), EdgeList(src, dst, "pairs"))
+    simple = nx.Graph((int(a), int(b)) for a, b in zip(src, dst) if a != b)
+    directed = set(zip(src.tolist(), dst.tolist())) - {(a, a) for a in src.tolist()}
+    assert (rows.n, rows.m, rows.self_loops) == (simple.number_of_nodes(), simple.number_of_edges(), 1)
+    assert rows.duplicates == int((src != dst).sum()) - len(directed)
+    assert rows.reciprocal == len(directed) - simple.number_of_edges()
+    assert sorted(rows.original_id.tolist()) == sorted(simple.nodes)
