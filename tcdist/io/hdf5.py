@@ -109,13 +109,13 @@ def write_dataset(group, name, data):
     raw = memoryview(data).cast("B")
 
     def block(start):  # moves no shared file offset
-        view = raw[start : start + _BLOCK]
+        view = raw[start : start + CHECKSUM_BLOCK]
         done = 0
         while done < len(view):
             done += os.pwritev(fd, [view[done:]], offset + start + done)
         return zlib.crc32(view)
 
-    return _checksum(data, _on_threads(block, range(0, len(raw), _BLOCK)))
+    return _checksum(data, _on_threads(block, range(0, len(raw), CHECKSUM_BLOCK)))
 
 
 def looks_hdf5(head: bytes) -> bool:
