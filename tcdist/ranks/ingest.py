@@ -134,7 +134,7 @@ def build_rows(comm, edges: EdgeList) -> Rows:
         rowptr, col, original_id = xp.asarray(rowptr), xp.asarray(col), xp.asarray(original_id)
     return Rows(first_row=first_row, end_row=end_row, first_edge=first_edge, rowptr=rowptr, col=col,
                 original_id=original_id, bounds=bounds, n=n, m=m, self_loops=self_loops, duplicates=duplicates,
-                reciprocal=reciprocal, degrees=_degree_summary(comm, to_numpy(rowptr), n, m), name=edges.name,
+                reciprocal=reciprocal, degrees=degree_summary_across(comm, to_numpy(rowptr), n, m), name=edges.name,
                 warnings=[w for ws in comm.allgather(list(edges.warnings)) for w in ws if w], seconds=clock.seconds)
 
 
@@ -160,7 +160,7 @@ def _even_rows(comm, oriented, n: int, held_rows, first_held: int) -> np.ndarray
     return bounds
 
 
-def _degree_summary(comm, rowptr, n: int, m: int) -> dict:
+def degree_summary_across(comm, rowptr, n: int, m: int) -> dict:
     """graph/degrees.py's degree_summary of every rank's rows together."""
     out = np.diff(rowptr)
     wedges, longest = zip(*comm.allgather((exact_sum(wedge_counts(out)), int(out.max(initial=0)))))

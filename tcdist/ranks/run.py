@@ -36,7 +36,7 @@ from tcdist.partition.host import PartBuilder, iter_parts_host
 from tcdist.partition.journal import Journal
 from tcdist.partition.part import Part
 from tcdist.partition.store import Store
-from tcdist.ranks import per_gpu
+from tcdist.ranks import per_gpu, replicate
 from tcdist.ranks.comm import is_serial, node_local, on_my_node, sum_to_root, sum_uint64
 from tcdist.ranks.gather import open_gather
 from tcdist.ranks.guard import collective, independently
@@ -95,18 +95,22 @@ def _count(comm, source, config: CountConfig, start: float, local_rank: int, ran
     try:
         with numba_threads(device.threads):
             timings = Timings(compile=time.perf_counter() - start)
-            builds = comm.rank == 0 and builds_graph(source)  # only rank 0 reads the source
+            ingesting = replicate.ingests(comm, source, config)
+            builds = (comm.rank == 0 or ingesting) and builds_graph(source)  # the ranks that read the source
             collective(comm, lambda: device.start_warm_up(config.per_vertex, builds, config.per_edge),
                        debug=debug)  # a GPU's goes on
-            return _count_on(comm, device, source, config, timings, start, rank, debug)
+            return _count_on(comm, device, source, config, timings, start, rank, ingesting, debug)
     finally:
         device.close()
 
 
 def _count_on(comm, device: Device, source, config: CountConfig, timings: Timings, start: float, rank: int,
-              debug: bool) -> TriangleCount:
+              ingesting: bool, debug: bool) -> TriangleCount:
     rank_budget = _rank_budget(comm, device)
     threads = idle_node_threads(on_my_node(comm, device.threads))
+    ingested, shared, read_share = None, None, 0
+    if ingesting:  # every rank reads its share and builds its rows; rank 0 goes on from the graph where not replicated
+        ingested, source, read_share = replicate.ingest(comm, source, config, device, timings, rank_budget, debug)
 
     kept = []  # rank 0's Held (its store locks), let go if anything fails before the run holds them
 
@@ -118,13 +122,16 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         return made, held
 
     try:
-        prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()),
-                                    meanwhile=device.ready_while_waiting, debug=debug)
+        if ingested is not None:
+            prepared, held, shared = ingested
+        else:
+            prepared, held = collective(comm, root, root_only=True, shared=lambda made: (made[0], Held()),
+                                        meanwhile=device.ready_while_waiting, debug=debug)
     except BaseException:
         for taken in kept:
             taken.release()
         raise
-    shared = counted = gather = None
+    counted = gather = None
     try:
         # a GPU whose warm-up failed says so now, not when its rank first counts
         collective(comm, device.warming.raise_failed, debug=debug)
@@ -133,10 +140,11 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         edges = EdgeCredits(prepared.header["n"]) if config.per_edge else None
         in_memory, read = held.parts, [0]
         if "shared" in prepared.header:  # the graph reaches every rank: replicated, or parts each rank builds
-            t0 = time.perf_counter()
-            h = prepared.header
-            shared = collective(comm, lambda: share(comm, held.shared, h["shared"], h.get("gpu")), debug=debug)
-            timings.share += time.perf_counter() - t0
+            if shared is None:  # (every rank gathered it as it read)
+                t0 = time.perf_counter()
+                h = prepared.header
+                shared = collective(comm, lambda: share(comm, held.shared, h["shared"], h.get("gpu")), debug=debug)
+                timings.share += time.perf_counter() - t0
             if prepared.gathers:  # a store asked for: rank 0 writes the parts every rank builds
                 t0 = time.perf_counter()
                 gather = open_gather(comm, prepared, held, config.seed, debug)
@@ -156,7 +164,8 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         timings.finish(start)
         mine = RankResult(rank, socket.gethostname(), device.kind, device.gpu, device.bus_id, device.threads,
                           results, timings, device.gpu_peak_bytes,
-                          read_bytes=read[0] + (prepared.header.get("read_bytes", 0) if comm.rank == 0 else 0),
+                          read_bytes=read[0] + read_share + (prepared.header.get("read_bytes", 0) if comm.rank == 0
+                                                             else 0),
                           received_bytes=0 if shared is None else shared.received,
                           graph_via="" if shared is None else shared.via)
         everyone = comm.allgather(mine)

@@ -1,0 +1,90 @@
+"""Every rank reads its share and builds its rows (ranks/replicate.py), under a real mpiexec: the
+one-process count, each rank's bytes read, the graph all-gathered, or sent to rank 0 where it
+does not fit a rank's budget."""
+
+import gzip
+import os
+
+import pytest
+from conftest import DATASETS, manifest, run_module
+from mpi_launch import makes_cliques, mpiexec_json
+
+import tcdist
+
+pytestmark = pytest.mark.mpi
+
+TEXT = DATASETS / "email-Enron.txt.gz"
+
+
+def published(file_name):
+    return next(e["published_triangles"] for e in manifest() if e["file"] == file_name)
+
+
+@pytest.fixture(scope="module")
+def graph_files(tmp_path_factory):
+    """email-Enron as plain text, as Matrix Market and as a tcdist graph file."""
+    where = tmp_path_factory.mktemp("replicate")
+    text = where / "enron.txt"
+    text.write_bytes(gzip.decompress(TEXT.read_bytes()))
+    graph = tcdist.load_graph(str(text))
+    pairs = [(int(a) + 1, int(b) + 1) for a, b in zip(*graph_edges(graph))]
+    mtx = where / "enron.mtx"
+    mtx.write_text(f"%%MatrixMarket matrix coordinate pattern general\n{graph.n} {graph.n} {len(pairs)}\n" +
+                   "".join(f"{a} {b}\n" for a, b in pairs))
+    h5 = where / "enron.h5"
+    tcdist.convert(str(text), str(h5))
+    return {"text": text, "mtx": mtx, "h5": h5}
+
+
+def graph_edges(graph):
+    """The oriented edges of a graph as (sources, targets), in rows."""
+    import numpy as np
+
+    rowptr, col = np.asarray(graph.rowptr), np.asarray(graph.col)
+    return np.repeat(np.arange(graph.n), np.diff(rowptr)), col
+
+
+@pytest.mark.parametrize("kind", ["text", "mtx", "h5"])
+@pytest.mark.parametrize("ranks", [2, 3, 4])
+def test_every_rank_reads_a_fair_share_and_the_count_is_published(graph_files, kind, ranks):
+    path = graph_files[kind]
+    record = mpiexec_json(ranks, "count", path, "--backend", "cpu")
+    assert record["triangles"] == published("email-Enron.txt.gz")
+    assert record["mode"] == "replicated" and "every rank read its share" in record["mode_reason"]
+    read = [r["read_bytes"] for r in record["rank_stats"]]
+    fair = os.path.getsize(path) / ranks
+    assert all(abs(r - fair) <= 0.1 * fair for r in read), read
+    assert {r["graph_via"] for r in record["rank_stats"]} == {"all-gather"}
+
+
+@pytest.mark.parametrize("spec", ["rmat:12", "er:3000:40000", "grid:30:40"])
+def test_a_generator_drawn_in_pieces_by_the_ranks_counts_as_one_process(spec):
+    alone = tcdist.count_triangles(spec, backend="cpu")
+    record = mpiexec_json(3, "count", spec, "--backend", "cpu")
+    assert (record["triangles"], record["n"], record["m"]) == (alone.triangles, alone.n, alone.m)
+    assert (record["self_loops"], record["duplicates"], record["reciprocal"]) == \
+        (alone.self_loops, alone.duplicates, alone.reciprocal)
+
+
+def test_a_graph_over_a_ranks_budget_goes_to_rank_zero_and_is_counted_in_slices(graph_files):
+    record = mpiexec_json(2, "count", graph_files["text"], "--backend", "cpu", "--gpu-memory-limit", "1MiB")
+    assert record["triangles"] == published("email-Enron.txt.gz")
+    assert "every rank read its share" not in record["mode_reason"] and record["slices"] > 0
+    assert {r["graph_via"] for r in record["rank_stats"]} != {"all-gather"}  # rank 0's graph, shared as before
+
+
+@pytest.mark.skipif(not makes_cliques(), reason="needs MPICH's Hydra launcher (MPIR_CVAR_NUM_CLIQUES)")
+def test_two_hosts_each_read_half_the_text(graph_files):
+    env = {**os.environ, "MPIR_CVAR_NUM_CLIQUES": "2"}
+    record = mpiexec_json(4, "count", graph_files["text"], "--backend", "cpu", env=env)
+    assert record["triangles"] == published("email-Enron.txt.gz")
+    read = [r["read_bytes"] for r in record["rank_stats"]]
+    assert sum(read[:2]) == pytest.approx(sum(read[2:]), rel=0.1)
+
+
+def test_per_vertex_counts_of_ranks_that_read_their_shares_are_one_process_s(tmp_path, graph_files):
+    alone, ranks = tmp_path / "alone.csv", tmp_path / "ranks.csv"
+    assert run_module("count", graph_files["text"], "--backend", "cpu", "--per-vertex", alone).returncode == 0
+    record = mpiexec_json(3, "count", graph_files["text"], "--backend", "cpu", "--per-vertex", ranks)
+    assert record["mode"] == "replicated"
+    assert ranks.read_bytes() == alone.read_bytes()
