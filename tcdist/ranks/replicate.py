@@ -1,11 +1,15 @@
 """The start of a run on several ranks where every rank reads: each reads its share of the input
-(io/shares.py) and builds its rows of the one graph (ranks/ingest.py), at once. Where the whole
-graph fits every rank's device, the rows are all-gathered to every rank (replicated: each counts
-shares of them, as ranks/prepare.py's replicated run does); else rank 0 receives them, and the run
-goes on from its graph as when rank 0 reads (slices from host memory, or parts the ranks build).
+(io/shares.py) and builds its rows of the one graph (ranks/ingest.py), at once. GPU ranks whose
+device the whole graph fits all-gather the rows there (replicated: each counts shares of them, as
+ranks/prepare.py's replicated run does). Otherwise rank 0 receives the rows, and the run goes on
+from its graph as when rank 0 reads: CPU ranks then share it in each node's memory, once per node
+(an all-gather would hold it once per rank), and a graph over a rank's budget is counted in
+slices or parts.
 
 A source only one process can read, or options only rank 0 can serve (a store, names as ids,
-per-edge counts, a partitioning asked for) leave the reading to rank 0 (ingests() says which).
+per-edge counts, a partitioning asked for) leave the reading to rank 0 (ingests() says which);
+so do GPU ranks given text or a generator: the ranks' build runs on the host, where one process
+builds the graph on its GPU several times faster.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import numpy as np
 from tcdist.budget import model
 from tcdist.budget.sizes import size_text
 from tcdist.graph.graph import Graph
+from tcdist.io import detect_format
 from tcdist.io.generators import is_spec
 from tcdist.io.shares import read_share
 from tcdist.io.text import is_stream
@@ -30,9 +35,10 @@ from tcdist.source import open_store_source
 from tcdist.xp import array_module
 
 
-def ingests(comm, source, config) -> bool:
-    """Whether every rank reads its share of source: several ranks, a file or a generator spec,
-    and nothing asked for that one reader must serve."""
+def ingests(comm, source, config, on_gpu: bool) -> bool:
+    """Whether every rank reads its share of source: several ranks, a file or a generator spec
+    (on GPU ranks, a graph file: its rows need no build), and nothing asked for that one reader
+    must serve."""
     if comm.size < 2 or not isinstance(source, (str, os.PathLike)):
         return False
     if config.labels or config.store is not None or config.resume or config.per_edge or config.scheme is not None \
@@ -40,8 +46,8 @@ def ingests(comm, source, config) -> bool:
         return False
     path = os.fspath(source)
     if not os.path.exists(path):
-        return is_spec(path)  # (a name that is neither: rank 0's read says what is wrong)
-    if is_stream(path) or not os.path.isfile(path):
+        return is_spec(path) and not on_gpu  # (a name that is neither: rank 0's read says what is wrong)
+    if is_stream(path) or not os.path.isfile(path) or on_gpu and detect_format(path) != "h5":
         return False
     store = open_store_source(path)
     if store is not None:
@@ -67,7 +73,7 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
     need = device.need(rows.n, rows.m, rows.n, col_bytes)
     if device.is_gpu:  # the whole graph there, and each share copied from it
         need += model.csr_bytes(rows.n, rows.m, rows.n, col_bytes)
-    if need > rank_budget:  # rank 0 takes the graph, and plans slices or parts of it
+    if not device.is_gpu or need > rank_budget:  # rank 0 takes the graph, and shares it or plans slices or parts
         t0 = time.perf_counter()
         graph = collective(comm, lambda: _to_rank_zero(comm, rows), debug=debug)
         timings.share += time.perf_counter() - t0
@@ -77,9 +83,9 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
     received = graph.rowptr.nbytes + graph.col.nbytes - rows.rowptr.nbytes - rows.col.nbytes
     timings.share += time.perf_counter() - t0
     held = Held(graph=graph)
-    prepared = _replicated(held, comm.size, f"every rank read its share and has the whole graph ({size_text(need)} "
-                           f"on a device; every rank may take {size_text(rank_budget)})", timings, None,
-                           wedge_weight=device.wedge_weight)
+    reason = f"the graph needs {size_text(need)} on a device and every rank may take {size_text(rank_budget)}; " \
+             "every rank read its share and has the whole graph"
+    prepared = _replicated(held, comm.size, reason, timings, None, wedge_weight=device.wedge_weight)
     prepared.header["warnings"] = list(rows.warnings)
     shared = SimpleNamespace(arrays={"rowptr": graph.rowptr, "col": graph.col}, received=received,
                              via="all-gather", close=lambda: None)
