@@ -49,6 +49,8 @@ def ingests(comm, source, config, on_gpu: bool) -> bool:
         return is_spec(path) and not on_gpu  # (a name that is neither: rank 0's read says what is wrong)
     if is_stream(path) or not os.path.isfile(path) or on_gpu and detect_format(path) != "h5":
         return False
+    if not all(comm.allgather(os.access(path, os.R_OK))):  # (hosts with no shared file system: rank 0 reads)
+        return False
     store = open_store_source(path)
     if store is not None:
         store.close()
