@@ -73,7 +73,8 @@ def build_rows(comm, edges: EdgeList) -> Rows:
     """This rank's rows of the graph of every rank's edges (this rank's: edges), as graph/build.py's
     build_graph of all of them would lay them out; on the GPU where edges lie."""
     if any(comm.allgather(edges.labels is not None)):
-        raise TcdistError(f"{edges.name}: vertices named by labels are read by one rank; give integer ids")
+        raise TcdistError(f"{edges.name}: ids that are names are numbered by one process; build it on one rank, "
+                          "or give integer ids")
     clock = _Clock()
     src, dst, self_loops = drop_loops(to_numpy(edges.src).astype(np.int64, copy=False),
                                       to_numpy(edges.dst).astype(np.int64, copy=False))
@@ -135,7 +136,7 @@ def build_rows(comm, edges: EdgeList) -> Rows:
     return Rows(first_row=first_row, end_row=end_row, first_edge=first_edge, rowptr=rowptr, col=col,
                 original_id=original_id, bounds=bounds, n=n, m=m, self_loops=self_loops, duplicates=duplicates,
                 reciprocal=reciprocal, degrees=_degree_summary(comm, to_numpy(rowptr), n, m), name=edges.name,
-                warnings=[w for ws in comm.allgather(list(edges.warnings)) for w in ws if w], seconds=clock.seconds)
+                warnings=[w for ws in comm.allgather(list(edges.warnings)) for w in ws], seconds=clock.seconds)
 
 
 def _bounds(comm, first: int, end: int) -> np.ndarray:

@@ -132,7 +132,7 @@ def check_labels_refused():
                                   labels=np.array(["a", "b"]) if comm.rank == comm.size - 1 else None))
         check("labels not refused", False)
     except TcdistError as error:
-        check(f"labels: {error}", "labels" in str(error))
+        check(f"labels: {error}", "ids that are names" in str(error))
 
 
 check_exchange(cupy if ON_GPU else np)
