@@ -1,6 +1,7 @@
 """Every rank builds its rows (ranks/ingest.py): graph/build.py's one-process graph, byte for byte,
 under a real mpiexec for 1 to 4 ranks and two simulated hosts, with each graph's edges split among
-the ranks in several ways (ingest_check.py); in one process, the same without MPI."""
+the ranks in several ways, and its exchange and spread arrays against NumPy on all ranks' data
+(ingest_check.py); in one process, the same without MPI."""
 
 import os
 import subprocess
