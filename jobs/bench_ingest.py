@@ -8,9 +8,10 @@ and the all-to-all-v's speed over MPI from host memory, MPI staged from a GPU, a
 Each rank makes its own share of the raw edges: an rmat spec's edges lo..hi drawn where they
 fall (rank r: edges r m / R .. (r + 1) m / R), any other spec or file made whole on every rank
 and cut the same way (small graphs only). With --gpu each rank binds the GPU of its node-local
-rank and its edges start there (the rows come back there; the all-gather runs over MPI and, with
-NCCL, GPU to GPU). --baseline: rank 0 also builds the whole graph in one process
-(graph/build.py, on the host, or its GPU with --gpu) and checks the gathered graph against it.
+rank (one rank a GPU: NCCL takes no two ranks on one) and its edges start there (the rows come
+back there; the all-gather runs over MPI and, with NCCL, GPU to GPU). --baseline: rank 0 also
+builds the whole graph in one process (graph/build.py, on the host, or its GPU with --gpu) and
+checks the gathered graph against it.
 """
 
 import argparse

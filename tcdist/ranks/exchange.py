@@ -40,7 +40,7 @@ def alltoallv(comm, send, counts, piece_bytes: int | None = None):
     xp = array_module(send)
     received_counts = np.array(comm.alltoall(counts.tolist()), np.int64)
     out_at, in_at = offsets(counts), offsets(received_counts)
-    staged = to_numpy(send)
+    staged = np.ascontiguousarray(to_numpy(send))
     received = np.empty(int(in_at[-1]), staged.dtype)
     step, rank, size = _piece(staged.dtype, piece_bytes), comm.rank, comm.size
     requests = []
@@ -60,7 +60,7 @@ def allgatherv(comm, block, piece_bytes: int | None = None):
     if is_serial(comm):
         return block
     xp = array_module(block)
-    staged = to_numpy(block)
+    staged = np.ascontiguousarray(to_numpy(block))
     sizes = np.array(comm.allgather(int(staged.size)), np.int64)
     at = offsets(sizes)
     out = np.empty(int(at[-1]), staged.dtype)

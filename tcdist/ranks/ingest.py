@@ -73,7 +73,8 @@ def build_rows(comm, edges: EdgeList) -> Rows:
     """This rank's rows of the graph of every rank's edges (this rank's: edges), as graph/build.py's
     build_graph of all of them would lay them out; on the GPU where edges lie."""
     if any(comm.allgather(edges.labels is not None)):
-        raise TcdistError(f"{edges.name}: vertices named by labels are read by one rank; give integer ids")
+        raise TcdistError(f"{edges.name}: ids that are names are numbered by one process; build it on one rank, "
+                          "or give integer ids")
     clock = _Clock()
     src, dst, self_loops = drop_loops(to_numpy(edges.src).astype(np.int64, copy=False),
                                       to_numpy(edges.dst).astype(np.int64, copy=False))

@@ -69,7 +69,7 @@ def read(comm, index, bounds, table):
 def add(comm, ordered, values, bounds):
     """This rank's part of a table of zeros spread over the ranks by bounds, with every rank's
     values added at its sorted indices (ordered): each rank's sum per index sent once."""
-    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if ordered.size else ordered[:0]
+    starts = _runs(ordered)
     sums = np.add.reduceat(values, starts).astype(np.int64) if starts.size else np.zeros(0, np.int64)
     return _added(comm, ordered[starts], sums, bounds)
 
@@ -84,8 +84,13 @@ def count(comm, index, bounds):
         distinct = np.flatnonzero(counts)
         return _added(comm, distinct + low, counts[distinct].astype(np.int64), bounds)
     ordered = sort(index)
-    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if ordered.size else ordered[:0]
+    starts = _runs(ordered)
     return _added(comm, ordered[starts], np.diff(np.append(starts, ordered.size)).astype(np.int64), bounds)
+
+
+def _runs(ordered):
+    """Where each run of equal values of a sorted array starts."""
+    return np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if ordered.size else ordered[:0]
 
 
 def _added(comm, distinct, sums, bounds):

@@ -16,7 +16,7 @@ from tcdist.errors import TcdistError
 from tcdist.graph.build import build_graph
 from tcdist.graph.edges import EdgeList
 from tcdist.graph.work import probes_before
-from tcdist.ranks import exchange
+from tcdist.ranks import exchange, spread
 from tcdist.ranks.comm import node_local
 from tcdist.ranks.ingest import build_rows, gather_graph
 from tcdist.xp import array_module, to_numpy
@@ -126,16 +126,53 @@ def check_exchange(xp):
         check(f"allgatherv over {how}", array_module(whole) is xp and np.array_equal(to_numpy(whole), gathered))
 
 
+def check_spread():
+    """Each of spread.py's steps against NumPy on every rank's data together (the same draws on
+    every rank, each rank taking its own)."""
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(0, 500, comm.size)
+    sizes[0] = 0  # a rank with nothing
+    ids = [np.unique(rng.integers(0, 2**62, s)) for s in sizes]
+    found, held, first = spread.places(comm, ids[comm.rank])
+    union = np.unique(np.concatenate(ids))
+    check("places", np.array_equal(found, np.searchsorted(union, ids[comm.rank]))
+          and np.array_equal(held, union[first : first + held.size]) and sum(comm.allgather(held.size)) == union.size)
+    keys = [rng.integers(0, 1000, s).astype(np.uint64) for s in sizes]
+    ranges = comm.allgather(spread.sort_across(comm, keys[comm.rank], shift=1))
+    halves = [r >> np.uint64(1) for r in ranges if r.size]
+    check("sort_across", np.array_equal(np.concatenate(ranges), np.sort(np.concatenate(keys)))
+          and all(a[-1] < b[0] for a, b in zip(halves, halves[1:])))
+    for span in (1000, 10**6):  # a bincount over the span, and a sort
+        bounds = np.concatenate([[0], np.sort(rng.integers(0, span + 1, comm.size - 1)), [span]])
+        new = np.concatenate([[0], np.sort(rng.integers(0, span + 1, comm.size - 1)), [span]])
+        table = rng.integers(0, 10**12, span)
+        index = [rng.integers(0, span, s) for s in sizes]
+        weights = [rng.integers(0, 100, s) for s in sizes]
+        lo, hi = bounds[comm.rank], bounds[comm.rank + 1]
+        check(f"read over {span}", np.array_equal(spread.read(comm, index[comm.rank], bounds, table[lo:hi]),
+                                                  table[index[comm.rank]]))
+        counted, added = np.zeros(span, np.int64), np.zeros(span, np.int64)
+        np.add.at(counted, np.concatenate(index), 1)
+        np.add.at(added, np.concatenate(index), np.concatenate(weights))
+        check(f"count over {span}", np.array_equal(spread.count(comm, index[comm.rank], bounds), counted[lo:hi]))
+        order = np.argsort(index[comm.rank])
+        check(f"add over {span}", np.array_equal(
+            spread.add(comm, index[comm.rank][order], weights[comm.rank][order], bounds), added[lo:hi]))
+        check(f"move over {span}", np.array_equal(spread.move(comm, table[lo:hi], bounds, new),
+                                                  table[new[comm.rank] : new[comm.rank + 1]]))
+
+
 def check_labels_refused():
     try:
         build_rows(comm, EdgeList(np.zeros(1, np.int64), np.ones(1, np.int64), "named",
                                   labels=np.array(["a", "b"]) if comm.rank == comm.size - 1 else None))
         check("labels not refused", False)
     except TcdistError as error:
-        check(f"labels: {error}", "labels" in str(error))
+        check(f"labels: {error}", "ids that are names" in str(error))
 
 
 check_exchange(cupy if ON_GPU else np)
+check_spread()
 check_labels_refused()
 graphs = [io.generate("rmat:10"), io.generate("er:3000:12000"), io.generate("grid:20:30"), messy(3),
           io.read(DATA / "p2p-Gnutella08.txt.gz"), io.read(DATA / "ca-GrQc.mtx.gz"), EdgeList(np.zeros(0, np.int64),
