@@ -138,7 +138,7 @@ def test_a_failing_probe_stops_at_its_first_part_over_the_budget(monkeypatch):
 
     monkeypatch.setattr(search, "partition_graph", probe)
     budget = part_need(graph.n, graph.m, graph.n, 4) // 3
-    parts = search.auto_parts(graph, "random", "lstc", 0, budget, 1, need)
+    parts = search.auto_parts(graph, "random", "lstc", 0, budget, 1, need).parts
     sizes = [part_need(p.stats["v_res"], p.stats["e_res"], p.stats["n_local"], 4)
              for p in partition_graph(graph, parts, seed=0).parts]
     fewer = [part_need(p.stats["v_res"], p.stats["e_res"], p.stats["n_local"], 4)
