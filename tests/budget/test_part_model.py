@@ -163,3 +163,17 @@ def test_slices_chosen_at_once_are_said_in_the_json(cli):
     assert record["slices"] > 1 and record["parts_auto"]["why"].startswith("parts stop shrinking")
     assert record["parts_auto"]["why"].endswith("counting 1 part in slices that fit instead")
     assert record["warnings"] == [record["parts_auto"]["why"]]
+
+
+@pytest.mark.gpu
+def test_the_model_of_a_graph_on_the_gpu_is_the_host_s():
+    """The same sample, its in-degrees by a bincount on the GPU: the same model, value for value."""
+    import dataclasses
+
+    import cupy
+
+    host = tcdist.load_graph("rmat:17")
+    on_gpu = dataclasses.replace(host, rowptr=cupy.asarray(host.rowptr), col=cupy.asarray(host.col))
+    a, b = estimate.part_model(host, seed=4), estimate.part_model(on_gpu, seed=4)
+    assert np.array_equal(a.values, b.values) and np.array_equal(a.source_in, b.source_in)
+    assert all(a.minimal(p) == b.minimal(p) and a.induced(p) == b.induced(p) for p in (2, 16, 256))
