@@ -29,7 +29,7 @@ def seconds(timings):
 def parts_auto(chose: dict) -> str:
     """What --parts auto chose, why, and what choosing took."""
     built = chose["built"]
-    probed = f", {built} partitioning{'s' * (built != 1)} built" if built else ", from the degrees"
+    probed = f", {built} partitioning{'s' * (built != 1)} built" if built else ""
     return f"{chose['why']} (chosen in {chose['seconds']:.3f} s{probed})"
 
 
