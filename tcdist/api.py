@@ -6,8 +6,12 @@ from __future__ import annotations
 import os
 import time
 
+import numpy as np
+
+from tcdist.budget import model
 from tcdist.budget.sizes import parse_size
 from tcdist.config import DEFAULT_PRUNE, DEFAULT_SCHEME, CountConfig, OptionValueError, check_partitioning
+from tcdist.device import resolve
 from tcdist.errors import OptionError, TcdistError, ids_kept_as_integers
 from tcdist.io.write import check_outputs, output_kind, output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
@@ -31,38 +35,57 @@ __all__ = ["count_triangles", "load_graph", "partition", "convert", "write_gener
 
 def partition(source: Source = None, *, parts: int, scheme: str = DEFAULT_SCHEME, prune: str = DEFAULT_PRUNE,
               seed: int = 0,
-              output: str | os.PathLike | None = None, force: bool = False,
+              output: str | os.PathLike | None = None, force: bool = False, backend: str = "auto",
               timings: Timings | None = None) -> Partitioning:
     """LSTC partitioning of a source into parts (written to the store ``output`` if given).
 
     An existing output is replaced only when it is a store of the same graph, or with force.
-    With an output, the parts are built as they are written (a few in memory at a time) and
-    the result holds their statistics only (``part_stats()``); read them back with Store.
+    With an output, the parts are built as they are written (each built while the one before is
+    written, two in memory at a time) and the result holds their statistics only
+    (``part_stats()``); read them back with Store. backend: where the graph and its parts are
+    built: auto (a GPU where one is present and they fit it, when writing a store; else the host),
+    cpu, or gpu (then the parts returned without an output lie on the GPU).
     """
-    check_partitioning(parts, scheme, prune, seed)  # before any work
+    check_partitioning(parts, scheme, prune, seed, backend)  # before any work
     if parts == "auto":
         raise OptionError("{parts} auto sizes parts to a device: give a number of parts to write a store")
     if output is not None:
         check_outputs({"output": output}, inputs=[source])
     timings, started = Timings() if timings is None else timings, time.perf_counter()
-    with ids_kept_as_integers():
-        graph = load_graph(source, seed=seed, timings=timings)
-    check_parts(parts, graph)
-    if output is not None:
-        graph.refuse_labels("a partition store")
-    held = lock_store(output) if output is not None else None  # a count journalling in it is not written over
+    device = resolve("cpu" if backend == "auto" and output is None else backend)
     try:
-        replace = force or _same_graph_store(output, graph)
-        t0 = time.perf_counter()
-        result = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=output is not None)
-        timings.partition += time.perf_counter() - t0
+        with ids_kept_as_integers():
+            graph = load_graph(source, seed=seed, timings=timings, device=device)
+        check_parts(parts, graph)
         if output is not None:
-            write_store(result, output, replace=replace, timings=timings)
+            graph.refuse_labels("a partition store")
+        graph = _room_to_partition(graph, device, timings)
+        held = lock_store(output) if output is not None else None  # a count journalling in it is not written over
+        try:
+            replace = force or _same_graph_store(output, graph)
+            t0 = time.perf_counter()
+            result = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=output is not None)
+            timings.partition += time.perf_counter() - t0
+            if output is not None:
+                write_store(result, output, replace=replace, timings=timings)
+        finally:
+            if held is not None:
+                held.release()
     finally:
-        if held is not None:
-            held.release()
+        device.close()
     timings.finish(started)
     return result
+
+
+def _room_to_partition(graph, device, timings: Timings):
+    """The graph where its parts can be built: on the GPU it lies on if building one there fits
+    beside it, else on the host."""
+    if graph.xp is np or device.room() >= model.gpu_part_build_bytes(graph.n, graph.m):
+        return graph
+    t0 = time.perf_counter()
+    graph = graph.on_host()
+    timings.transfer += time.perf_counter() - t0
+    return graph
 
 
 def _same_graph_store(output, graph) -> bool:

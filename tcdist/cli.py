@@ -96,7 +96,7 @@ def cmd_partition(args):
 
     timings = Timings()
     p = partition(args.graph, parts=args.parts, scheme=args.scheme or DEFAULT_SCHEME, prune=args.prune or DEFAULT_PRUNE,
-                  seed=args.seed, output=args.output, force=args.force, timings=timings)
+                  seed=args.seed, output=args.output, force=args.force, backend=args.backend, timings=timings)
     stats = [{"part": i, **s} for i, s in enumerate(p.part_stats())]
     record = {"output": args.output, "graph": p.graph_name, "n": p.graph_n, "m": p.graph_m, "parts": p.num_parts,
               "scheme": p.scheme, "prune": p.prune, "seed": p.seed, "fingerprint": p.fingerprint,

@@ -37,8 +37,9 @@ def _one_of(value, allowed, what: str) -> None:
         raise OptionValueError(f"unknown {what} '{value}' (choose from {', '.join(allowed)})")
 
 
-def check_partitioning(parts, scheme, prune, seed) -> None:
-    """parts (None, 'auto' or 1..MAX_PARTS), scheme, prune (None: the default) and seed."""
+def check_partitioning(parts, scheme, prune, seed, backend: str = "auto") -> None:
+    """parts (None, 'auto' or 1..MAX_PARTS), scheme, prune (None: the default), seed and backend."""
+    _one_of(backend, BACKENDS, "backend")
     if parts is not None and parts != "auto":
         if not isinstance(parts, int) or isinstance(parts, bool) or parts < 1:
             raise OptionValueError(f"{{parts}} must be a positive integer, got {parts!r}")

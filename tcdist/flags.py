@@ -212,6 +212,9 @@ def build_parser():
     part.add_argument("--force", action="store_true",
                       help="replace OUT.h5 even when it is not a store of this graph (never an input file, a device "
                            "or a FIFO; a symbolic link is followed and the file it names replaced)")
+    part.add_argument("--backend", default=BACKENDS[0],
+                      help="where the graph and its parts are built: auto (a GPU when CuPy and a device are present "
+                           "and they fit it; each part written while the next is built), cpu or gpu [auto]")
     _partition_options(part, required=True)
     _common(part)
 

@@ -31,6 +31,8 @@ RANGES_HELD_BYTES_PER_EDGE = 8  # and per raw edge of a piece: its sorted keys, 
 GPU_RANK_BYTES_PER_ID = 48  # ranking the ids on the GPU between ranges: degrees, ids, rank keys and their sort
 RANGES_HOST_BYTES_PER_EDGE = 24  # and on the host: the sorted runs, the distinct keys, the columns (int64 or int32)
 RANGES_HOST_BYTES_PER_ID = 64  # and per id: degrees, ids, ranks and their sort where ranked there, row pointers
+GPU_PART_BUILD_BYTES_PER_EDGE = 48  # building a part on the GPU (partition/build.py): the edges' sources, flags
+GPU_PART_BUILD_BYTES_PER_VERTEX = 24  # and selections, the part's runs and places (int64); per vertex its flags, ids
 TWO_AT_ONCE = 2  # parts on a GPU together: the next one's copy overlaps the count of this one
 ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take
 
@@ -45,6 +47,11 @@ def need(v_res: int, e_res: int, n_local: int, col_bytes: int, kernel_bytes: int
     kernel_bytes of the kernel's own (sizes may be arrays: every vertex's own part at once)."""
     return (csr_bytes(v_res, e_res, n_local, col_bytes) + CHECK_BYTES_PER_ROW * (v_res + 1)
             + CHECK_BYTES_PER_EDGE * e_res + KERNEL_BYTES_PER_LOCAL * n_local + kernel_bytes)
+
+
+def gpu_part_build_bytes(vertices: int, edges: int) -> int:
+    """Bytes building one LSTC part of a graph lying on a GPU takes there, beside the graph."""
+    return GPU_PART_BUILD_BYTES_PER_EDGE * edges + GPU_PART_BUILD_BYTES_PER_VERTEX * vertices
 
 
 def gpu_build_bytes(raw: int, vertices: int) -> int:

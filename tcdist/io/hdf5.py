@@ -90,9 +90,31 @@ def read_attrs(path, group, spec: dict, where: str) -> dict:
 
 
 def write_dataset(group, name, data):
-    """A contiguous dataset; returns its checksum for the group's digest."""
-    group.create_dataset(name, data=data)
-    return array_checksum(data)
+    """A contiguous dataset; returns its checksum for the group's digest. Its space is allocated
+    at once and never filled; its bytes are written straight to the file in 64 MiB blocks on
+    several threads, each block's crc32 taken while it is in cache (h5py writes on one thread
+    holding the GIL, which would stop a part being built meanwhile; os.pwritev lets go of it)."""
+    import h5py
+
+    data = np.ascontiguousarray(data)
+    creation = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    creation.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+    creation.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
+    space = h5py.h5s.create_simple(data.shape)
+    dataset = h5py.h5d.create(group.id, name.encode(), h5py.h5t.py_create(data.dtype), space, dcpl=creation)
+    if not data.size:
+        return array_checksum(data)
+    fd, offset = group.file.id.get_vfd_handle(), dataset.get_offset()
+    raw = memoryview(data).cast("B")
+
+    def block(start):  # moves no shared file offset
+        view = raw[start : start + _BLOCK]
+        done = 0
+        while done < len(view):
+            done += os.pwritev(fd, [view[done:]], offset + start + done)
+        return zlib.crc32(view)
+
+    return _checksum(data, _on_threads(block, range(0, len(raw), _BLOCK)))
 
 
 def looks_hdf5(head: bytes) -> bool:

@@ -40,29 +40,41 @@ def locals_first(run, run_start, is_local):
     return xp.where(is_local, locals_before, locals_in_run + others_before)
 
 
-def iter_parts(graph, assignment, num_parts: int, prune: str = "lstc"):
-    """The parts of LSTC's workload partitioning of an oriented graph, in part order, each built
-    when the iterator reaches it (the graph's arrays and the part's own are all it holds).
+def iter_parts(graph, assignment, num_parts: int, prune: str = "lstc", indices=None):
+    """The parts of LSTC's workload partitioning of an oriented graph, in part order (or those of
+    indices, in that order), each built when the iterator reaches it (the graph's arrays and the
+    part's own are all it holds).
 
     assignment: the part (0..num_parts-1) of every vertex. prune: 'lstc' (Algorithm 2), 'none'
     (the induced subgraphs as built) or 'minimal' (only L, N+(L), the out-edges of L and the edges
     inside N+(L)). Each Part lists its local vertices first.
     """
-    if prune not in PRUNE_MODES:
-        raise ValueError(f"unknown prune mode {prune!r}")
-    xp = graph.xp
-    with _device_of(graph):
-        source = segment_ids(xp.diff(graph.rowptr)).astype(graph.col.dtype)  # every edge's source, for all parts
-        assignment = xp.asarray(assignment)
-    for index in range(num_parts):
-        with _device_of(graph):  # (each time: the walk may go on in another thread, whose device is its own)
-            part = _part(index, assignment == index, source, graph.col, prune)
-        yield part
+    builder = ArrayPartBuilder(graph, assignment, prune)
+    for index in range(num_parts) if indices is None else indices:
+        yield builder.build(index)
+
+
+class ArrayPartBuilder:
+    """Any part of a graph's partitioning, built when asked, where the graph lies; graph: anything
+    with rowptr and col (a Graph, or a rank's copy of one)."""
+
+    def __init__(self, graph, assignment, prune: str = "lstc"):
+        if prune not in PRUNE_MODES:
+            raise ValueError(f"unknown prune mode {prune!r}")
+        self.graph, self.prune = graph, prune
+        xp = array_module(graph.col)
+        with _device_of(graph):
+            self.source = segment_ids(xp.diff(graph.rowptr)).astype(graph.col.dtype)  # every edge's, for all parts
+            self.assignment = xp.asarray(assignment)
+
+    def build(self, index: int) -> Part:
+        with _device_of(self.graph):  # (each time: the walk may go on in another thread, whose device is its own)
+            return _part(index, self.assignment == index, self.source, self.graph.col, self.prune)
 
 
 def _device_of(graph):
     """The GPU the graph lies on, as the current device (a CuPy context), or nothing to enter on the host."""
-    return nullcontext() if graph.xp is np else graph.col.device
+    return nullcontext() if isinstance(graph.col, np.ndarray) else graph.col.device
 
 
 def build_parts(graph, assignment, num_parts: int, prune: str = "lstc") -> list:

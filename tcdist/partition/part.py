@@ -4,9 +4,11 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from tcdist.graph.degrees import degree_summary
 from tcdist.graph.graph import CSR
-from tcdist.xp import array_module
+from tcdist.xp import array_module, to_numpy
 
 STAT_KEYS = ("n_local", "v_ind", "v_res", "e_ind", "e_res", "bytes", "work")
 
@@ -75,6 +77,12 @@ class Part(CSR):
     def sizes(self) -> tuple[int, int, int, int]:
         """(rows, columns, local rows, bytes per column): what its bytes on a device depend on."""
         return int(self.rowptr.size) - 1, int(self.col.size), self.n_local, self.col.itemsize
+
+    def on_host(self):
+        """This part with its arrays in host memory (itself where they are)."""
+        if isinstance(self.col, np.ndarray):
+            return self
+        return replace(self, rowptr=to_numpy(self.rowptr), col=to_numpy(self.col), global_id=to_numpy(self.global_id))
 
     def copies(self, xp):
         """([(each array, an empty one of its shape on xp's device to copy it into)], and make(),

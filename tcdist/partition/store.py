@@ -19,6 +19,7 @@ store is refused. The file is written under a temporary name and renamed when co
 import json
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 
 import numpy as np
@@ -63,21 +64,46 @@ def _root_digest(header, part_digests, root_checksums):
 
 def write_store(partitioning, path, *, replace=True, timings=None) -> list[dict]:
     """Write a partitioning to path (atomically) and return its parts' statistics; its parts may
-    be an iterator, walked once, so only the part being written need be in memory. replace=False
-    refuses to replace a file that appeared while writing (io.write.OutputExists). timings, if
-    given, receives the seconds spent building lazy parts (partition) apart from the writing
-    (store_write)."""
+    be an iterator, walked once: while a part is built (on its device), the one before is copied
+    to the host on a thread and the one before that written on another, so the disk is kept
+    busy. timings, if given, receives the seconds spent building lazy parts (partition) and
+    waiting for the copies and writes (store_write)."""
     started, parts = time.perf_counter(), _Clocked(partitioning.parts)
     try:
-        with StoreWriter(partitioning, path, replace=replace) as writer:
+        with StoreWriter(partitioning, path, replace=replace) as writer, \
+                ThreadPoolExecutor(1, thread_name_prefix="tcdist-copy") as copying, \
+                ThreadPoolExecutor(1, thread_name_prefix="tcdist-store") as writing:  # (they end first)
+            fingerprint = writing.submit(partitioning.graph.fingerprint)  # one core's pass, while a part is built
+
+            def copied_then_written(part, written):
+                part = _on_host(part)
+                if written is not None:
+                    written.result()
+                return writing.submit(writer.add, part)
+
+            queued = None  # the last part's copy, which gives its write
             for part in progress.iterate(parts, partitioning.num_parts, f"write {os.path.basename(path)}"):
-                writer.add(part)
+                queued = copying.submit(copied_then_written, part, None if queued is None else queued.result())
+            if queued is not None:
+                queued.result().result()
+            fingerprint.result()
         partitioning.written = writer.written
         return writer.written
     finally:
         if timings is not None:
             timings.partition += parts.seconds
             timings.store_write += time.perf_counter() - started - parts.seconds
+
+
+def _on_host(part):
+    """A part's arrays copied to the host, on a stream of this thread's own where they lie on a
+    GPU (the default stream would wait for the next part's passes)."""
+    if isinstance(part.col, np.ndarray):
+        return part
+    import cupy
+
+    with part.col.device, cupy.cuda.Stream(non_blocking=True):
+        return part.on_host()
 
 
 class _Clocked:
@@ -104,7 +130,6 @@ class StoreWriter:
 
     def __init__(self, p, path, *, replace=True):
         self.p, self.path, self.replace = p, path, replace
-        self.header = {k: plain(getattr(p, k)) for k in _HEADER if k != "parts"} | {"parts": p.num_parts}
         self.digests, self.stats, self.written = {}, {}, None
 
     def __enter__(self):
@@ -131,14 +156,15 @@ class StoreWriter:
             raise TcdistError(f"internal error: part {part.index} written twice or out of range")
         g = self.file.create_group(_group_name(part.index))
         arrays = {
-            "rowptr": write_dataset(g, "rowptr", to_numpy(part.rowptr).astype(np.int64)),
-            "col": write_dataset(g, "col", to_numpy(part.col).astype(col_dtype(part.n))),
-            "global_id": write_dataset(g, "global_id", to_numpy(part.global_id).astype(np.int64)),
+            "rowptr": write_dataset(g, "rowptr", to_numpy(part.rowptr).astype(np.int64, copy=False)),
+            "col": write_dataset(g, "col", to_numpy(part.col).astype(col_dtype(part.n), copy=False)),
+            "global_id": write_dataset(g, "global_id", to_numpy(part.global_id).astype(np.int64, copy=False)),
         }
         stats = {k: int(part.stats[k]) for k in STAT_KEYS}
         self.digests[part.index] = digest(stats, arrays)
         g.attrs.update(stats, digest=self.digests[part.index])
         self.stats[part.index] = stats
+        os.fdatasync(self.file.id.get_vfd_handle())  # to the disk now, while the next part is built, not all at the end
 
     def __exit__(self, kind, error, trace):
         if kind is not None:  # the file is removed
@@ -147,8 +173,9 @@ class StoreWriter:
             if len(self.digests) != self.p.num_parts:
                 raise TcdistError(f"internal error: {len(self.digests)} parts written of {self.p.num_parts}")
             part_digests = [self.digests[i] for i in range(self.p.num_parts)]
-            self.file.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, **self.header,
-                                   digest=_root_digest(self.header, part_digests, self.root_checksums))
+            header = {k: plain(getattr(self.p, k)) for k in _HEADER if k != "parts"} | {"parts": self.p.num_parts}
+            self.file.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, **header,
+                                   digest=_root_digest(header, part_digests, self.root_checksums))
         self.written = [self.stats[i] for i in range(self.p.num_parts)]
         return False
 

@@ -22,6 +22,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from tcdist import compiled
+from tcdist.budget import model
 from tcdist.clustering import per_vertex_result
 from tcdist.config import CountConfig
 from tcdist.device import Device, resolve
@@ -30,6 +31,7 @@ from tcdist.edge_triangles import EdgeCredits, per_edge_result, summed
 from tcdist.errors import InputError, TcdistError
 from tcdist.io.objects import node_count
 from tcdist.partition import slices
+from tcdist.partition.build import ArrayPartBuilder
 from tcdist.partition.host import PartBuilder, iter_parts_host
 from tcdist.partition.journal import Journal
 from tcdist.partition.part import Part
@@ -140,7 +142,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
                 gather = open_gather(comm, prepared, held, config.seed, debug)
                 timings.store_write += time.perf_counter() - t0  # the file begun: header, whole-graph arrays
             in_memory = _Shares(shared, prepared) if prepared.mode == "replicated" else \
-                _OwnParts(shared, prepared, None if gather is None else gather.deliver)
+                _OwnParts(shared, prepared, device, None if gather is None else gather.deliver)
         results = _count_mine(comm, config, prepared, device, in_memory, credits, edges, read, debug)
         if gather is not None:
             t0 = time.perf_counter()
@@ -211,14 +213,16 @@ class _Shares:
 
 class _OwnParts:
     """The parts a rank counts, built by the rank from the shared graph and the part of every
-    vertex (LSTC's partitioner needs nothing else: no part crosses a rank): those of a static plan
-    side by side ahead of their count, in the plan's order (a part built by a team of threads
-    gains less from more of them than parts built beside each other: on 16 cores, a part of
-    RMAT-25 took 3.4 s on 4 threads and 1.8 s on 16); a dynamic queue's each when it is due."""
+    vertex (LSTC's partitioner needs nothing else: no part crosses a rank). On a GPU where the
+    graph, a part's build and two parts fit: the graph copied there once, each part built there in
+    passes (partition/build.py) when it is due. Else on the host: those of a static plan side by
+    side ahead of their count, in the plan's order (a part built by a team of threads gains less
+    from more of them than parts built beside each other: on 16 cores, a part of RMAT-25 took
+    3.4 s on 4 threads and 1.8 s on 16); a dynamic queue's each when it is due."""
 
     builds = True  # (what the pipeline waits for is building, not reading)
 
-    def __init__(self, shared, prepared: Prepared, deliver=None):
+    def __init__(self, shared, prepared: Prepared, device: Device, deliver=None):
         arrays, h = shared.arrays, prepared.header
         self._deliver = deliver  # each part built, as it is built: to the store rank 0 writes (ranks/gather.py)
         graph = SimpleNamespace(rowptr=arrays["rowptr"], col=arrays["col"], n=arrays["rowptr"].size - 1)
@@ -226,6 +230,9 @@ class _OwnParts:
         self._reached = arrays.get("reached")  # each vertex's parts reached, made once by rank 0 (up to 64 parts)
         self._team = compiled.get_threads()  # this rank's threads, here where the count set them
         self._builder = self._plan = self._ahead = None
+        graph_bytes = model.csr_bytes(graph.n, graph.col.size, graph.n, graph.col.itemsize)
+        self._device = device if device.is_gpu and device.room() >= model.TWO_AT_ONCE * graph_bytes + graph_bytes + \
+            model.gpu_part_build_bytes(graph.n, graph.col.size) else None
 
     def plan(self, indices) -> None:
         """The parts this rank will take, in that order (a static plan)."""
@@ -234,10 +241,19 @@ class _OwnParts:
     def __getitem__(self, index: int) -> Part:
         part = self._built(index)
         if self._deliver is not None:
-            self._deliver(part)
+            self._deliver(part.on_host())
         return part
 
     def _built(self, index: int) -> Part:
+        if self._device is not None:
+            if self._builder is None:  # the graph copied to this rank's GPU with the first part
+                import cupy
+
+                graph, assignment, _, prune = self._partitioning
+                with self._device.using():
+                    on_gpu = SimpleNamespace(rowptr=cupy.asarray(graph.rowptr), col=cupy.asarray(graph.col))
+                    self._builder = ArrayPartBuilder(on_gpu, cupy.asarray(assignment), prune)
+            return self._builder.build(index)
         if self._plan is not None:
             if self._ahead is None:
                 self._ahead = iter_parts_host(*self._partitioning, indices=self._plan, threads=self._team,

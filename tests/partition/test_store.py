@@ -248,6 +248,34 @@ def test_a_crash_while_writing_leaves_no_file(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_part_that_fails_to_build_while_the_one_before_is_written_leaves_no_file(tmp_path):
+    p = partition_graph(tcdist.load_graph("rmat:10"), 4)
+    built = iter(p.parts)
+
+    def parts():
+        yield next(built)
+        yield next(built)
+        raise RuntimeError("out of memory")
+
+    p.parts = parts()
+    with pytest.raises(RuntimeError, match="out of memory"):
+        write_store(p, tmp_path / "p.h5")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.gpu
+def test_a_store_built_on_the_gpu_is_the_one_built_on_the_host(tmp_path):
+    stores = {}
+    for backend in ("gpu", "cpu"):
+        tcdist.api.partition("rmat:14", parts=5, output=tmp_path / f"{backend}.h5", backend=backend)
+        with Store(tmp_path / f"{backend}.h5") as store:
+            stores[backend] = store.header, [store.part(i) for i in range(5)]
+    (gpu_header, gpu_parts), (cpu_header, cpu_parts) = stores["gpu"], stores["cpu"]
+    assert gpu_header == cpu_header
+    for a, b in zip(gpu_parts, cpu_parts):
+        assert all(np.array_equal(getattr(a, k), getattr(b, k)) for k in ("rowptr", "col", "global_id"))
+
+
 @pytest.mark.parametrize("args,problem", [
     (["partition", "rmat:8", "-o", "x.h5"], "the following arguments are required: --parts/-P"),
     (["partition", "rmat:8", "-o", "x.h5", "-P", "0"], "must be at least 1"),
