@@ -125,8 +125,9 @@ def _partition_options(p, required):
         p.add_argument("--parts", "-P", type=_positive, required=True, help="number of LSTC parts")
     else:
         p.add_argument("--parts", "-P", type=_parts, default=None,
-                       help="number of LSTC parts, or auto: the fewest whose largest part fits the memory budget "
-                            "(--gpu-memory-limit, else nine tenths of the free memory) [1: the whole graph]")
+                       help="number of LSTC parts, or auto: few whose largest part fits the memory budget "
+                            "(--gpu-memory-limit, else nine tenths of the free memory), chosen from the degrees, "
+                            "or slices where no number fits [1: the whole graph]")
     p.add_argument("--scheme", choices=list(SCHEMES), default=None,
                    help="vertex partitioning: random, contiguous (chunks of the rank order) or metis "
                         f"[{DEFAULT_SCHEME}]")

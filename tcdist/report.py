@@ -26,6 +26,13 @@ def seconds(timings):
     return " | ".join(f"{k} {v:.3f} s" for k, v in timings.items() if v >= 0.0005 or k == "total")
 
 
+def parts_auto(chose: dict) -> str:
+    """What --parts auto chose, why, and what choosing took."""
+    built = chose["built"]
+    probed = f", {built} partitioning{'s' * (built != 1)} built" if built else ""
+    return f"{chose['why']} (chosen in {chose['seconds']:.3f} s{probed})"
+
+
 def count_lines(r, per_vertex_file=None, per_edge_file=None) -> list[str]:
     """What `tcdist count` prints: the graph, the count, the run, its parts and ranks."""
     lines = [
@@ -42,15 +49,14 @@ def count_lines(r, per_vertex_file=None, per_edge_file=None) -> list[str]:
         lines[-2:-2] = [f"  parts      {r.parts} ({r.scheme}, prune {r.prune}, schedule {r.schedule}{resumed})"]
         lines += ["", *parts_table(r.part_stats, r.n, r.m, extra=("triangles", "rank"))]
     if r.memory_budget is not None or r.gpu_peak_bytes is not None or r.slices > r.parts:
-        budget = f"parts auto: {r.parts} for a budget of {size_text(r.memory_budget)}" if r.memory_budget else ""
-        if r.memory_budget and r.backend == "gpu" and r.parts > 1:
-            budget += (" (planned for two parts on the GPU at once where it allows: the next one's copy overlaps "
-                       "the count)")
+        budget = f"budget {size_text(r.memory_budget)}" if r.memory_budget else ""
         whole = "the graph" if r.parts == 1 else "parts"
         sliced = f"{r.slices} slices ({whole} too large for the device, counted in pieces that fit)" \
             if r.slices > r.parts else ""
         peak = f"GPU peak {size_text(r.gpu_peak_bytes)}" if r.gpu_peak_bytes is not None else ""
         lines[4:4] = [f"  memory     {'; '.join(filter(None, (budget, sliced, peak)))}"]
+    if r.parts_auto is not None:
+        lines[4:4] = [f"  parts auto {parts_auto(r.parts_auto)}"]
     if r.mode_reason:
         lines[4:4] = [f"  mode       {r.mode_reason}"]
     if r.per_edge is not None:

@@ -191,6 +191,7 @@ class TriangleCount:
     resumed_parts: int = 0
     warnings: list = field(default_factory=list)
     memory_budget: int | None = None          # bytes a part could take when --parts auto chose P
+    parts_auto: dict | None = None            # what --parts auto chose and why: parts, why, seconds, built
     gpu_peak_bytes: int | None = None         # the most any rank's GPU memory pool held at once
     mode: str = "whole"                       # whole (one rank), replicated (every rank the whole graph) or parts
     mode_reason: str = ""                     # why that mode

@@ -15,7 +15,7 @@ import numpy as np
 
 from tcdist import compiled
 from tcdist.budget import model
-from tcdist.budget.search import STALLED, auto_parts
+from tcdist.budget.search import STALLED, NoParts, auto_parts
 from tcdist.budget.sizes import size_text
 from tcdist.budget.slices import refuse_unsliceable, slice_plan
 from tcdist.config import CountConfig
@@ -203,13 +203,15 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
     t0, budget, sliced = time.perf_counter(), device.budget(), []
     try:
         at_once = model.TWO_AT_ONCE if device.is_gpu else 1
-        parts = auto_parts(graph, scheme, prune, config.seed, budget, at_once, device.need)
-    except TcdistError as e:  # no P fits: slices do (Device.pieces), of as many parts as there are ranks or more
+        choice = auto_parts(graph, scheme, prune, config.seed, budget, at_once, device.need)
+        parts, chose = choice.parts, choice.to_dict()
+    except NoParts as e:  # no P fits: slices do (Device.pieces), of as many parts as there are ranks or more
         advice = f"nor do any parts: {e}"
         parts = _sliceable(graph, config, device, scheme, prune, min(ranks, max(graph.n, 1)), advice if
                            advice.endswith("give the device more memory") else f"{advice}; give the device more "
                            "memory", [])
         sliced.append(f"{e}; counting {parts} part{'s' * (parts > 1)} in slices that fit instead")
+        chose = {"parts": parts, "why": sliced[-1], "seconds": round(e.seconds, 4), "built": e.built}
     timings.partition += time.perf_counter() - t0
     if parts == 1 and not writes:  # the whole graph fits, or is sliced
         prepared = _whole(graph, held, budget)
@@ -217,6 +219,7 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
         prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted, ranks)
         prepared.header["budget"] = budget
     prepared.header["warnings"] += sliced
+    prepared.header["parts_auto"] = chose
     return prepared
 
 

@@ -363,7 +363,7 @@ def _result(prepared: Prepared, device: Device, config: CountConfig, counted: in
         store=prepared.store,
         part_stats=[p.to_dict() for p in parts] if prepared.partitioned else [],
         rank_stats=[r.to_dict() for r in everyone], resumed_parts=len(prepared.done), warnings=h["warnings"],
-        memory_budget=h.get("budget"), slices=sum(p.slices for p in parts),
+        memory_budget=h.get("budget"), parts_auto=h.get("parts_auto"), slices=sum(p.slices for p in parts),
         gpu_peak_bytes=max((r.gpu_peak_bytes for r in everyone if r.gpu_peak_bytes is not None), default=None),
         mode=prepared.mode, mode_reason=prepared.reason,
     )

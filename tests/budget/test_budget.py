@@ -119,6 +119,21 @@ def test_parts_that_stop_shrinking_end_the_search_with_the_size_they_need():
     assert probes == [3, 6, 12]
 
 
+def test_a_search_of_few_probes_stops_at_the_last_and_says_so():
+    """Contiguous and metis parts are found by building them, at most MAX_PROBES partitionings:
+    here the largest part shrinks by three tenths each doubling, and three probes are allowed."""
+    probes = []
+
+    def largest(p, budget, measured=None):
+        probes.append(p)
+        return int(4000 * 0.7 ** (p.bit_length() - 1))
+
+    with pytest.raises(TcdistError, match=r"^3 partitionings probed, and none of their largest parts fit the budget "
+                                          r"of 100 bytes \(the last: 8 parts\)"):
+        smallest_parts(10**6, 4000, 100, largest, 0, None, low=2, probes=3)
+    assert probes == [2, 4, 8]
+
+
 def test_a_failing_probe_stops_at_its_first_part_over_the_budget(monkeypatch):
     """--parts auto probes P by building the parts; a probe that fails stops at the first part
     over the budget instead of building the rest (ER-100M under 1 GiB on nvidia-h100-x1 spent
@@ -138,7 +153,7 @@ def test_a_failing_probe_stops_at_its_first_part_over_the_budget(monkeypatch):
 
     monkeypatch.setattr(search, "partition_graph", probe)
     budget = part_need(graph.n, graph.m, graph.n, 4) // 3
-    parts = search.auto_parts(graph, "random", "lstc", 0, budget, 1, need)
+    parts = search.auto_parts(graph, "random", "lstc", 0, budget, 1, need).parts
     sizes = [part_need(p.stats["v_res"], p.stats["e_res"], p.stats["n_local"], 4)
              for p in partition_graph(graph, parts, seed=0).parts]
     fewer = [part_need(p.stats["v_res"], p.stats["e_res"], p.stats["n_local"], 4)
