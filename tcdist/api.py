@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from tcdist.budget import model
+from tcdist.budget import estimate, model
 from tcdist.budget.sizes import parse_size
 from tcdist.config import DEFAULT_PRUNE, DEFAULT_SCHEME, CountConfig, OptionValueError, check_partitioning
 from tcdist.device import resolve
@@ -172,6 +172,7 @@ def warm_up(backend: str = "auto") -> dict:
         for kernel in of_backend("cpu"):
             count_triangles(path, backend="cpu", kernel=kernel)
         count_triangles(path, backend="cpu", parts=2, per_vertex=True, per_edge=True)
+    estimate.prebuild()  # --parts auto's model of a part
     problem = gpu.problem() if config.backend != "cpu" else "not asked for"
     if problem and config.backend == "gpu":
         raise TcdistError(f"cannot warm up the GPU: {problem}")

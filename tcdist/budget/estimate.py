@@ -110,6 +110,12 @@ def in_degrees(col, n: int, vertices: np.ndarray) -> np.ndarray:
     return _count_slots(col, slot, vertices.size, max(compiled.get_threads(), 1))
 
 
+def prebuild() -> None:
+    """Compile (or load) the in-degree pass for both column types (`tcdist warm-up`)."""
+    for dtype in (np.int32, np.int64):
+        _count_slots(np.zeros(1, dtype), np.zeros(1, np.int32), 1, 1)
+
+
 @jit(parallel=True, cache=True, nogil=True)
 def _count_slots(col, slot, slots, pieces):
     """counts[s]: the columns whose vertex has slot s (slot -1: not counted), each of `pieces`
