@@ -51,14 +51,22 @@ def _falls(rowptr, m: int) -> bool:
 COMPILED_FROM = 1 << 20  # columns from which the compiled pass pays for its first compile
 
 
-def _host_problems(rowptr, col, n: int, ascending: bool) -> int:
+def rows_problems(rowptr, col, n: int, first_row: int) -> int:
+    """OUTSIDE, UNSORTED or BACKWARD (a bit each, at least the first found; 0 for none) of rows
+    first_row.. of an oriented CSR of n vertices held on the host: rowptr theirs rebased to 0 and
+    sound, col their columns."""
+    return _host_problems(rowptr, col, n, True, first_row) if col.size else 0
+
+
+def _host_problems(rowptr, col, n: int, ascending: bool, first_row: int = 0) -> int:
     """The first of OUTSIDE, UNSORTED, BACKWARD a CSR with a sound rowptr has (0 for none): every
-    one found, in one compiled pass, or the first in whole-array passes."""
+    one found, in one compiled pass, or the first in whole-array passes. first_row: the number of
+    its first row, where it holds rows of a larger CSR."""
     if col.size >= COMPILED_FROM:
         threads = compiled.get_threads()
         cuts = np.linspace(0, col.size, 4 * threads + 1).astype(np.int64)
         with ThreadPoolExecutor(threads, thread_name_prefix="tcdist-check") as pool:
-            found = pool.map(lambda a, b: _problems(rowptr, col, n, ascending, a, b), cuts[:-1], cuts[1:])
+            found = pool.map(lambda a, b: _problems(rowptr, col, n, ascending, a, b, first_row), cuts[:-1], cuts[1:])
             return int(np.bitwise_or.reduce(np.fromiter(found, np.int64)))
     if int(col.min()) < 0 or int(col.max()) >= n:
         return OUTSIDE
@@ -71,13 +79,13 @@ def _host_problems(rowptr, col, n: int, ascending: bool) -> int:
             return UNSORTED
     if ascending:  # rows are sorted (above): a row ascends from u if its first column does
         rows = np.flatnonzero(rowptr[1:] > rowptr[:-1])
-        if bool((col[rowptr[rows]] <= rows).any()):
+        if bool((col[rowptr[rows]] <= rows + first_row).any()):
             return BACKWARD
     return 0
 
 
 @jit(cache=True, nogil=True)
-def _problems(rowptr, col, n, ascending, lo, hi):
+def _problems(rowptr, col, n, ascending, lo, hi, first_row):
     """OUTSIDE | UNSORTED | BACKWARD, as found in columns lo..hi-1 (serial, without the GIL: the
     caller's threads take a stretch each, and no parallel region meets another thread's)."""
     flags = 0
@@ -92,7 +100,7 @@ def _problems(rowptr, col, n, ascending, lo, hi):
             flags |= OUTSIDE
         elif k > rowptr[x] and v <= col[k - 1]:
             flags |= UNSORTED
-        elif ascending and v <= x:
+        elif ascending and v <= x + first_row:
             flags |= BACKWARD
     return flags
 
@@ -102,7 +110,7 @@ def prebuild() -> None:
     it beside the partitioner's parallel loops."""
     rowptr = np.array([0, 1, 1], np.int64)
     for dtype in (np.int32, np.int64):
-        _problems(rowptr, np.array([1], dtype), 2, True, 0, 1)
+        _problems(rowptr, np.array([1], dtype), 2, True, 0, 1, 0)
 
 
 @jit(parallel=True, cache=True, nogil=True)

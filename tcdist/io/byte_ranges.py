@@ -77,7 +77,7 @@ def data_start(path, rules: Rules, check_binary: bool = True) -> tuple[int, int,
             break
         if check_binary and size < BINARY_CHECK_BYTES:
             continue
-        with text.open_binary(path) as (stream, _):
+        with text.open_binary(path, parallel=False) as (stream, _):
             prefix = text.read_block(stream, path, size)
         read += len(prefix)
         if prefix and check_binary:
@@ -89,7 +89,7 @@ def data_start(path, rules: Rules, check_binary: bool = True) -> tuple[int, int,
         found = rules.header(whole, partial=True) if whole else None
         if found is not None:
             return bom + found[0], 1 + found[1], read
-    with text.open_binary(path) as (stream, _):
+    with text.open_binary(path, parallel=False) as (stream, _):
         block = text.first_block(stream, path)
     read += block.size
     skip, lines = rules.header(block)

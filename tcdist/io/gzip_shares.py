@@ -6,9 +6,10 @@ header's), owns the lines that start after a line end inside what they hold (ran
 data's start) and inflates on into the next rank's members only to finish its last line.
 
 A single gzip stream (or members that do not say their size) cannot be cut: its data is known
-only once all before it is inflated. Each rank inflates the whole stream and parses every R-th
-block of lines (rank k the blocks k, k+R, ...), so the ranks together parse each line once; each
-reads the whole file.
+only once all before it is inflated. Rank k parses the blocks of lines k, k+R, ..., so the ranks
+together parse each line once. Given the ranks' communicator, the first rank of each host
+inflates the stream, parses its own blocks and sends the host's other ranks theirs; without it,
+every rank inflates the whole stream itself.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import numpy as np
 from isal import isal_zlib
 
 from tcdist.errors import InputError
-from tcdist.graph.check import BACKWARD, FALLS, OUTSIDE, PROBLEMS, UNSORTED
+from tcdist.graph.check import FALLS, PROBLEMS, rows_problems
 from tcdist.io import h5graph
 from tcdist.io.hdf5 import CHECKSUM_BLOCK as DIGEST_BLOCK
 from tcdist.io.hdf5 import check_format, damage_is_input_error, digest, integer_dataset, open_h5, plain, read_attrs
@@ -68,25 +68,13 @@ def row_cut(rowptr, n: int, itemsize: int, k: int, ranks: int) -> tuple[int, int
 
 
 def _problems(rowptr, col, first: int, n: int, m: int) -> int:
-    """The first of FALLS, OUTSIDE, UNSORTED, BACKWARD the rows have (0: none), as csr_problem
-    finds them for the whole graph (rowptr not rebased)."""
+    """FALLS, or the problems of check.rows_problems, of rows first.. (rowptr not rebased), as
+    csr_problem finds them for the whole graph."""
     end = first + rowptr.size - 1
     if (first == 0 and int(rowptr[0]) != 0) or (end == n and int(rowptr[-1]) != m) or \
             bool((rowptr[1:] < rowptr[:-1]).any()):
         return FALLS
-    if not col.size:
-        return 0
-    if int(col.min()) < 0 or int(col.max()) >= n:
-        return OUTSIDE
-    starts = rowptr[:-1] - rowptr[0]
-    row_start = np.zeros(col.size, bool)
-    row_start[starts[starts < col.size]] = True
-    if bool((~row_start[1:] & (col[1:] <= col[:-1])).any()):
-        return UNSORTED
-    rows = np.flatnonzero(rowptr[1:] > rowptr[:-1])
-    if bool((col[starts[rows]] <= rows + first).any()):
-        return BACKWARD
-    return 0
+    return rows_problems(rowptr - rowptr[0], col, n, first)
 
 
 def _pieces(name: str, data: np.ndarray, offset: int) -> list:

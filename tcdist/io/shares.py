@@ -4,13 +4,17 @@
   header (byte_ranges.py); each rank parses its range with the one-process reader's engines (on
   its GPU given gpu_room). The ranks' edges together are the one-process reader's edges.
 - A gzip file: cut at its members where it is BGZF (gzip_shares.py); a single gzip stream cannot
-  be cut, so one rank per host inflates it and hands its blocks of lines out to that host's ranks.
+  be cut, so one rank per host (given the communicator; else every rank) inflates it, and each
+  rank parses every R-th block of its lines.
 - A tcdist graph file: a contiguous range of rows of its oriented CSR (h5rows.py).
 - A generator spec: edges m*k/R..m*(k+1)/R of those generate() makes, drawn by rank k alone (rmat
   and er; the other generators are small closed forms, made whole and cut).
 - An in-memory object, standard input, or text read with labels (ids that are names, numbered
   together): rank 0's share is all of it, the other ranks' are empty.
 
+Errors are the one-process reader's: every rank reads the head of a file, so a bad header or
+banner is raised by all; binary data by rank 0; a bad line by the rank that reads it, named by
+its number in the file (for byte ranges, the first failing rank's is the first in the file).
 What only the ranks together can check (a Matrix Market file's number of entries, a graph
 file's digest and structure) is checked by Share.check_together with every rank's Share.facts
 (comm.allgather): it raises on every rank what one process raises.
@@ -57,7 +61,8 @@ class Share:
 def read_share(source, rank: int, ranks: int, *, seed: int = 0, gpu_room: int | None = None, xp=np,
                labels: bool = False, comm=None) -> Share:
     """Rank's share of a source: a path (edge list, Matrix Market, tcdist graph file; optionally
-    gzipped), a generator spec, or an in-memory graph (rank 0's share). gpu_room: text is parsed
+    gzipped), a generator spec, or an in-memory graph (rank 0's share: a Graph as rows, all of
+    them; the other ranks' shares are then empty edges). gpu_room: text is parsed
     on the current GPU while its edges and their build fit in that many bytes (as io.read);
     xp: the array module a generator draws with. labels: a text edge list whose ids are names,
     read whole by rank 0 (names are numbered together). comm: the ranks' communicator (rank and

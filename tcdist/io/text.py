@@ -44,18 +44,19 @@ GPU_BLOCKS = 8  # a GPU parses text where it has room for this many blocks (with
 
 
 @contextmanager
-def open_binary(path):
+def open_binary(path, parallel: bool = True):
     """A byte stream of the file ('-': standard input), gunzipped when its first bytes say gzip
-    (gzipped.py), with what tells the file's bytes read so far (for progress: the raw file, or
-    rapidgzip's count). Nothing seeks, so pipes, FIFOs and <(...) read like files;
-    the stream can peek, for sniffing formats without consuming input."""
+    (gzipped.py; parallel=False: on one core, for a look at its head), with what tells the file's
+    bytes read so far (for progress: the raw file, or rapidgzip's count). Nothing seeks, so pipes,
+    FIFOs and <(...) read like files; the stream can peek, for sniffing formats without consuming
+    input."""
     raw = sys.stdin.buffer if path == "-" else open(path, "rb")
     inflated = None
     try:
         stream, read_so_far = raw, raw
         refuse_compressed(raw.peek(10)[:10], path)
         if raw.peek(2)[:2] == GZIP_MAGIC:
-            if gzipped.parallel(path):
+            if parallel and gzipped.parallel(path):
                 inflated = gzipped.Inflated(path)
                 stream, read_so_far = io.BufferedReader(inflated, 1 << 20), inflated.read_so_far
             else:

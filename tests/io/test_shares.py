@@ -14,13 +14,14 @@ from tcdist.errors import InputError, TcdistError
 from tcdist.io import generate, grammar, read, text
 from tcdist.io.h5graph import read_graph, write_graph
 from tcdist.io.shares import read_share
+from tcdist.xp import to_numpy
 
 RANKS = range(1, 6)
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
 
 
 def edge_multiset(edges):
-    return Counter(zip(np.asarray(edges.src).tolist(), np.asarray(edges.dst).tolist()))
+    return Counter(zip(to_numpy(edges.src).tolist(), to_numpy(edges.dst).tolist()))
 
 
 def shares_of(source, ranks, **options):
@@ -241,14 +242,20 @@ def test_a_graph_file_damaged_in_one_rank_s_rows_fails_its_digest_on_every_rank(
         assert str(together.value) == str(one.value) and "do not match its digest" in str(one.value)
 
 
-@pytest.mark.parametrize("change", ["backward", "unsorted"])
-def test_a_consistently_signed_bad_csr_is_named_as_one_process_names_it(tmp_path, change):
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
+@pytest.mark.parametrize("change", ["backward", "unsorted", "outside"])
+def test_a_consistently_signed_bad_csr_is_named_as_one_process_names_it(tmp_path, monkeypatch, change, compiled):
+    from tcdist.graph import check
+
+    monkeypatch.setattr(check, "COMPILED_FROM", 0 if compiled else 1 << 40)
     graph = tcdist.load_graph("rmat:9")
     graph.col = graph.col.copy()
     rows = np.flatnonzero(np.diff(graph.rowptr) > 1)
     u = int(rows[-1])  # in the last rank's rows
     if change == "backward":
         graph.col[graph.rowptr[u]] = 0
+    elif change == "outside":
+        graph.col[graph.rowptr[u + 1] - 1] = graph.n
     else:
         graph.col[graph.rowptr[u] : graph.rowptr[u] + 2] = graph.col[graph.rowptr[u] : graph.rowptr[u] + 2][::-1]
     write_graph(graph, tmp_path / "g.h5")
@@ -257,7 +264,7 @@ def test_a_consistently_signed_bad_csr_is_named_as_one_process_names_it(tmp_path
     shares = [read_share(tmp_path / "g.h5", k, 4) for k in range(4)]
     with pytest.raises(InputError) as together:
         shares[0].check_together([s.facts for s in shares])
-    assert str(together.value) == str(one.value)
+    assert str(together.value) == str(one.value) and "inconsistent CSR arrays" in str(one.value)
 
 
 def test_names_as_ids_are_read_whole_by_rank_0_with_a_notice(tmp_path):
@@ -291,9 +298,11 @@ def test_a_missing_file_is_named_on_every_rank(tmp_path):
 def test_shares_parsed_on_the_gpu_are_the_one_process_edges(tmp_path, ranks):
     import cupy
 
-    path = write(tmp_path / "g.txt", FILES["snap header"])
-    shares = assert_same_as_one_process(path, ranks, gpu_room=8 << 30)
-    assert all(isinstance(share.edges.src, cupy.ndarray) for share in shares)
+    for path in (write(tmp_path / "g.txt", FILES["snap header"]), write(tmp_path / "g.mtx", mtx_file(MTX_LINES)),
+                 write(tmp_path / "g.txt.gz", bgzf(FILES["crlf"].encode(), 2000)),
+                 write(tmp_path / "s.txt.gz", gzip.compress(FILES["crlf"].encode()))):
+        shares = assert_same_as_one_process(path, ranks, gpu_room=8 << 30)
+        assert all(isinstance(share.edges.src, cupy.ndarray) for share in shares)
     shares = shares_of("rmat:10", ranks, xp=cupy)
     assert np.array_equal(cupy.concatenate([s.edges.src for s in shares]).get(), generate("rmat:10").src)
 
@@ -365,3 +374,12 @@ def test_damaged_bgzf_data_is_corrupt_gzip_data(tmp_path):
     with pytest.raises(InputError, match="truncated or corrupt gzip data"):
         read(path)
     assert any("truncated or corrupt gzip data" in str(e) for e in _errors(path, 3))
+
+
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_a_header_longer_than_the_heads_tried_is_found_as_one_process_finds_it(tmp_path, ranks):
+    comments = "# a long comment to make a long header\n" * 1200  # 47 KB: past every head tried but the first block
+    assert_same_as_one_process(write(tmp_path / "g.txt", comments + "source target\n" + BODY), ranks)
+    path = write(tmp_path / "g.mtx", mtx_file(MTX_LINES, header="%%MatrixMarket matrix coordinate pattern general\n"
+                                                                 + comments.replace("#", "%") * 16))  # 750 KB
+    assert_same_as_one_process(path, ranks)
