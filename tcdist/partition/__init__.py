@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from tcdist.config import PRUNE_MODES, SCHEMES
@@ -34,7 +36,8 @@ def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", pru
     several times."""
     assignment = assign(graph, scheme, num_parts, seed)
     if graph.xp is np:  # on the host: compiled; eight parts from each pass over the edges, else parts on threads
-        parts = iter_parts_lanes(graph, assignment, num_parts, prune) if num_parts <= MASK_PARTS else \
+        lanes = num_parts <= MASK_PARTS and sys.byteorder == "little"  # (lanes.py: a word's byte j is its bits 8j..)
+        parts = iter_parts_lanes(graph, assignment, num_parts, prune) if lanes else \
             iter_parts_host(graph, assignment, num_parts, prune, reversed_edges=reversed_edges)
         parts = parts if lazy else list(parts)
     else:  # on a GPU: a part at a time, in passes there

@@ -33,7 +33,7 @@ from tcdist.graph.work import RANGES_PER_THREAD, even_rows
 from tcdist.partition.host import ALIVE, IN, LOCAL, OUT, PRUNE_CODES, edge_stays, stays, vertices_by_part
 from tcdist.partition.part import Part
 
-LANES = 8  # parts a vertex's word holds: a byte of flags each
+LANES = 8  # parts a vertex's word holds: a byte of flags each (byte j, bits 8j..8j+7: a little-endian host's)
 _ONES = 0x0101010101010101  # bit 0 of every lane
 _PARALLEL_MARKS = 64  # a round that marks fewer than n / this many rows leaves the rest to one pass in rank order
 _MOST_ROUNDS = 8  # parallel rounds of Algorithm 2 before that pass, however many rows they mark
