@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a lent GPU host, from the repository root:  bash jobs/gpu_host.sh tests|bench|budget|kernels|e2e [options]
+# On a lent GPU host, from the repository root:  bash jobs/gpu_host.sh tests|bench|budget|kernels|e2e|parts [options]
 # Installs the carried wheels (.whl/: pymetis, networkit), points the tests at the carried datasets
 # (.datasets/) and the host's Open MPI, then runs the GPU and MPI tests or the rank benchmark.
 # Logs and results go to $OUT (the device tool brings them back).
@@ -18,4 +18,5 @@ case $what in
   budget) (cd jobs && python3 bench_budget.py "$@") 2>&1 | tee "$OUT/budget.log" ;;
   kernels) (cd jobs && python3 bench_gpu.py "$@") 2>&1 | tee "$OUT/kernels.log" ;;
   e2e) (cd jobs && python3 bench_e2e.py --out "$OUT" "$@") 2>&1 | tee "$OUT/e2e.log" ;;
+  parts) (cd jobs && python3 bench_host_parts.py --out "$OUT" "$@") 2>&1 | tee "$OUT/host-parts.log" ;;
 esac
