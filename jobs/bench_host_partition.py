@@ -1,5 +1,6 @@
-"""Host partitioning: the compiled builder (parts side by side) against the whole-array builder
-run on NumPy, on the same RMAT graph and assignment, and where the compiled builder's time goes.
+"""Host partitioning: the compiled builders (lanes.py: eight parts from each pass over the edges,
+a part at a time on every core; host.py: parts side by side) against the whole-array builder run
+on NumPy, on the same RMAT graph and assignment, and where lanes.py's time goes, step by step.
 
     python jobs/bench_host_partition.py --scale 20 --parts 8 [--reference] --out results/host-partition.json
 
@@ -14,11 +15,13 @@ import argparse
 import json
 import os
 import time
+from collections import Counter
 
 import numba
 from meta import median, metadata
 
 import tcdist
+from tcdist.partition import lanes
 from tcdist.partition.build import build_parts
 from tcdist.partition.host import iter_parts_host
 from tcdist.partition.incoming import RANGES_PER_THREAD, parts_reached
@@ -31,9 +34,12 @@ def main():
     p.add_argument("--parts", type=int, default=8)
     p.add_argument("--prune", default="lstc")
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--builders", nargs="+", choices=("auto", "teams", "every-core", "part-a-thread"), default=["auto"],
-                   help="auto: as tcdist chooses (teams for a graph this large); teams: the threads shared out "
-                        "among the parts; every-core: one part at a time; part-a-thread: no teams")
+    p.add_argument("--builders", nargs="+", choices=("lanes", "auto", "teams", "every-core", "part-a-thread"),
+                   default=["lanes"],
+                   help="lanes: eight parts from each pass over the edges, a part at a time on every core (tcdist's "
+                        "choice up to 64 parts); the others host.py's, parts built in passes of their own: auto, as "
+                        "it chooses (teams for a graph this large); teams: the threads shared out among the parts; "
+                        "every-core: one part at a time; part-a-thread: no teams")
     p.add_argument("--reference", action="store_true", help="also time the whole-array builder on NumPy (slow)")
     p.add_argument("--device", default=f"cpu-{os.cpu_count()}core")
     p.add_argument("--build-on", choices=("cpu", "gpu"), default="cpu",
@@ -42,11 +48,17 @@ def main():
     args = p.parse_args()
     threads = numba.get_num_threads()
     team = {"auto": None, "teams": max(1, threads // args.parts), "every-core": threads, "part-a-thread": 1}
+    steps = timed_steps()
+
+    def built(builder, graph, assignment):
+        if builder == "lanes":
+            return lanes.iter_parts_lanes(graph, assignment, args.parts, args.prune)
+        return iter_parts_host(graph, assignment, args.parts, args.prune, team[builder])
 
     t0 = time.perf_counter()
     small = tcdist.load_graph("rmat:12")  # compiles every builder before anything is timed
     for builder in args.builders:
-        list(iter_parts_host(small, assign(small, "random", 2, 0), 2, args.prune, team[builder]))
+        list(built(builder, small, assign(small, "random", args.parts, 0)))
     stage("compiled (Numba) on rmat:12", time.perf_counter() - t0)
     t0 = time.perf_counter()
     graph = tcdist.load_graph(f"rmat:{args.scale}", device=args.build_on).on_host()
@@ -68,14 +80,21 @@ def main():
         runs = record["builders"][builder] = []
         for _ in range(args.repeat):
             parts, t0 = [], time.perf_counter()
-            for part in iter_parts_host(graph, assignment, args.parts, args.prune, team[builder]):
+            steps.clear()
+            for part in built(builder, graph, assignment):
                 parts.append(part.stats)
                 stage(f"  {builder}: part {part.index} built ({part.stats['e_res']:,} edges), since the start",
                       time.perf_counter() - t0)
             runs.append(time.perf_counter() - t0)
             stage(f"{builder} builder, {args.parts} parts", runs[-1])
+            if steps:
+                record.setdefault("lanes_steps_s", []).append({k: round(v, 3) for k, v in steps.most_common()})
+                print("   its steps, seconds:", record["lanes_steps_s"][-1], flush=True)
             save(record, args.out)  # a run stopped by a time limit keeps the builders timed so far
         record["e_res_total"] = sum(stats["e_res"] for stats in parts)
+        edges_per_core = record["e_res_total"] / median(runs) / threads
+        record.setdefault("part_edges_per_s_per_core", {})[builder] = edges_per_core
+        stage(f"{builder}: {edges_per_core / 1e6:.1f} M part edges written a second a core (median run)", median(runs))
     best = min(median(runs) for runs in record["builders"].values())
     record["partition_s"] = best  # what a count's partition step takes
     stage("partition (the faster builder)", best)
@@ -87,6 +106,22 @@ def main():
         record["speedup"] = record["whole_array_numpy_s"] / best
     save(record, args.out)
     print(json.dumps(record, indent=1))
+
+
+def timed_steps() -> Counter:
+    """Seconds of each compiled step of lanes.py, summed over the parts built since cleared."""
+    spent = Counter()
+    for name in ("_marked", "_first_round", "_round", "_last_round", "_numbered", "_runs", "_slotted", "_packed", "_probes"):
+        function = getattr(lanes, name)
+
+        def run(*args, function=function, name=name):
+            t0 = time.perf_counter()
+            try:
+                return function(*args)
+            finally:
+                spent[name] += time.perf_counter() - t0
+        setattr(lanes, name, run)
+    return spent
 
 
 def save(record: dict, path: str) -> None:

@@ -162,6 +162,8 @@ def warm_up(backend: str = "auto") -> dict:
     from tcdist import caches
     from tcdist.count.registry import of_backend
     from tcdist.device import gpu
+    from tcdist.partition import assign
+    from tcdist.partition.host import iter_parts_host
 
     config = CountConfig(backend=backend)
     t0 = time.perf_counter()
@@ -171,7 +173,9 @@ def warm_up(backend: str = "auto") -> dict:
             f.writelines(f"{u}\t{v}\n" for u in range(12) for v in range(u + 1, 12))
         for kernel in of_backend("cpu"):
             count_triangles(path, backend="cpu", kernel=kernel)
-        count_triangles(path, backend="cpu", parts=2, per_vertex=True, per_edge=True)
+        count_triangles(path, backend="cpu", parts=2, per_vertex=True, per_edge=True)  # parts eight a word (lanes.py)
+        clique = load_graph(path)
+        list(iter_parts_host(clique, assign(clique, DEFAULT_SCHEME, 2, 0), 2))  # the ranks' own parts, and over 64
     estimate.prebuild()  # --parts auto's model of a part
     problem = gpu.problem() if config.backend != "cpu" else "not asked for"
     if problem and config.backend == "gpu":

@@ -27,7 +27,7 @@ def test_the_cpu_functions_land_in_the_cache_folder_and_only_that_is_named(tmp_p
     done = warm_up(tmp_path, "cpu")
     assert done["caches"] == {"CPU functions (Numba)": str(tmp_path / "numba")} and not done["gpu"]  # no CuPy cache
     cached = {p.name.split(".")[0] for p in (tmp_path / "numba").rglob("*.nbi")}
-    assert {"grammar", "cpu", "host"} <= cached, cached  # the parser, the CPU kernels, the host partitioner
+    assert {"grammar", "cpu", "host", "lanes"} <= cached, cached  # the parser, the CPU kernels, both host partitioners
     functions = {p.name.split(".")[1].split("-")[0] for p in (tmp_path / "numba").rglob("cpu.*.nbi")}
     assert {"_marker", "_merge", "_middle", "_per_vertex_rows", "_third_edges"} <= functions, functions  # and credits
 

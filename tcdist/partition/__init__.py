@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from tcdist.config import PRUNE_MODES, SCHEMES
@@ -9,6 +11,8 @@ from tcdist.errors import OptionError
 from tcdist.graph.graph import Graph
 from tcdist.partition.build import build_parts, iter_parts
 from tcdist.partition.host import iter_parts_host
+from tcdist.partition.incoming import MASK_PARTS
+from tcdist.partition.lanes import iter_parts_lanes
 from tcdist.partition.part import Part, Partitioning
 from tcdist.partition.schemes import assign
 
@@ -25,13 +29,16 @@ def check_parts(num_parts: int, graph: Graph) -> None:
 def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", prune: str = "lstc",
                     seed: int = 0, lazy: bool = False, reversed_edges=None) -> Partitioning:
     """Partition an oriented graph into num_parts self-contained parts (LSTC Algorithms 1-2).
-    lazy: parts come as an iterator, built as it is walked (on the host a few at a time, on a GPU
-    one), to write a store or count them without holding every part; reversed_edges: on the host, a function returning
+    lazy: parts come as an iterator, built as it is walked (on the host up to 64 parts one at a
+    time on every core, more a few at a time, on a GPU one), to write a store or count them
+    without holding every part; reversed_edges: on the host, a function returning
     host.transpose(graph) (called for over 64 parts), when the caller partitions the graph
     several times."""
     assignment = assign(graph, scheme, num_parts, seed)
-    if graph.xp is np:  # on the host: compiled, parts on threads
-        parts = iter_parts_host(graph, assignment, num_parts, prune, reversed_edges=reversed_edges)
+    if graph.xp is np:  # on the host: compiled; eight parts from each pass over the edges, else parts on threads
+        lanes = num_parts <= MASK_PARTS and sys.byteorder == "little"  # (lanes.py: a word's byte j is its bits 8j..)
+        parts = iter_parts_lanes(graph, assignment, num_parts, prune) if lanes else \
+            iter_parts_host(graph, assignment, num_parts, prune, reversed_edges=reversed_edges)
         parts = parts if lazy else list(parts)
     else:  # on a GPU: a part at a time, in passes there
         parts = iter_parts(graph, assignment, num_parts, prune) if lazy else build_parts(graph, assignment, num_parts,

@@ -40,7 +40,7 @@ from tcdist.partition.part import Part
 LOCAL, OUT, IN, ALIVE = 1, 2, 4, 8
 _LARGE_PART = 1 << 22  # edges of the graph per part from which a part is built by a team of threads
 _DENSE_SHIFT = 5       # a part that may touch 1/32 of the vertices finds its members by a scan of the flags
-_PRUNE_CODES = {"lstc": 0, "none": 1, "minimal": 2}
+PRUNE_CODES = {"lstc": 0, "none": 1, "minimal": 2}
 
 
 def _build_part_source(rowptr, col, in_ptr, in_col, in_parts, bit, local, prune, flags, new_id, team):
@@ -98,14 +98,14 @@ def _build_part_source(rowptr, col, in_ptr, in_col, in_parts, bit, local, prune,
         for i in range(spread[c], spread[c + 1]):
             u = members[i]
             source = flags[u]
-            alive = _alive(prune, source)
+            alive = stays(prune, source)
             kept = 0
             near = 0
             for e in range(rowptr[u], rowptr[u + 1]):
                 target = flags[col[e]]
                 if target:
                     run_induced += 1
-                    if alive and _kept(prune, source, target):
+                    if alive and edge_stays(prune, source, target):
                         kept += 1
                         if target & LOCAL:
                             near += 1
@@ -121,7 +121,7 @@ def _build_part_source(rowptr, col, in_ptr, in_col, in_parts, bit, local, prune,
             n_local += 1
     size = n_local
     for u in members:
-        if not flags[u] & LOCAL and _alive(prune, flags[u]):
+        if not flags[u] & LOCAL and stays(prune, flags[u]):
             new_id[u] = size
             size += 1
     global_id = np.empty(size, np.int64)
@@ -144,7 +144,7 @@ def _build_part_source(rowptr, col, in_ptr, in_col, in_parts, bit, local, prune,
             far = near + near_in_row[i]
             for e in range(rowptr[u], rowptr[u + 1]):
                 t = new_id[col[e]]  # kept members only (-1 else); 'minimal' keeps fewer of their edges
-                if t >= 0 and (prune != 2 or _kept(prune, source, flags[col[e]])):
+                if t >= 0 and (prune != 2 or edge_stays(prune, source, flags[col[e]])):
                     if t < n_local:
                         part_col[near] = t
                         near += 1
@@ -256,7 +256,7 @@ _reach = _compiled(_reach_source, parallel=False)
 _reach_parallel = _compiled(_reach_source, parallel=True)
 
 
-def _by_part_sorted(assignment, num_parts, chunks):
+def vertices_by_part(assignment, num_parts, chunks):
     """_by_part's answer; up to SMALL vertices, NumPy's (as fast there, and nothing to compile:
     _by_part took a second of a small graph's first run)."""
     if assignment.size <= SMALL:
@@ -310,7 +310,7 @@ def _spread(ptr, vertices, pieces):
 
 
 @jit(cache=True, nogil=True, inline="always")
-def _alive(prune, flag):
+def stays(prune, flag):
     """Whether a member (its flag) stays in the part: lstc, what Algorithm 2 reached; none, all;
     minimal, the local vertices and their out-neighbours."""
     if prune == 0:
@@ -321,7 +321,7 @@ def _alive(prune, flag):
 
 
 @jit(cache=True, nogil=True, inline="always")
-def _kept(prune, source, target):
+def edge_stays(prune, source, target):
     """Whether an edge between two members, from one that stays (their flags), stays: under
     'minimal', the edges of local vertices and those among their out-neighbours."""
     return prune != 2 or (source & LOCAL) != 0 or ((source & OUT) != 0 and (target & OUT) != 0)
@@ -342,7 +342,7 @@ class PartBuilder:
 
     def __init__(self, graph, assignment, num_parts, prune="lstc", reversed_edges=None, reached=None):
         self.rowptr, self.col, self.n = np.asarray(graph.rowptr), np.asarray(graph.col), graph.n
-        self.prune = _PRUNE_CODES[prune]
+        self.prune = PRUNE_CODES[prune]
         pieces = max(compiled.get_threads(), 1) * RANGES_PER_THREAD
         if num_parts <= MASK_PARTS:
             self.in_parts = reached if reached is not None else \
@@ -351,7 +351,7 @@ class PartBuilder:
         else:
             self.in_parts = np.zeros(0, np.uint64)
             self.in_ptr, self.in_col = reversed_edges() if reversed_edges is not None else transpose(graph)
-        self.order, self.offsets = _by_part_sorted(np.asarray(assignment), num_parts, pieces)
+        self.order, self.offsets = vertices_by_part(np.asarray(assignment), num_parts, pieces)
         self._scratch = threading.local()
 
     def build(self, p: int, team: int = 1) -> Part:

@@ -156,6 +156,73 @@ def test_the_host_builder_makes_the_same_parts_as_the_whole_array_builder(scheme
                 assert x.dtype == y.dtype and np.array_equal(x, y), (source, a.index, name)
 
 
+@pytest.mark.parametrize("scheme", ["random", "contiguous", "metis"])
+@pytest.mark.parametrize("prune", ["lstc", "none", "minimal"])
+def test_parts_eight_at_a_time_are_the_whole_array_builder_s(scheme, prune):
+    """lanes.py (a byte of flags a part in a vertex's word, eight parts from each pass) against the
+    whole-array builder on NumPy, bit for bit: one word (3 parts), several (9, 17: the last one
+    part; 64: eight full), more parts than vertices."""
+    from tcdist.partition.build import build_parts
+    from tcdist.partition.lanes import iter_parts_lanes
+    from tcdist.partition.schemes import assign
+
+    for source, parts in ((DATASETS / "email-Eu-core.txt.gz", 9), ("rmat:11", 3), ("rmat:12", 17), ("complete:6", 9),
+                          ("complete:80", 64), ("grid:30:30", 8)):
+        graph = tcdist.load_graph(source)
+        assignment = assign(graph, scheme, parts, 7)
+        for a, b in zip(build_parts(graph, assignment, parts, prune), iter_parts_lanes(graph, assignment, parts, prune),
+                        strict=True):
+            assert (a.index, a.n_local, a.stats) == (b.index, b.n_local, b.stats), (source, a.index)
+            for name in ("rowptr", "col", "global_id"):
+                x, y = getattr(a, name), getattr(b, name)
+                assert x.dtype == y.dtype and np.array_equal(x, y), (source, a.index, name)
+
+
+@pytest.mark.parametrize("chains", [1, 100])
+def test_parts_eight_at_a_time_reach_along_chains_of_proxies(chains):
+    """Algorithm 2 taking a round a link: chains of 30 vertices i -> i + 1, each vertex also
+    pointing to one hub; part 0 holds the hub and each chain's first vertex, so the rest of a chain
+    are in-neighbours of the hub, each reached from the one before it. 100 chains: parallel rounds
+    (many rows marked each), then the pass in rank order; 1 chain: that pass alone."""
+    from tcdist.partition.build import build_parts
+    from tcdist.partition.lanes import iter_parts_lanes
+
+    length = 30
+    hub = chains * length
+    chain = np.arange(hub).reshape(chains, length)
+    src = np.concatenate([chain[:, :-1].ravel(), chain.ravel()])
+    dst = np.concatenate([chain[:, 1:].ravel(), np.full(hub, hub)])
+    graph = tcdist.load_graph((src, dst))
+    ids = np.asarray(graph.original_id)
+    assignment = np.where((ids % length == 0) | (ids == hub), 0, 1).astype(np.int64)
+    for prune in PRUNE_MODES:
+        for a, b in zip(build_parts(graph, assignment, 2, prune), iter_parts_lanes(graph, assignment, 2, prune), strict=True):
+            assert a.stats == b.stats and all(np.array_equal(getattr(a, k), getattr(b, k))
+                                              for k in ("rowptr", "col", "global_id")), (prune, a.index)
+    kept = build_parts(graph, assignment, 2, "lstc")[0]  # each chain's last vertex, of degree 2, ranks below the one
+    assert kept.stats["v_res"] == graph.n - chains, "the rest are reached"  # before it: their edge points back
+
+
+def test_parts_eight_at_a_time_on_racing_threads_are_the_whole_array_builder_s():
+    """Four threads pushing OUT and ALIVE into the same words' bytes at once (NUMBA_NUM_THREADS=4),
+    every prune mode, against the whole-array builder, bit for bit."""
+    program = """
+import numpy as np, tcdist
+from tcdist.partition.build import build_parts
+from tcdist.partition.lanes import iter_parts_lanes
+from tcdist.partition.schemes import assign
+graph = tcdist.load_graph("rmat:14")
+assignment = assign(graph, "random", 8, 3)
+for prune in ("lstc", "none", "minimal"):
+    for a, b in zip(build_parts(graph, assignment, 8, prune), iter_parts_lanes(graph, assignment, 8, prune), strict=True):
+        assert a.stats == b.stats and all(np.array_equal(getattr(a, k), getattr(b, k)) for k in ("rowptr", "col", "global_id"))
+print("ok")
+"""
+    env = {**os.environ, "NUMBA_NUM_THREADS": "4"}
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
 @pytest.mark.parametrize("shift,groups", [(0, 1), (0, 7), (3, 4), (3, 1000), (12, 16), (16, 3)])
 @pytest.mark.parametrize("chunks", [1, 3, 8])
 def test_the_transpose_is_every_edge_reversed_with_sorted_rows(shift, groups, chunks):
@@ -323,7 +390,7 @@ flags, new_id = np.zeros(n, np.uint8), np.full(n, -1, np.int32)
 for _ in range(8):  # the transpose gives the in-neighbours (over 64 parts): one pass sets IN as another sets OUT
     part_rowptr, part_col, *_ = host._build_part_parallel(rowptr, col, in_ptr, in_col, np.zeros(0, np.uint64),
                                                            np.uint64(0), np.array([0, n - 1]),
-                                                           host._PRUNE_CODES["minimal"], flags, new_id, 4)
+                                                           host.PRUNE_CODES["minimal"], flags, new_id, 4)
     assert part_rowptr.size == n + 1 and part_col.size == m and (np.diff(part_col[:m]) > 0).all(), "a flag was lost"
 print("ok")
 """
