@@ -2,7 +2,8 @@
 among the ranks in several ways, and they must be graph/build.py's one-process graph byte for
 byte. Each rank checks; rank 0 prints "checked N" when every rank found every case right, else
 each problem, and the job exits 1. Arguments: the test data folder, the bytes per MPI message,
-and "gpu" to give each rank's edges on its GPU (its rows come back there, gathered over MPI and NCCL)."""
+and "gpu" to give each rank's edges on its GPU (built there, its exchanges staged through the host
+over MPI; ranks may share a GPU) or "nccl" (a GPU per rank: exchanged and gathered over NCCL too)."""
 
 import sys
 from functools import partial
@@ -24,15 +25,17 @@ from tcdist.xp import array_module, to_numpy
 comm = MPI.COMM_WORLD.Dup()
 DATA = Path(sys.argv[1])
 exchange.PIECE_BYTES = int(sys.argv[2])
-ON_GPU = sys.argv[3:] == ["gpu"]
+ON_GPU = sys.argv[3:] in (["gpu"], ["nccl"])
 problems = []
+GPUS = None
 if ON_GPU:
     import cupy
 
     from tcdist.ranks import nccl
 
     cupy.cuda.Device(node_local(comm)[0] % cupy.cuda.runtime.getDeviceCount()).use()
-    GPUS = nccl.communicator(comm)
+    if sys.argv[3] == "nccl":
+        GPUS = nccl.communicator(comm)
 
 
 def check(what, good):
@@ -81,7 +84,7 @@ def work_bounds(graph, ranks):
 def compare(name, whole, share):
     if ON_GPU:
         share = EdgeList(cupy.asarray(share.src), cupy.asarray(share.dst), share.name)
-    rows = build_rows(comm, share)
+    rows = build_rows(comm, share, GPUS)
     check(f"{name}: rows where the edges were", all(array_module(x) is array_module(share.src)
                                                     for x in (rows.rowptr, rows.col, rows.original_id)))
     a, b = rows.first_row, rows.end_row
@@ -94,7 +97,8 @@ def compare(name, whole, share):
     check(f"{name}: col", col.dtype == whole.col.dtype
           and np.array_equal(col, whole.col[whole.rowptr[a] : whole.rowptr[b]]))
     check(f"{name}: original ids", np.array_equal(original_id, whole.original_id[a:b]))
-    for how, gathered in [("mpi", gather_graph(comm, rows))] + ([("nccl", gather_graph(comm, rows, GPUS))] if ON_GPU else []):
+    over_nccl = [("nccl", gather_graph(comm, rows, GPUS))] if GPUS is not None else []
+    for how, gathered in [("mpi", gather_graph(comm, rows))] + over_nccl:
         for part in ("rowptr", "col", "original_id"):
             mine, one = getattr(gathered, part), getattr(whole, part)
             check(f"{name}: gathered {part} over {how}", array_module(mine) is array_module(share.src)
@@ -116,7 +120,7 @@ def check_exchange(xp):
     block = xp.full(comm.rank * 3, comm.rank, np.uint32)
     gathered = np.repeat(np.arange(comm.size), np.arange(comm.size) * 3)
     ways = [("mpi", exchange.alltoallv, exchange.allgatherv)]
-    if xp is not np:
+    if GPUS is not None:
         ways.append(("nccl", partial(nccl.alltoallv, gpus=GPUS), partial(nccl.allgatherv, gpus=GPUS)))
     for how, alltoallv, allgatherv in ways:
         got, got_counts = alltoallv(comm, send=send, counts=counts[comm.rank])
