@@ -1,0 +1,25 @@
+"""Run under mpiexec by test_ingest.py: every rank builds its rows of a graph through
+guard.watched, as GPU ranks do, and the last rank runs out of memory between two exchanges (its
+edges' keys). Every rank must end with an error, none waiting for the failed rank: each prints
+"RANK TYPE: MESSAGE" of what it raised."""
+
+from mpi4py import MPI
+
+from tcdist import io
+from tcdist.graph.edges import EdgeList
+from tcdist.ranks import ingest
+from tcdist.ranks.guard import watched
+
+comm = MPI.COMM_WORLD.Dup()
+edges = io.generate("rmat:10")
+mine = slice(comm.rank * len(edges) // comm.size, (comm.rank + 1) * len(edges) // comm.size)
+if comm.rank == comm.size - 1:
+    def out_of_memory(*args):
+        raise MemoryError("out of memory allocating 1,024 bytes")
+
+    ingest.directed_keys = out_of_memory
+try:
+    watched(comm, lambda watching: ingest.build_rows(watching, EdgeList(edges.src[mine], edges.dst[mine], "g")))
+    print(comm.rank, "built", flush=True)
+except BaseException as error:
+    print(comm.rank, f"{type(error).__name__}: {error}", flush=True)
