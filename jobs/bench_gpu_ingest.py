@@ -55,6 +55,7 @@ def main():
     parser.add_argument("--spec", default="rmat:25", help="a generator each rank draws its share of")
     parser.add_argument("--text", default="rmat:24", help="a generator whose edges are written as text first")
     parser.add_argument("--work", default="/tmp/gpu-ingest", help="a folder for the text file")
+    parser.add_argument("--backend", default="gpu", help="cpu: the same runs on host cores, to try the job")
     parser.add_argument("--device", default="nvidia-h200-x2", help="the machine kind, for the record")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
@@ -66,13 +67,13 @@ def main():
     count = [sys.executable, "-m", "tcdist", "count"]
     runs = []
     for source in (args.spec, text):
-        one = timed([*count, source, "--backend", "gpu", "--json"])
-        ranked = timed([*shlex.split(args.mpirun), "-n", str(args.ranks), *count, source, "--backend", "gpu",
+        one = timed([*count, source, "--backend", args.backend, "--json"])
+        ranked = timed([*shlex.split(args.mpirun), "-n", str(args.ranks), *count, source, "--backend", args.backend,
                         "--json"])
         runs.append({"source": source, "one_process": one, "ranks": ranked,
                      "same_count": one.get("triangles") is not None and one.get("triangles") == ranked.get("triangles")})
         print(json.dumps(runs[-1], indent=1), flush=True)
-    result = {"meta": metadata(args.device), "nccl": nccl_version(), "ranks": args.ranks, "text": text,
+    result = {"meta": metadata(args.device), "backend": args.backend, "nccl": nccl_version(), "ranks": args.ranks, "text": text,
               "text_bytes": os.path.getsize(text), "text_written_s": written, "runs": runs}
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)

@@ -20,10 +20,11 @@ _MAX_BITS = 12  # at most 4096 buckets: each thread's scatter keeps that many wr
 def sort(keys: np.ndarray) -> np.ndarray:
     """np.sort(keys) of a one-dimensional int64 or uint64 array, made on numba's threads (on the
     GPU where keys lie there)."""
-    xp = array_module(keys)
-    if xp is not np:
-        reserve_sort(keys)
-        return xp.sort(keys)
+    if array_module(keys) is not np:
+        out = keys.copy()
+        reserve_sort(out)  # (CuPy's sort short of its workspace leaves the keys unsorted: it is raised here)
+        out.sort()
+        return out
     threads = compiled.get_threads()
     if keys.size <= SMALL or threads < 2:
         return np.sort(keys)

@@ -128,10 +128,3 @@ def test_gpu_ranks_on_gpus_of_their_own_build_and_gather_over_nccl_as_one_proces
     assert [s["gpu"] for s in record["rank_stats"]] == [0, 1]
     assert {r["graph_via"] for r in record["rank_stats"]} == {"all-gather"}
 
-
-@pytest.mark.gpu
-def test_gpu_ranks_short_of_gpu_memory_for_the_build_build_on_the_host_and_count_as_one_process(graph_files):
-    alone = tcdist.count_triangles(str(graph_files["text"]), backend="cpu")
-    record = mpiexec_json(2, "count", graph_files["text"], "--backend", "gpu", "--ranks-per-gpu", 2,
-                          "--gpu-memory-limit", "1MiB")
-    assert record["triangles"] == alone.triangles
