@@ -82,12 +82,15 @@ def build_rows(comm, edges: EdgeList, gpus=None, gpu_room: int | None = None) ->
         raise TcdistError(f"{edges.name}: ids that are names are numbered by one process; build it on one rank, "
                           "or give integer ids")
     xp = array_module(edges.src)
-    if xp is not np and not all(comm.allgather(gpu_room is None or gpu_room >= _gpu_bytes(comm, len(edges)))):
+    need = _gpu_bytes(comm, len(edges))
+    on_gpu, fits = zip(*comm.allgather((xp is not np, gpu_room is None or gpu_room >= need)))
+    if any(on_gpu) and not (all(on_gpu) and all(fits)):  # every rank on the host, the rows back where its edges were
         rows = build_rows(comm, EdgeList(to_numpy(edges.src), to_numpy(edges.dst), edges.name,
                                          warnings=list(edges.warnings)))
         rows.rowptr, rows.col, rows.original_id = (xp.asarray(a) for a in (rows.rowptr, rows.col, rows.original_id))
-        rows.warnings.append(f"{edges.name}: the ranks built the graph on the host: the GPU build needs more "
-                             "memory than a GPU has")
+        if not all(fits):
+            rows.warnings.append(f"{edges.name}: the ranks built the graph on the host: the GPU build needs more "
+                                 "memory than a GPU has")
         return rows
     if xp is np:
         gpus = None
