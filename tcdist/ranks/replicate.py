@@ -47,11 +47,11 @@ def ingests(comm, source, config) -> bool:
             or config.prune is not None or config.parts not in (None, "auto"):
         return False
     path = os.fspath(source)
-    if not os.path.exists(path):
+    # what each rank sees, told to all (hosts with no shared file system: rank 0 reads)
+    seen = comm.allgather((os.path.exists(path), os.path.isfile(path) and os.access(path, os.R_OK)))
+    if not any(exists for exists, _ in seen):
         return is_spec(path)  # (a name that is neither: rank 0's read says what is wrong)
-    if is_stream(path) or not os.path.isfile(path):
-        return False
-    if not all(comm.allgather(os.access(path, os.R_OK))):  # (hosts with no shared file system: rank 0 reads)
+    if is_stream(path) or not all(readable for _, readable in seen):
         return False
     store = open_store_source(path)
     if store is not None:

@@ -1,7 +1,9 @@
 """Run under mpiexec by test_ingest.py: every rank builds its rows of a graph through
 guard.watched, as GPU ranks do: first the one-process graph's rows; then the last rank runs out
 of memory between two exchanges (its edges' keys). Every rank must end with an error, none
-waiting for the failed rank: each prints "RANK TYPE: MESSAGE" of what it raised, in one write."""
+waiting for the failed rank: rank 0 prints a JSON list of "TYPE: MESSAGE", what each raised."""
+
+import json
 
 from mpi4py import MPI
 
@@ -24,6 +26,9 @@ if comm.rank == comm.size - 1:
     ingest.directed_keys = out_of_memory
 try:
     watched(comm, lambda watching: ingest.build_rows(watching, share))
-    print(f"{comm.rank} built", flush=True)
+    said = "built"
 except BaseException as error:
-    print(f"{comm.rank} {type(error).__name__}: {error}", flush=True)
+    said = f"{type(error).__name__}: {error}"
+every = comm.gather(said)  # (every rank is here: none waits for the failed one)
+if comm.rank == 0:
+    print(json.dumps(every))
