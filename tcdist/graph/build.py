@@ -5,6 +5,7 @@ Every step is a sort of packed int64 keys (``u * n + v``) or a bincount: NumPy's
 vectorised sort is far faster than ``unique`` or a stable ``argsort`` here. On the host each
 step runs on every thread the run may use (the parallel sort in sort.py, the fused passes in
 passes.py) from COMPILED_FROM edges on, and in whole-array NumPy below it, with the same results.
+The whole-array steps the ranks' build takes (ranks/ingest.py) run on CuPy arrays too, on their GPU.
 """
 
 from __future__ import annotations
@@ -20,15 +21,16 @@ from tcdist.graph.degrees import degree_summary
 from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
 from tcdist.graph.sort import sort
-from tcdist.xp import array_module
+from tcdist.xp import array_module, select
 
 COMPILED_FROM = 1 << 20  # edges from which the host's compiled passes pay for their first compile
 
 
-def _compiled(size: int) -> bool:
-    """Whether a host step over size items takes the compiled passes (else whole-array NumPy,
-    which compiles nothing: small graphs, and a first run with an empty Numba cache)."""
-    return size >= COMPILED_FROM
+def _compiled(items) -> bool:
+    """Whether a host step over the array items takes the compiled passes (else whole-array
+    NumPy or CuPy, which compiles nothing: small graphs, a first run with an empty Numba cache,
+    and arrays on a GPU)."""
+    return isinstance(items, np.ndarray) and items.size >= COMPILED_FROM
 
 
 def unique_sorted(keys):
@@ -38,13 +40,14 @@ def unique_sorted(keys):
 
 def _distinct(keys):
     """The distinct values of sorted keys."""
-    if _compiled(keys.size):
+    if _compiled(keys):
         return passes.distinct(keys.view(np.uint64))[0].view(keys.dtype)  # equal as uint64 where equal as int64
     if keys.size:
-        keep = np.empty(keys.size, dtype=bool)
+        xp = array_module(keys)
+        keep = xp.empty(keys.size, dtype=bool)
         keep[0] = True
-        np.not_equal(keys[1:], keys[:-1], out=keep[1:])
-        keys = keys[keep]
+        xp.not_equal(keys[1:], keys[:-1], out=keep[1:])
+        keys = select(keep, keys)[0]
     return keys
 
 
@@ -57,16 +60,17 @@ def _undirected_keys(u, v, n):
 def directed_keys(u, v, n):
     """Each edge's undirected key lo * n + hi times two, plus its direction (u > v) in the lowest
     bit, as uint64 (2 * n^2 < 2^64 for every n up to MAX_VERTICES)."""
-    if _compiled(u.size):
+    if _compiled(u):
         return passes.directed_keys(u, v, n)
-    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    xp = array_module(u)
+    lo, hi = xp.minimum(u, v), xp.maximum(u, v)
     return (lo * n + hi).astype(np.uint64) * np.uint64(2) + (u > v).astype(np.uint64)
 
 
 def distinct_undirected(directed):
     """(the distinct undirected keys (int64), repeated edges, edges also given in the other
     direction) of sorted directed keys (uint64: an undirected key times two, plus its direction)."""
-    if _compiled(directed.size):
+    if _compiled(directed):
         keys, distinct = passes.distinct(directed, 1)
         return keys.view(np.int64), int(directed.size - distinct), int(distinct - keys.size)  # keys < 2^63
     once = _distinct(directed)
@@ -76,27 +80,30 @@ def distinct_undirected(directed):
 
 def compact_ids(src, dst):
     """(ids, u, v): the distinct ids in order, and src/dst renumbered 0..len(ids)-1."""
+    xp = array_module(src)
     if src.size == 0:
-        return np.empty(0, np.int64), src, dst
+        return xp.empty(0, np.int64), src, dst
     top = int(max(src.max(), dst.max()))
-    host = _compiled(src.size)
+    host = _compiled(src)
     if top < 4 * (src.size + dst.size) + 1024:
-        present = np.zeros(top + 1, dtype=bool)
+        present = xp.zeros(top + 1, dtype=bool)
         for end in (src, dst):
             if host:
                 passes.mark(present, end)
             else:
                 present[end] = True
-        new_id = np.cumsum(present, dtype=np.int64) - 1
-        ids = np.flatnonzero(present).astype(np.int64)
+        new_id = xp.cumsum(present, dtype=np.int64) - 1
+        ids = xp.flatnonzero(present).astype(np.int64)
         return (ids, passes.take(new_id, src), passes.take(new_id, dst)) if host else (ids, new_id[src], new_id[dst])
-    ids = unique_sorted(np.concatenate([src, dst]))
+    ids = unique_sorted(xp.concatenate([src, dst]))
     return ids, positions(ids, src), positions(ids, dst)
 
 
 def positions(ordered, values):
-    """np.searchsorted(ordered, values), on every thread from COMPILED_FROM values on."""
-    return passes.positions(ordered, values) if _compiled(values.size) else np.searchsorted(ordered, values)
+    """searchsorted(ordered, values), on every thread from COMPILED_FROM values on."""
+    if _compiled(values):
+        return passes.positions(ordered, values)
+    return array_module(values).searchsorted(ordered, values)
 
 
 def rank_order(deg):
@@ -107,7 +114,7 @@ def rank_order(deg):
 
 def csr_from_sorted_keys(keys, n):
     """rowptr and col of the edges whose packed keys (u * n + v) are sorted."""
-    if _compiled(keys.size):
+    if _compiled(keys):
         rowptr, col = passes.row_starts(keys, n), np.empty(keys.size, col_dtype(n))
         passes.columns(keys, rowptr, col)
         return rowptr, col
@@ -137,12 +144,12 @@ def build_graph(edges: EdgeList) -> Graph:
 
 def drop_loops(src, dst):
     """(src, dst without their self loops, the self loops dropped)."""
-    if _compiled(src.size):
+    if _compiled(src):
         self_loops = int(passes.loops(src, dst))
         return (*passes.drop_loops(src, dst, self_loops), self_loops) if self_loops else (src, dst, 0)
     loop = src == dst
     self_loops = int(loop.sum())
-    return (src[~loop], dst[~loop], self_loops) if self_loops else (src, dst, 0)
+    return (*select(~loop, src, dst), self_loops) if self_loops else (src, dst, 0)
 
 
 def checked_vertices(name: str, n: int) -> int:
@@ -172,7 +179,7 @@ def _build(edges, bar):
 def orient(keys, n: int):
     """(order, oriented): the vertices by (degree, id) rank, and the edges' keys by rank
     (min * n + max), not sorted yet; of the sorted distinct undirected keys lo * n + hi (int64)."""
-    if _compiled(keys.size):
+    if _compiled(keys):
         rowptr = passes.row_starts(keys, n)
         order = rank_order(passes.degrees(keys, rowptr))
         rank = np.empty(n, dtype=np.int64)

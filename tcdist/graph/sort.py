@@ -10,6 +10,7 @@ import numpy as np
 
 from tcdist import compiled
 from tcdist.compiled import jit, prange
+from tcdist.xp import array_module, reserve_sort
 
 SMALL = 1 << 20  # up to this many keys (or on one thread) np.sort alone is as fast
 _BUCKET = 1 << 16  # keys per bucket aimed at: a bucket's sort stays in cache
@@ -17,7 +18,13 @@ _MAX_BITS = 12  # at most 4096 buckets: each thread's scatter keeps that many wr
 
 
 def sort(keys: np.ndarray) -> np.ndarray:
-    """np.sort(keys) of a one-dimensional int64 or uint64 array, made on numba's threads."""
+    """np.sort(keys) of a one-dimensional int64 or uint64 array, made on numba's threads (on the
+    GPU where keys lie there)."""
+    if array_module(keys) is not np:
+        out = keys.copy()
+        reserve_sort(out)  # (CuPy's sort short of its workspace leaves the keys unsorted: it is raised here)
+        out.sort()
+        return out
     threads = compiled.get_threads()
     if keys.size <= SMALL or threads < 2:
         return np.sort(keys)

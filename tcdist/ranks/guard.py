@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable
 
 from tcdist.errors import TcdistError
-from tcdist.ranks.comm import is_serial, quiet_barrier
+from tcdist.ranks.comm import QUIET_POLL, is_serial, quiet_barrier
 
 _FAILED = 73  # tag of a failure notice
 
@@ -131,4 +131,84 @@ def independently(comm, work: Callable[[Callable[[], None]], object], *, then: C
     finally:
         notices.Free()
     _settle(comm, error)
+    return result
+
+
+_SPIN = 1e-3  # seconds a watched wait looks without sleeping: an exchange's peers mostly arrive within it
+
+
+class Watched:
+    """A communicator for a step whose ranks exchange arrays between stretches of work any of them
+    may fail in (the GPU build: out of memory on one rank): each collective starts once every rank
+    has reached it (a nonblocking barrier), and that wait and a wait for messages look for a
+    failure notice meanwhile; a rank that fails sends one (failed()), and the others raise
+    PeerFailed instead of waiting for it forever. Its communicators are duplicates of comm's."""
+
+    def __init__(self, comm):
+        self.comm, self.notices = comm.Dup(), comm.Dup()
+        self.rank, self.size = comm.rank, comm.size
+
+    def waitall(self, requests) -> None:
+        """MPI.Request.Waitall(requests), raising PeerFailed once another rank has failed."""
+        import time
+
+        from mpi4py import MPI
+
+        began = time.perf_counter()
+        while not MPI.Request.Testall(requests):
+            if self.notices.iprobe(source=MPI.ANY_SOURCE, tag=_FAILED):
+                raise PeerFailed
+            time.sleep(0 if time.perf_counter() - began < _SPIN else QUIET_POLL)
+
+    def Barrier(self) -> None:  # noqa: N802 (mpi4py's name)
+        self.waitall([self.comm.Ibarrier()])
+
+    def allgather(self, value):
+        self.Barrier()
+        return self.comm.allgather(value)
+
+    def alltoall(self, values):
+        self.Barrier()
+        return self.comm.alltoall(values)
+
+    def bcast(self, value, root: int = 0):
+        self.Barrier()
+        return self.comm.bcast(value, root)
+
+    def Isend(self, buffer, dest: int, tag: int):  # noqa: N802
+        return self.comm.Isend(buffer, dest, tag)
+
+    def Irecv(self, buffer, source: int, tag: int):  # noqa: N802
+        return self.comm.Irecv(buffer, source, tag)
+
+    def failed(self) -> None:
+        """Tell every other rank this one has failed (the notices kept, not waited for: it is ending)."""
+        others = [rank for rank in range(self.size) if rank != self.rank]
+        self._sent = [self.notices.isend(None, dest=rank, tag=_FAILED) for rank in others]
+
+    def free(self) -> None:
+        """Let go of the duplicates, on every rank together, once the step has succeeded on all."""
+        self.notices.Free()
+        self.comm.Free()
+
+
+def watched(comm, step: Callable, debug: bool = False):
+    """step(watching), a Watched of comm, on every rank, and its result there; where a rank fails,
+    every rank raises as in collective, none waiting forever for the failed one."""
+    if is_serial(comm):
+        return step(comm)
+    watching = Watched(comm)
+
+    def attempt():
+        try:
+            return step(watching)
+        except PeerFailed:
+            raise
+        except BaseException:
+            watching.failed()
+            raise
+
+    result, error = _attempt(attempt, debug)
+    _settle(comm, error)
+    watching.free()  # (every rank is through: a failure leaves them, and the notices in them, to the ending process)
     return result

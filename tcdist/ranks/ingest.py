@@ -8,8 +8,10 @@ vertices' ranks; the vertices sorted across the ranks by (degree, id), each one'
 each edge oriented by them; the work of each row (graph/work.py's model: its out-degree and its
 out-neighbours' out-degrees), the row ranges that split it evenly; then one all-to-all sends each
 edge to the rank owning its row. No rank holds more than its share of the edges or the ids; the
-all-gathers carry spread.SAMPLES values and a few per rank. The steps run in host memory, on
-every core; edges on a GPU are copied to the host, and the rows made there go back to it.
+all-gathers carry spread.SAMPLES values and a few per rank. The steps run where the edges lie:
+in host memory, on every core (build.py's compiled passes); on a GPU in whole-array CuPy passes
+(build.py's whole-array steps, CuPy's radix sort), the arrays moved GPU to GPU over NCCL where the
+caller made a communicator, else through the host over MPI.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from functools import partial
 
 import numpy as np
 
+from tcdist.budget import model
 from tcdist.errors import TcdistError
 from tcdist.graph.build import checked_vertices, compact_ids, directed_keys, distinct_undirected, drop_loops
 from tcdist.graph.degrees import exact_sum, wedge_counts
@@ -27,7 +30,7 @@ from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import Graph, col_dtype
 from tcdist.graph.sort import sort
 from tcdist.ranks import nccl, spread
-from tcdist.ranks.exchange import allgatherv, alltoallv, before
+from tcdist.ranks.exchange import allgatherv, before
 from tcdist.xp import array_module, to_numpy
 
 
@@ -69,74 +72,96 @@ class _Clock:
         self.seconds[name], self._last = now - self._last, now
 
 
-def build_rows(comm, edges: EdgeList) -> Rows:
+def build_rows(comm, edges: EdgeList, gpus=None, gpu_room: int | None = None) -> Rows:
     """This rank's rows of the graph of every rank's edges (this rank's: edges), as graph/build.py's
-    build_graph of all of them would lay them out; on the GPU where edges lie."""
+    build_graph of all of them would lay them out; on the GPU where edges lie (exchanged over
+    NCCL with gpus, nccl.communicator(comm), else through the host), unless gpu_room (bytes this
+    rank may take there) is short of the build's on some rank: then every rank builds on the
+    host, and the rows go back to the GPU."""
     if any(comm.allgather(edges.labels is not None)):
         raise TcdistError(f"{edges.name}: ids that are names are numbered by one process; build it on one rank, "
                           "or give integer ids")
+    xp = array_module(edges.src)
+    need = _gpu_bytes(comm, len(edges))
+    on_gpu, fits = zip(*comm.allgather((xp is not np, gpu_room is None or gpu_room >= need)))
+    if any(on_gpu) and not (all(on_gpu) and all(fits)):  # every rank on the host, the rows back where its edges were
+        rows = build_rows(comm, EdgeList(to_numpy(edges.src), to_numpy(edges.dst), edges.name,
+                                         warnings=list(edges.warnings)))
+        rows.rowptr, rows.col, rows.original_id = (xp.asarray(a) for a in (rows.rowptr, rows.col, rows.original_id))
+        if not all(fits):
+            rows.warnings.append(f"{edges.name}: the ranks built the graph on the host: the GPU build needs more "
+                                 "memory than a GPU has")
+        return rows
+    if xp is np:
+        gpus = None
     clock = _Clock()
-    src, dst, self_loops = drop_loops(to_numpy(edges.src).astype(np.int64, copy=False),
-                                      to_numpy(edges.dst).astype(np.int64, copy=False))
+    src, dst, self_loops = drop_loops(edges.src.astype(np.int64, copy=False), edges.dst.astype(np.int64, copy=False))
     self_loops = before(comm, self_loops)[1]
     clock.step("loops")
 
     ids, u, v = compact_ids(src, dst)
     del src, dst
-    vertex_of_id, held_ids, first_vertex = spread.places(comm, ids)
+    vertex_of_id, held_ids, first_vertex = spread.places(comm, ids, gpus)
     n = checked_vertices(edges.name, before(comm, held_ids.size)[1])
     vertices = _bounds(comm, first_vertex, n)
     u, v = vertex_of_id[u], vertex_of_id[v]
     del ids, vertex_of_id
     clock.step("ids")
 
-    keys, duplicates, reciprocal = distinct_undirected(spread.sort_across(comm, directed_keys(u, v, n), shift=1))
+    directed = spread.sort_across(comm, directed_keys(u, v, n), shift=1, gpus=gpus)
     del u, v
+    keys, duplicates, reciprocal = distinct_undirected(directed)
+    del directed
     duplicates, reciprocal, m = (before(comm, x)[1] for x in (duplicates, reciprocal, keys.size))
     clock.step("distinct")
 
     lo, hi = keys // n, keys % n
     del keys
-    degree = spread.count(comm, np.concatenate([lo, hi]), vertices)
+    degree = spread.count(comm, xp.concatenate([lo, hi]), vertices, gpus)
     clock.step("degrees")
 
-    by_rank = sort(degree * n + np.arange(first_vertex, first_vertex + degree.size, dtype=np.int64))
-    places, held, first_row_held = spread.places(comm, by_rank)
-    row_of = np.empty(degree.size, np.int64)
+    by_rank = sort(degree * n + xp.arange(first_vertex, first_vertex + degree.size, dtype=np.int64))
+    places, held, first_row_held = spread.places(comm, by_rank, gpus)
+    row_of = xp.empty(degree.size, np.int64)
     row_of[by_rank % n - first_vertex] = places
     held_rows = _bounds(comm, first_row_held, n)
     del degree, by_rank, places
     clock.step("order")
 
-    ranked = spread.read(comm, np.concatenate([lo, hi]), vertices, row_of)
+    ranked = spread.read(comm, xp.concatenate([lo, hi]), vertices, row_of, gpus)
     a, b = ranked[: lo.size], ranked[lo.size :]
     del lo, hi, ranked, row_of
-    oriented = sort(np.minimum(a, b) * n + np.maximum(a, b))
+    oriented = sort(xp.minimum(a, b) * n + xp.maximum(a, b))
     del a, b
     clock.step("orient")
 
-    bounds = _even_rows(comm, oriented, n, held_rows, first_row_held)
+    bounds = _even_rows(comm, oriented, n, held_rows, first_row_held, gpus)
     clock.step("work")
 
-    mine = spread.merged(*alltoallv(comm, oriented, spread.cut(oriented, bounds[1:-1] * n)))
+    mine = spread.merged(*spread.alltoallv(comm, oriented, spread.cut(oriented, bounds[1:-1] * n), gpus))
     del oriented
     first_row, end_row = int(bounds[comm.rank]), int(bounds[comm.rank + 1])
-    rowptr = np.searchsorted(mine, np.arange(first_row, end_row + 1, dtype=np.int64) * n).astype(np.int64)
+    rowptr = xp.searchsorted(mine, xp.arange(first_row, end_row + 1, dtype=np.int64) * n).astype(np.int64)
     col = (mine % n).astype(col_dtype(n))
     del mine
     clock.step("rows")
 
-    original_id = spread.move(comm, spread.read(comm, held % n, vertices, held_ids), held_rows, bounds)
+    original_id = spread.move(comm, spread.read(comm, held % n, vertices, held_ids, gpus), held_rows, bounds, gpus)
     clock.step("original ids")
 
     first_edge = before(comm, col.size)[0]
-    xp = array_module(edges.src)
-    if xp is not np:
-        rowptr, col, original_id = xp.asarray(rowptr), xp.asarray(col), xp.asarray(original_id)
     return Rows(first_row=first_row, end_row=end_row, first_edge=first_edge, rowptr=rowptr, col=col,
                 original_id=original_id, bounds=bounds, n=n, m=m, self_loops=self_loops, duplicates=duplicates,
                 reciprocal=reciprocal, degrees=degree_summary_across(comm, to_numpy(rowptr), n, m), name=edges.name,
                 warnings=[w for ws in comm.allgather(list(edges.warnings)) for w in ws if w], seconds=clock.seconds)
+
+
+def _gpu_bytes(comm, edges: int) -> int:
+    """The most GPU memory build_rows takes on a rank holding edges raw edges: its share or the
+    ranks' even share (where the sample sort brings them), whichever is more, at the one-process
+    GPU build's rate, doubled for an all-to-all's send and receive buffers held together."""
+    most = max(edges, -(-sum(comm.allgather(edges)) // comm.size) * 9 // 8)
+    return 2 * model.GPU_BUILD_BYTES_PER_EDGE * most
 
 
 def _bounds(comm, first: int, end: int) -> np.ndarray:
@@ -144,17 +169,18 @@ def _bounds(comm, first: int, end: int) -> np.ndarray:
     return np.array([*comm.allgather(int(first)), end], np.int64)
 
 
-def _even_rows(comm, oriented, n: int, held_rows, first_held: int) -> np.ndarray:
+def _even_rows(comm, oriented, n: int, held_rows, first_held: int, gpus=None) -> np.ndarray:
     """The bounds of comm.size runs of consecutive rows of about equal work, as graph/work.py's
     even_work finds them in one process (the runs not merged where empty): a row's work is its
     out-degree plus its out-neighbours' out-degrees. oriented: sorted keys row * n + column."""
+    xp = array_module(oriented)
     rows, columns = oriented // n, oriented % n
-    out_degree = spread.count(comm, rows, held_rows)
-    probes = spread.read(comm, columns, held_rows, out_degree)
-    done = np.cumsum(spread.add(comm, rows, probes + 1, held_rows))  # the work of rows up to each, on this rank
+    out_degree = spread.count(comm, rows, held_rows, gpus)
+    probes = spread.read(comm, columns, held_rows, out_degree, gpus)
+    done = xp.cumsum(spread.add(comm, rows, probes + 1, held_rows, gpus))  # the work of rows up to each, on this rank
     ahead, total = before(comm, int(done[-1]) if done.size else 0)
     goals = np.array([total * k // comm.size for k in range(comm.size + 1)], np.int64)
-    found = np.searchsorted(done + ahead, goals, side="left")
+    found = to_numpy(xp.searchsorted(done + ahead, xp.asarray(goals), side="left"))
     first = np.where(found < done.size, first_held + 1 + found, n)  # the first row whose work before it meets the goal
     bounds = np.min(comm.allgather(first), axis=0)
     bounds[0], bounds[-1] = 0, n

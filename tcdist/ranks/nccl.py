@@ -27,6 +27,7 @@ def alltoallv(comm, gpus, send, counts):
     out_at, in_at = offsets(counts) * send.itemsize, offsets(received_counts) * send.itemsize
     send = cupy.ascontiguousarray(send)
     received = cupy.empty(int(received_counts.sum()), send.dtype)
+    comm.Barrier()  # every rank has its buffers: a rank out of memory fails before any waits in NCCL, which never ends
     stream = cupy.cuda.get_current_stream().ptr
     nccl.groupStart()
     for peer in range(comm.size):
@@ -50,6 +51,7 @@ def allgatherv(comm, gpus, block):
     at = offsets(np.array(comm.allgather(int(block.size)), np.int64))
     out = cupy.empty(int(at[-1]), block.dtype)
     out[int(at[comm.rank]) : int(at[comm.rank + 1])] = block
+    comm.Barrier()  # (as in alltoallv)
     stream = cupy.cuda.get_current_stream().ptr
     nccl.groupStart()
     for root in range(comm.size):

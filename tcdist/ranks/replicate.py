@@ -6,15 +6,18 @@ from its graph as when rank 0 reads: CPU ranks then share it in each node's memo
 (an all-gather would hold it once per rank), and a graph over a rank's budget is counted in
 slices or parts.
 
+GPU ranks build their rows on their GPUs, and move arrays GPU to GPU over NCCL where every rank
+has a GPU of its own and cupy.cuda.nccl loads (one communicator for the run's ingest), else
+through the host over MPI.
+
 A source only one process can read, or options only rank 0 can serve (a store, names as ids,
-per-edge counts, a partitioning asked for) leave the reading to rank 0 (ingests() says which);
-so do GPU ranks given text or a generator: the ranks' build runs on the host, where one process
-builds the graph on its GPU several times faster.
+per-edge counts, a partitioning asked for) leave the reading to rank 0 (ingests() says which).
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import time
 from types import SimpleNamespace
 
@@ -23,33 +26,32 @@ import numpy as np
 from tcdist.budget import model
 from tcdist.budget.sizes import size_text
 from tcdist.graph.graph import Graph
-from tcdist.io import detect_format
 from tcdist.io.generators import is_spec
 from tcdist.io.shares import read_share
 from tcdist.io.text import is_stream
+from tcdist.ranks import nccl as nccl_link
 from tcdist.ranks.exchange import alltoallv
-from tcdist.ranks.guard import collective
+from tcdist.ranks.guard import collective, watched
 from tcdist.ranks.ingest import Rows, build_rows, degree_summary_across, gather_graph
 from tcdist.ranks.prepare import Held, _replicated
 from tcdist.source import open_store_source
 from tcdist.xp import array_module
 
 
-def ingests(comm, source, config, on_gpu: bool) -> bool:
-    """Whether every rank reads its share of source: several ranks, a file or a generator spec
-    (on GPU ranks, a graph file: its rows need no build), and nothing asked for that one reader
-    must serve."""
+def ingests(comm, source, config) -> bool:
+    """Whether every rank reads its share of source: several ranks, a file or a generator spec,
+    and nothing asked for that one reader must serve."""
     if comm.size < 2 or not isinstance(source, (str, os.PathLike)):
         return False
     if config.labels or config.store is not None or config.resume or config.per_edge or config.scheme is not None \
             or config.prune is not None or config.parts not in (None, "auto"):
         return False
     path = os.fspath(source)
-    if not os.path.exists(path):
-        return is_spec(path) and not on_gpu  # (a name that is neither: rank 0's read says what is wrong)
-    if is_stream(path) or not os.path.isfile(path) or on_gpu and detect_format(path) != "h5":
-        return False
-    if not all(comm.allgather(os.access(path, os.R_OK))):  # (hosts with no shared file system: rank 0 reads)
+    # what each rank sees, told to all (hosts with no shared file system: rank 0 reads)
+    seen = comm.allgather((os.path.exists(path), os.path.isfile(path) and os.access(path, os.R_OK)))
+    if not any(exists for exists, _ in seen):
+        return is_spec(path)  # (a name that is neither: rank 0's read says what is wrong)
+    if is_stream(path) or not all(readable for _, readable in seen):
         return False
     store = open_store_source(path)
     if store is not None:
@@ -68,8 +70,12 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
     facts = comm.allgather(share.facts)
     collective(comm, lambda: share.check_together(facts), debug=debug)
     timings.read += time.perf_counter() - t0
+    gpus = collective(comm, lambda: _gpus(comm, device, share), debug=debug)
     t0 = time.perf_counter()
-    rows = collective(comm, lambda: _rows(comm, share), debug=debug)
+    if device.is_gpu:  # a rank failing on its GPU (out of memory) between exchanges: the others stop, not wait
+        rows = watched(comm, lambda watching: _rows(watching, share, device, gpus), debug=debug)
+    else:
+        rows = collective(comm, lambda: _rows(comm, share, device, gpus), debug=debug)
     timings.build += time.perf_counter() - t0
     col_bytes = np.dtype(rows.col.dtype).itemsize
     need = device.need(rows.n, rows.m, rows.n, col_bytes)
@@ -81,7 +87,7 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
         timings.share += time.perf_counter() - t0
         return None, graph, share.read_bytes
     t0 = time.perf_counter()
-    graph = collective(comm, lambda: _all_gathered(comm, rows), debug=debug)
+    graph = collective(comm, lambda: _all_gathered(comm, rows, device, gpus), debug=debug)
     received = graph.rowptr.nbytes + graph.col.nbytes - rows.rowptr.nbytes - rows.col.nbytes
     timings.share += time.perf_counter() - t0
     held = Held(graph=graph)
@@ -110,10 +116,34 @@ def _read(comm, source, config, device, xp):
         return read_share(source, comm.rank, comm.size, seed=config.seed, gpu_room=device.room(), xp=xp, comm=comm)
 
 
-def _rows(comm, share) -> Rows:
+def _gpus(comm, device, share):
+    """An NCCL communicator of the ranks' GPUs, where every rank's edges lie on a GPU of its own
+    (NCCL takes one rank per GPU) and every rank loads NCCL; else None: arrays go through the
+    host over MPI."""
+    on_gpu = share.edges is not None and array_module(share.edges.src) is not np
+    if not all(comm.allgather(device.is_gpu and on_gpu)):
+        return None
+    try:
+        from cupy.cuda import nccl
+
+        available = bool(nccl.available)
+    except ImportError:
+        available = False
+    gpus = comm.allgather((socket.gethostname(), device.gpu))
+    if not all(comm.allgather(available)) or len(set(gpus)) < len(gpus):
+        return None
+    with device.using():
+        return nccl_link.communicator(comm)
+
+
+def _rows(comm, share, device, gpus) -> Rows:
     """This rank's rows: built from every rank's edges, or read from a graph file as they are."""
     if share.rows is None:
-        return build_rows(comm, share.edges)
+        if not device.is_gpu:
+            return build_rows(comm, share.edges)
+        with device.using():
+            ranks_here = comm.allgather((socket.gethostname(), device.gpu)).count((socket.gethostname(), device.gpu))
+            return build_rows(comm, share.edges, gpus, device.room() // ranks_here)
     read, h = share.rows, share.rows.header
     first_edge = int(read.rowptr[0]) if read.rowptr.size else 0
     rowptr = np.asarray(read.rowptr, np.int64) - first_edge
@@ -124,8 +154,11 @@ def _rows(comm, share) -> Rows:
                 degrees=degree_summary_across(comm, rowptr, h["n"], h["m"]), name=h["name"])
 
 
-def _all_gathered(comm, rows) -> Graph:
-    return gather_graph(comm, rows)
+def _all_gathered(comm, rows, device, gpus) -> Graph:
+    if array_module(rows.rowptr) is np:
+        return gather_graph(comm, rows)
+    with device.using():
+        return gather_graph(comm, rows, gpus)
 
 
 def _to_rank_zero(comm, rows) -> Graph | None:

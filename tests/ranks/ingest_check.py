@@ -2,7 +2,8 @@
 among the ranks in several ways, and they must be graph/build.py's one-process graph byte for
 byte. Each rank checks; rank 0 prints "checked N" when every rank found every case right, else
 each problem, and the job exits 1. Arguments: the test data folder, the bytes per MPI message,
-and "gpu" to give each rank's edges on its GPU (its rows come back there, gathered over MPI and NCCL)."""
+and "gpu" to give each rank's edges on its GPU (built there, its exchanges staged through the host
+over MPI; ranks may share a GPU) or "nccl" (a GPU per rank: exchanged and gathered over NCCL too)."""
 
 import sys
 from functools import partial
@@ -24,15 +25,17 @@ from tcdist.xp import array_module, to_numpy
 comm = MPI.COMM_WORLD.Dup()
 DATA = Path(sys.argv[1])
 exchange.PIECE_BYTES = int(sys.argv[2])
-ON_GPU = sys.argv[3:] == ["gpu"]
+ON_GPU = sys.argv[3:] in (["gpu"], ["nccl"])
 problems = []
+GPUS = None
 if ON_GPU:
     import cupy
 
     from tcdist.ranks import nccl
 
     cupy.cuda.Device(node_local(comm)[0] % cupy.cuda.runtime.getDeviceCount()).use()
-    GPUS = nccl.communicator(comm)
+    if sys.argv[3] == "nccl":
+        GPUS = nccl.communicator(comm)
 
 
 def check(what, good):
@@ -78,12 +81,14 @@ def work_bounds(graph, ranks):
     return bounds
 
 
-def compare(name, whole, share):
+def compare(name, whole, share, gpu_room=None):
     if ON_GPU:
         share = EdgeList(cupy.asarray(share.src), cupy.asarray(share.dst), share.name)
-    rows = build_rows(comm, share)
+    rows = build_rows(comm, share, GPUS, gpu_room)
     check(f"{name}: rows where the edges were", all(array_module(x) is array_module(share.src)
                                                     for x in (rows.rowptr, rows.col, rows.original_id)))
+    built_on_host = any("built the graph on the host" in w for w in rows.warnings)
+    check(f"{name}: built on the host {built_on_host}, with {gpu_room} bytes", built_on_host == (gpu_room == 0))
     a, b = rows.first_row, rows.end_row
     check(f"{name}: bounds {rows.bounds} not even_work's", np.array_equal(rows.bounds, work_bounds(whole, comm.size)))
     check(f"{name}: facts", (rows.n, rows.m, rows.self_loops, rows.duplicates, rows.reciprocal, rows.degrees)
@@ -94,7 +99,8 @@ def compare(name, whole, share):
     check(f"{name}: col", col.dtype == whole.col.dtype
           and np.array_equal(col, whole.col[whole.rowptr[a] : whole.rowptr[b]]))
     check(f"{name}: original ids", np.array_equal(original_id, whole.original_id[a:b]))
-    for how, gathered in [("mpi", gather_graph(comm, rows))] + ([("nccl", gather_graph(comm, rows, GPUS))] if ON_GPU else []):
+    over_nccl = [("nccl", gather_graph(comm, rows, GPUS))] if GPUS is not None else []
+    for how, gathered in [("mpi", gather_graph(comm, rows))] + over_nccl:
         for part in ("rowptr", "col", "original_id"):
             mine, one = getattr(gathered, part), getattr(whole, part)
             check(f"{name}: gathered {part} over {how}", array_module(mine) is array_module(share.src)
@@ -116,7 +122,7 @@ def check_exchange(xp):
     block = xp.full(comm.rank * 3, comm.rank, np.uint32)
     gathered = np.repeat(np.arange(comm.size), np.arange(comm.size) * 3)
     ways = [("mpi", exchange.alltoallv, exchange.allgatherv)]
-    if xp is not np:
+    if GPUS is not None:
         ways.append(("nccl", partial(nccl.alltoallv, gpus=GPUS), partial(nccl.allgatherv, gpus=GPUS)))
     for how, alltoallv, allgatherv in ways:
         got, got_counts = alltoallv(comm, send=send, counts=counts[comm.rank])
@@ -188,6 +194,11 @@ for edges in graphs:
         mine = slice(int(starts[comm.rank]), int(starts[comm.rank + 1]))
         compare(f"{edges.name} {split}", whole, EdgeList(edges.src[mine], edges.dst[mine], edges.name))
         cases += 1
+
+if ON_GPU:  # no room on the GPUs for the build: every rank builds on the host, the rows back on the GPU
+    edges = graphs[0]
+    mine = slice(comm.rank * len(edges) // comm.size, (comm.rank + 1) * len(edges) // comm.size)
+    compare(f"{edges.name} no room", build_graph(edges), EdgeList(edges.src[mine], edges.dst[mine], edges.name), 0)
 
 found = [p for ps in comm.gather(problems) or [] for p in ps]
 if comm.rank == 0:

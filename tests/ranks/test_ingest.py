@@ -1,9 +1,12 @@
 """Every rank builds its rows (ranks/ingest.py): graph/build.py's one-process graph, byte for byte,
 under a real mpiexec for 1 to 4 ranks and two simulated hosts, with each graph's edges split among
 the ranks in several ways, and its exchange and spread arrays against NumPy on all ranks' data
-(ingest_check.py); in one process, the same without MPI."""
+(ingest_check.py); in one process, the same without MPI. Each rank's arrays there lie under
+build.COMPILED_FROM: the whole-array steps a GPU runs in CuPy, here in NumPy (in CuPy on a GPU host)."""
 
+import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +22,7 @@ from tcdist.ranks.comm import SerialComm
 from tcdist.ranks.ingest import build_rows, gather_graph
 
 CHECK = Path(__file__).with_name("ingest_check.py")
+WATCH = Path(__file__).with_name("watch_check.py")
 DATA = Path(__file__).resolve().parents[1] / "data"
 CASES = 60  # the graphs and splits ingest_check.py compares
 
@@ -48,15 +52,33 @@ def test_messages_cut_into_pieces_of_4000_bytes_carry_the_same_rows():
     run_check(3, 4000)
 
 
+@pytest.mark.mpi
+def test_a_rank_failing_between_exchanges_ends_every_rank_with_its_error():
+    """A rank out of memory (on its GPU) between two exchanges of the build: the others waited in
+    the next exchange for ever; watched, they stop there and every rank names its error."""
+    done = subprocess.run([*launcher(), "-n", "3", sys.executable, str(WATCH)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    error = "MemoryError: out of memory allocating 1,024 bytes"
+    assert json.loads(done.stdout) == [f"RemoteError: rank 2 ({socket.gethostname()}) failed: {error}"] * 2 + [error]
+
+
+@pytest.mark.gpu
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", [1, 2, 3])
+def test_ranks_sharing_a_gpu_build_the_rows_there_through_the_host(ranks):
+    run_check(ranks, 1 << 30, "gpu")
+
+
 @pytest.mark.gpu
 @pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [1, 2, 4])
-def test_edges_on_gpus_give_the_rows_on_them_and_nccl_gathers_them(ranks):
+def test_edges_on_gpus_give_the_rows_on_them_built_and_gathered_over_nccl(ranks):
     import cupy
 
     if ranks > cupy.cuda.runtime.getDeviceCount():
         pytest.skip(f"NCCL takes a GPU for each of {ranks} ranks")
-    run_check(ranks, 1 << 30, "gpu")
+    run_check(ranks, 1 << 30, "nccl")
 
 
 def test_one_rank_without_mpi_builds_the_one_process_graph_on_every_core():

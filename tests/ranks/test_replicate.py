@@ -98,3 +98,33 @@ def test_gpu_ranks_read_their_rows_of_a_graph_file_and_all_gather_them(graph_fil
     read = [r["read_bytes"] for r in record["rank_stats"]]
     assert all(abs(r - os.path.getsize(graph_files["h5"]) / 2) <= 0.1 * os.path.getsize(graph_files["h5"]) / 2
                for r in read), read
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["text", "mtx", "generator"])
+def test_gpu_ranks_build_their_rows_of_text_and_generators_on_their_gpus(graph_files, kind):
+    """Two ranks on one GPU (every GPU host has one): each reads its share and builds its rows there,
+    and the count and the facts are one CPU process's."""
+    source = "rmat:14" if kind == "generator" else graph_files[kind]
+    alone = tcdist.count_triangles(str(source), backend="cpu")
+    record = mpiexec_json(2, "count", source, "--backend", "gpu", "--ranks-per-gpu", 2)
+    assert (record["triangles"], record["n"], record["m"]) == (alone.triangles, alone.n, alone.m)
+    assert (record["self_loops"], record["duplicates"], record["reciprocal"]) == \
+        (alone.self_loops, alone.duplicates, alone.reciprocal)
+    assert record["mode"] == "replicated" and "every rank read its share" in record["mode_reason"]
+    assert {r["graph_via"] for r in record["rank_stats"]} == {"all-gather"}
+    assert not any("on the host" in w for w in record.get("warnings", [])), record.get("warnings")
+
+
+@pytest.mark.gpu
+def test_gpu_ranks_on_gpus_of_their_own_build_and_gather_over_nccl_as_one_process(graph_files):
+    import cupy
+
+    if cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("NCCL between ranks takes a GPU for each")
+    alone = tcdist.count_triangles(str(graph_files["text"]), backend="cpu")
+    record = mpiexec_json(2, "count", graph_files["text"], "--backend", "gpu")
+    assert (record["triangles"], record["n"], record["m"]) == (alone.triangles, alone.n, alone.m)
+    assert [s["gpu"] for s in record["rank_stats"]] == [0, 1]
+    assert {r["graph_via"] for r in record["rank_stats"]} == {"all-gather"}
+
