@@ -105,7 +105,7 @@ def _same_graph_store(output, graph) -> bool:
 def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str | None = None,
                     threads: int | None = None, parts: int | None = None, scheme: str | None = None,
                     prune: str | None = None, seed: int = 0, store: str | os.PathLike | None = None,
-                    schedule: str = "static", resume: bool = False,
+                    schedule: str = "static", resume: bool = False, read: str = "auto",
                     per_vertex: bool = False, per_edge: bool = False, gpu_memory_limit: int | str | None = None,
                     comm=None, ranks_per_gpu: int = 1, labels: bool = False, debug: bool = False) -> TriangleCount:
     """Count the triangles of a source exactly (see load_graph for the sources accepted).
@@ -120,7 +120,9 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     each rank counts its parts on its own GPU (schedule 'static' or 'dynamic'), and every rank
     returns the same result. Without comm, one process counts everything. ranks_per_gpu: of
     the ranks of a node bound to one GPU, how many count on it (the others wait: ranks on one GPU
-    only take turns on it, unless NVIDIA MPS runs).
+    only take turns on it, unless NVIDIA MPS runs). read: who reads the source under several
+    ranks: 'ranks' (each its share, where the source and options allow), 'root' (rank 0 alone)
+    or 'auto' (ranks on CPU ranks, rank 0 on GPU ranks).
     per_vertex: also count every vertex's triangles (CPU or GPU; parts and ranks too): the
     result's per_vertex holds .vertex (source ids or labels), .triangles and .clustering
     (on rank 0), a row per vertex sorted by id (labels: sorted, or in a networkx graph's node
@@ -140,7 +142,7 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
         except TcdistError as e:
             raise OptionValueError(f"{{gpu_memory_limit}}: {e}") from None
     config = CountConfig(backend=backend, kernel=kernel, threads=threads, parts=parts, scheme=scheme, prune=prune,
-                         seed=seed, store=store, schedule=schedule, resume=resume, per_vertex=per_vertex,
+                         seed=seed, store=store, schedule=schedule, resume=resume, read=read, per_vertex=per_vertex,
                          per_edge=per_edge, gpu_memory_limit=gpu_memory_limit, labels=labels,
                          ranks_per_gpu=ranks_per_gpu)
     comm = as_comm(comm)

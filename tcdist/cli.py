@@ -69,7 +69,7 @@ def cmd_count(args, comm):
     collective(comm, check, root_only=True, debug=args.debug)
     r = count_triangles(args.graph, backend=args.backend, kernel=args.kernel, threads=args.threads,
                         parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store,
-                        schedule=args.schedule, resume=args.resume,
+                        schedule=args.schedule, resume=args.resume, read=args.read,
                         per_vertex=args.per_vertex is not None, per_edge=args.per_edge is not None,
                         gpu_memory_limit=args.gpu_memory_limit, comm=comm, ranks_per_gpu=args.ranks_per_gpu,
                         labels=args.labels, debug=args.debug)

@@ -13,6 +13,7 @@ BACKENDS = ("auto", "cpu", "gpu")
 SCHEMES = ("random", "contiguous", "metis")
 PRUNE_MODES = ("lstc", "none", "minimal")
 SCHEDULES = ("static", "dynamic")
+READERS = ("auto", "ranks", "root")  # who reads the input under several ranks
 DEFAULT_SCHEME, DEFAULT_PRUNE = "random", "lstc"
 MAX_PARTS = 2**31 - 1  # a part id is stored as int32
 
@@ -67,6 +68,7 @@ class CountConfig:
     seed: int = 0
     store: str | None = None        # the partition store to reuse or write
     schedule: str = "static"
+    read: str = "auto"
     resume: bool = False
     per_vertex: bool = False
     per_edge: bool = False
@@ -78,6 +80,7 @@ class CountConfig:
         check_partitioning(self.parts, self.scheme, self.prune, self.seed)
         _one_of(self.backend, BACKENDS, "backend")
         _one_of(self.schedule, SCHEDULES, "schedule")
+        _one_of(self.read, READERS, "reader")
         if self.kernel is not None and not isinstance(self.kernel, str):
             raise OptionTypeError(f"{{kernel}} must be a kernel spec such as 'lstc:tile=128', got {self.kernel!r}")
         if self.threads is not None:

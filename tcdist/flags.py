@@ -7,7 +7,7 @@ import sys
 import time
 
 from tcdist import __version__
-from tcdist.config import BACKENDS, DEFAULT_PRUNE, DEFAULT_SCHEME, PRUNE_MODES, SCHEDULES, SCHEMES
+from tcdist.config import BACKENDS, DEFAULT_PRUNE, DEFAULT_SCHEME, PRUNE_MODES, READERS, SCHEDULES, SCHEMES
 from tcdist.errors import OPTIONS, TcdistError
 
 DESCRIPTION = """\
@@ -174,6 +174,12 @@ def build_parser():
     count.add_argument("--schedule", choices=list(SCHEDULES), default=SCHEDULES[0],
                        help="which rank counts which part: static (heaviest part to the least loaded rank, by each "
                             "part's estimated work) or dynamic (an idle rank takes the next part) [static]")
+    count.add_argument("--read", choices=list(READERS), default=READERS[0],
+                       help="who reads GRAPH under several ranks: ranks (each its byte range, rows or generated "
+                            "edges, then the ranks build the graph together), root (rank 0 reads and builds it "
+                            "alone) or auto (ranks for CPU ranks, root for GPU ranks, whose rank 0 builds on its GPU "
+                            "and shares the graph there); a store, --labels, --per-edge, a partitioning asked for and "
+                            "standard input are read by rank 0 [auto]")
     count.add_argument("--ranks-per-gpu", type=_positive, default=1, metavar="N",
                        help="of the ranks of a host bound to one GPU (more ranks than GPUs), how many count on it; "
                             "the others wait: processes on one GPU take turns on it, each with a CUDA context to "

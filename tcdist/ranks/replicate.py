@@ -38,9 +38,11 @@ from tcdist.source import open_store_source
 from tcdist.xp import array_module
 
 
-def ingests(comm, source, config) -> bool:
-    """Whether every rank reads its share of source: several ranks, a file or a generator spec,
-    and nothing asked for that one reader must serve."""
+def ingests(comm, source, config, on_gpu: bool) -> bool:
+    """Whether every rank reads its share of source: several ranks, config.read (auto: on CPU
+    ranks), a file or a generator spec, and nothing asked for that one reader must serve."""
+    if config.read == "root" or config.read == "auto" and on_gpu:
+        return False
     if comm.size < 2 or not isinstance(source, (str, os.PathLike)):
         return False
     if config.labels or config.store is not None or config.resume or config.per_edge or config.scheme is not None \

@@ -95,7 +95,7 @@ def _count(comm, source, config: CountConfig, start: float, local_rank: int, ran
     try:
         with numba_threads(device.threads):
             timings = Timings(compile=time.perf_counter() - start)
-            ingesting = replicate.ingests(comm, source, config)
+            ingesting = replicate.ingests(comm, source, config, device.is_gpu)
             builds = (comm.rank == 0 or ingesting) and builds_graph(source)  # the ranks that read the source
             collective(comm, lambda: device.start_warm_up(config.per_vertex, builds, config.per_edge),
                        debug=debug)  # a GPU's goes on

@@ -91,7 +91,7 @@ def test_per_vertex_counts_of_ranks_that_read_their_shares_are_one_process_s(tmp
 
 @pytest.mark.gpu
 def test_gpu_ranks_read_their_rows_of_a_graph_file_and_all_gather_them(graph_files):
-    record = mpiexec_json(2, "count", graph_files["h5"], "--backend", "gpu", "--ranks-per-gpu", 2)
+    record = mpiexec_json(2, "count", graph_files["h5"], "--backend", "gpu", "--read", "ranks", "--ranks-per-gpu", 2)
     assert record["triangles"] == published("email-Enron.txt.gz")
     assert record["mode"] == "replicated" and "every rank read its share" in record["mode_reason"]
     assert {r["graph_via"] for r in record["rank_stats"]} == {"all-gather"}
@@ -107,7 +107,7 @@ def test_gpu_ranks_build_their_rows_of_text_and_generators_on_their_gpus(graph_f
     and the count and the facts are one CPU process's."""
     source = "rmat:14" if kind == "generator" else graph_files[kind]
     alone = tcdist.count_triangles(str(source), backend="cpu")
-    record = mpiexec_json(2, "count", source, "--backend", "gpu", "--ranks-per-gpu", 2)
+    record = mpiexec_json(2, "count", source, "--backend", "gpu", "--read", "ranks", "--ranks-per-gpu", 2)
     assert (record["triangles"], record["n"], record["m"]) == (alone.triangles, alone.n, alone.m)
     assert (record["self_loops"], record["duplicates"], record["reciprocal"]) == \
         (alone.self_loops, alone.duplicates, alone.reciprocal)
@@ -123,8 +123,14 @@ def test_gpu_ranks_on_gpus_of_their_own_build_and_gather_over_nccl_as_one_proces
     if cupy.cuda.runtime.getDeviceCount() < 2:
         pytest.skip("NCCL between ranks takes a GPU for each")
     alone = tcdist.count_triangles(str(graph_files["text"]), backend="cpu")
-    record = mpiexec_json(2, "count", graph_files["text"], "--backend", "gpu")
+    record = mpiexec_json(2, "count", graph_files["text"], "--backend", "gpu", "--read", "ranks")
     assert (record["triangles"], record["n"], record["m"]) == (alone.triangles, alone.n, alone.m)
     assert [s["gpu"] for s in record["rank_stats"]] == [0, 1]
     assert {r["graph_via"] for r in record["rank_stats"]} == {"all-gather"}
 
+
+
+def test_rank_zero_reads_alone_when_asked(graph_files):
+    record = mpiexec_json(3, "count", graph_files["text"], "--backend", "cpu", "--read", "root")
+    assert record["triangles"] == published("email-Enron.txt.gz")
+    assert [r["read_bytes"] for r in record["rank_stats"]] == [os.path.getsize(graph_files["text"]), 0, 0]
