@@ -63,9 +63,10 @@ def ingests(comm, source, config, on_gpu: bool) -> bool:
 
 
 def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool = False):
-    """Every rank reads and builds its rows. Returns (prepared, held, shared) of a replicated run,
-    the whole graph on every rank's device; or, where it does not fit there, (None, graph): the
-    graph on rank 0 (None on the others), from which rank 0 prepares the run."""
+    """Every rank reads and builds its rows. Returns (replicated, graph, bytes this rank read):
+    on GPU ranks the graph fits, replicated is (prepared, held, shared) of a replicated run, the
+    whole graph on every rank's device; else replicated is None and graph the whole graph on
+    rank 0 (None on the others), from which rank 0 prepares the run."""
     t0 = time.perf_counter()
     xp = _array_module(device)
     share = collective(comm, lambda: _read(comm, source, config, device, xp), debug=debug)
