@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from tcdist import progress
 from tcdist.config import SCHEMES
 from tcdist.errors import OptionError, TcdistError
 from tcdist.xp import segment_ids, to_numpy
@@ -39,6 +40,8 @@ def metis_scheme(graph, num_parts, seed):
     starts = np.zeros(graph.n + 1, np.int64)
     np.cumsum(np.bincount(keys // graph.n, minlength=graph.n), out=starts[1:])
     adjacency = pymetis.CSRAdjacency(starts.astype(np.int32), (keys % graph.n).astype(np.int32))
+    progress.note(f"METIS: {graph.n:,} vertices and {graph.m:,} edges into {num_parts} parts, on one core (about a "
+                  "second per million edges; pymetis reports nothing until it is done)")
     with _stdout_to_stderr():  # METIS prints its diagnostics on stdout, which --json keeps for the record
         result = pymetis.part_graph(num_parts, adjacency, options=pymetis.Options(seed=seed % 2**31))
     return np.asarray(result.vertex_part, np.int64)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import tcdist
 from tcdist.count.cpu import count_marker
-from tcdist.partition import PRUNE_MODES, SCHEMES, build_parts, partition_graph
+from tcdist.partition import PRUNE_MODES, SCHEMES, assign, build_parts, partition_graph
 
 PART_COUNTS = (1, 2, 3, 4, 7, 16)
 count = count_marker
@@ -423,3 +423,24 @@ print("ok")
     env = {**os.environ, "NUMBA_NUM_THREADS": "4"}
     done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_metis_says_on_a_terminal_that_it_runs_and_what_it_costs(monkeypatch):
+    """pymetis reports nothing until it is done (it holds the GIL: no bar moves meanwhile)."""
+    import io
+
+    from tcdist import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    graph = tcdist.load_graph("rmat:10")
+    progress.enable(True)
+    try:
+        assign(graph, "metis", 3)
+    finally:
+        progress.enable(False)
+    assert f"METIS: {graph.n:,} vertices and {graph.m:,} edges into 3 parts, on one core" in terminal.getvalue()
