@@ -46,7 +46,7 @@ from tcdist.ranks.schedule import DynamicQueue, by_work, static_plan
 from tcdist.ranks.share import share
 from tcdist.results import PartResult, RankResult, Timings, TriangleCount
 from tcdist.source import builds as builds_graph
-from tcdist.xp import to_numpy
+from tcdist.xp import to_gpu, to_numpy
 
 
 def count(comm, source, config: CountConfig, *, debug: bool = False) -> TriangleCount:
@@ -256,12 +256,10 @@ class _OwnParts:
     def _built(self, index: int) -> Part:
         if self._device is not None:
             if self._builder is None:  # the graph copied to this rank's GPU with the first part
-                import cupy
-
                 graph, assignment, _, prune = self._partitioning
                 with self._device.using():
-                    on_gpu = SimpleNamespace(rowptr=cupy.asarray(graph.rowptr), col=cupy.asarray(graph.col))
-                    self._builder = ArrayPartBuilder(on_gpu, cupy.asarray(assignment), prune)
+                    rowptr, col, assignment = to_gpu([graph.rowptr, graph.col, assignment])
+                    self._builder = ArrayPartBuilder(SimpleNamespace(rowptr=rowptr, col=col), assignment, prune)
             return self._builder.build(index)
         if self._plan is not None:
             if self._ahead is None:
