@@ -76,6 +76,11 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     subprocess.run([sys.executable, "-m", "tcdist", "warm-up"], capture_output=True, check=True)
     record = {**metadata(args.device), "rows": [], "table": []}
+
+    def save():  # after every row: a run cut short by its time limit keeps what it measured
+        with open(args.out, "w") as f:
+            json.dump(record, f, indent=1)
+
     for row in args.rows:
         for with_parts, without in ROWS[row]:
             measured = {"row": row, "parts": tcdist(with_parts.format(work=args.work))}
@@ -87,6 +92,7 @@ def main():
                 measured["disk"] = disk_rate(args.work, os.path.getsize(f"{args.work}/p.h5"))
                 os.remove(f"{args.work}/p.h5")
             record["rows"].append(measured)
+            save()
     if args.mpirun:
         store = f"{args.work}/s.h5"
         ranks = tcdist(f"count rmat:26 --parts 16 --store {store}", shlex.split(args.mpirun) + ["-n", "4"])
@@ -94,13 +100,13 @@ def main():
             ranks["disk"] = disk_rate(args.work, os.path.getsize(store))
             os.remove(store)
         record["rows"].append({"row": "ranks16", "parts": ranks, "without": tcdist("count rmat:26")})
+        save()
     for scale in args.table:
         whole = tcdist(f"count rmat:{scale}")
         for parts in args.table_parts:
             counted = tcdist(f"count rmat:{scale} --parts {parts}")
             record["table"].append({"scale": scale, "parts": parts, "whole_wall_s": whole["wall_s"], **counted})
-    with open(args.out, "w") as f:
-        json.dump(record, f, indent=1)
+            save()
 
 
 if __name__ == "__main__":
