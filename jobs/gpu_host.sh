@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a lent GPU host, from the repository root:  bash jobs/gpu_host.sh tests|bench|budget|kernels|e2e|ingest|gpu-ingest|parts [options]
+# On a lent GPU host, from the repository root:  bash jobs/gpu_host.sh tests|bench|budget|kernels|e2e|ingest|gpu-ingest|parts|lstc [options]
 # Installs the carried wheels (.whl/: pymetis, networkit), points the tests at the carried datasets
 # (.datasets/) and the host's Open MPI, then runs the GPU and MPI tests or the rank benchmark.
 # Logs and results go to $OUT (the device tool brings them back).
@@ -21,6 +21,7 @@ case $what in
   ingest) ranks=$1; shift  # ingest R [bench_ingest.py's options]
     (cd jobs && $TCDIST_MPIEXEC -n "$ranks" python3 bench_ingest.py --out "$OUT/ingest-r$ranks.json" "$@") 2>&1 | tee "$OUT/ingest-r$ranks.log" ;;
   parts) (cd jobs && python3 bench_host_parts.py --out "$OUT" "$@") 2>&1 | tee "$OUT/host-parts.log" ;;
+  lstc) (cd jobs && python3 bench_parts.py --out "$OUT/lstc-parts.json" "$@") 2>&1 | tee "$OUT/lstc-parts.log" ;;
   gpu-ingest)  # [bench_gpu_ingest.py's options]: NCCL's version, one process against ranks building on their GPUs
     python3 -c "from cupy.cuda import nccl; print(nccl.available, nccl.get_version())" 2>&1 | tee "$OUT/nccl.log"
     (cd jobs && python3 bench_gpu_ingest.py --mpirun "$TCDIST_MPIEXEC" --out "$OUT/gpu-ingest.json" "$@") 2>&1 | tee "$OUT/gpu-ingest.log" ;;

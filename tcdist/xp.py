@@ -14,17 +14,20 @@ def array_module(*arrays):
 
 
 PAGE = 4096
+OWN_PAGES = 32 << 20  # glibc maps an allocation this large on its own (its largest mmap threshold): no other object shares its pages
 
 
 def register_pages(arrays) -> list[int] | None:
     """Pin host arrays where they lie (CUDA registers the pages they span, pages two arrays share
     once), so that copies to and from them run at the link's speed (pageable memory: a seventh of
     it, results/pinned-copy-h200.json); the registered spans' starts, or None where the system
-    refuses (the locked-memory limit: copies stay pageable)."""
+    refuses (the locked-memory limit: copies stay pageable). Only arrays of OWN_PAGES or more are
+    registered: a smaller one's pages may hold other objects, and CUDA rejects any copy that starts
+    in a registered span and runs past it (a smaller array's copy is short anyway)."""
     import cupy
 
     spans = sorted((a.ctypes.data // PAGE * PAGE, -(-(a.ctypes.data + a.nbytes) // PAGE) * PAGE)
-                   for a in arrays if a.nbytes)
+                   for a in arrays if a.nbytes >= OWN_PAGES)
     merged = []
     for begin, end in spans:
         if merged and begin <= merged[-1][1]:

@@ -23,10 +23,10 @@ import numpy as np
 from tcdist.errors import TcdistError
 from tcdist.partition import slices
 from tcdist.partition.part import Part
-from tcdist.xp import copy_into, register_pages, unregister_pages
+from tcdist.xp import OWN_PAGES, copy_into, register_pages, unregister_pages
 
 _FILL_PIECE = 32 << 20  # bytes each copier thread copies into pinned memory at a time
-REGISTER_FROM = 32 << 20  # a part of this many bytes or more is registered, not copied into pinned buffers
+REGISTER_FROM = OWN_PAGES  # a part with an array this large is registered (those arrays), not copied into pinned buffers
 _COPIERS = min(8, os.cpu_count() or 1)
 
 
@@ -109,7 +109,7 @@ class Stager:
             self.last_copy[slot].synchronize()  # the slot's buffer is free again
         whole = part.part if isinstance(part, slices.Slice) else part
         on_device = isinstance(whole.col, cupy.ndarray)  # a slice of a graph another rank shares on a GPU
-        registers = whole.rowptr.nbytes + whole.col.nbytes >= REGISTER_FROM and \
+        registers = max(whole.rowptr.nbytes, whole.col.nbytes) >= REGISTER_FROM and \
             all(run.dtype == into.dtype for run, into in runs)  # a slice's wider ids need a cast: buffers
         if on_device or registers and self._pin(whole):
             hosts = [run for run, _ in runs]

@@ -18,8 +18,7 @@ def test_shares_of_a_graph_in_host_memory_keep_its_pages_registered_while_any_is
     ranks counting RMAT-26's slices failed with 'unspecified launch failure'."""
     import cupy
 
-    monkeypatch.setattr(staging, "REGISTER_FROM", 0)  # registered, however small
-    graph = tcdist.load_graph("rmat:16")
+    graph = tcdist.load_graph("rmat:20")  # its col is registered (59 MiB), its rowptr not: its pages may hold others
     whole = Part(0, graph.rowptr, graph.col, None, graph.n, {})
     bounds = np.linspace(0, graph.n, 4).astype(int)
     shares = [slices.share(whole, i, a, b, (a, graph.n)) for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
@@ -34,3 +33,20 @@ def test_shares_of_a_graph_in_host_memory_keep_its_pages_registered_while_any_is
             if k + 2 < len(shares):
                 staged.append(stager.start(shares[k + 2]))
     assert stager.pinned == {}
+
+
+def test_arrays_beside_registered_ones_are_copied_both_ways():
+    """CUDA rejects a copy that starts in a registered span and runs past it (invalid argument).
+    When small arrays were registered too, their pages rounded out to whole pages, a neighbour on
+    the same heap could no longer be copied (the test above failed so on nvidia-h200)."""
+    import cupy
+
+    from tcdist.xp import register_pages, unregister_pages
+
+    arrays = [np.arange(k, k + 3000, dtype=np.int64) for k in range(64)]  # 24 KB each, side by side on one heap
+    pages = register_pages(arrays[::2])
+    try:
+        for a in arrays[1::2]:
+            assert np.array_equal(cupy.asarray(a).get(), a)
+    finally:
+        unregister_pages(pages)

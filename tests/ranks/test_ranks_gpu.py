@@ -184,7 +184,8 @@ from mpi4py import MPI
 from tcdist.device import staging
 from tcdist.ranks import share
 
-staging.REGISTER_FROM = 0  # the graph's pages registered, however small
+from tcdist import xp
+staging.REGISTER_FROM = xp.OWN_PAGES = 0  # the graph's pages registered, however small (the window's are its own)
 events, unregister, free = [], staging.unregister_pages, share.SharedArrays.close
 
 def unregistering(starts):
