@@ -14,7 +14,7 @@ def array_module(*arrays):
 
 
 PAGE = 4096
-OWN_PAGES = 32 << 20  # glibc maps an allocation this large on its own (its largest mmap threshold): no other object shares its pages
+OWN_PAGES = 32 << 20  # glibc maps an allocation this large on its own (its top mmap threshold): pages no other shares
 
 
 def register_pages(arrays) -> list[int] | None:

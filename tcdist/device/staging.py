@@ -26,7 +26,7 @@ from tcdist.partition.part import Part
 from tcdist.xp import OWN_PAGES, copy_into, register_pages, unregister_pages
 
 _FILL_PIECE = 32 << 20  # bytes each copier thread copies into pinned memory at a time
-REGISTER_FROM = OWN_PAGES  # a part with an array this large is registered (those arrays), not copied into pinned buffers
+REGISTER_FROM = OWN_PAGES  # a part with an array this large is registered (those arrays), not buffered
 _COPIERS = min(8, os.cpu_count() or 1)
 
 

@@ -6,6 +6,7 @@ import pytest
 from conftest import DATASETS
 
 import tcdist
+from tcdist import xp
 from tcdist.budget.model import need as part_need
 from tcdist.budget.search import smallest_parts
 from tcdist.budget.sizes import parse_size
@@ -463,6 +464,7 @@ def test_where_pinned_memory_is_refused_parts_are_copied_from_pageable_memory(mo
     monkeypatch.setattr(cupy.cuda.runtime, "hostRegister", refuse)
     monkeypatch.setattr(cupy.cuda, "alloc_pinned_memory", refuse)
     monkeypatch.setattr(devices, "REGISTER_FROM", register_from)
+    monkeypatch.setattr(xp, "OWN_PAGES", register_from)  # small arrays asked for too, and refused
     monkeypatch.setattr(devices.Stager, "_filled", filling)
     found = tcdist.count_triangles("rmat:15", backend="gpu", parts=4, gpu_memory_limit="1GiB")
     assert found.triangles == tcdist.count_triangles("rmat:15", backend="cpu").triangles and found.parts == 4
