@@ -50,10 +50,10 @@ def test_a_run_with_per_vertex_credits_compiles_no_counting_kernel(tmp_path):
 @pytest.mark.gpu
 def test_every_gpu_kernel_instance_lands_in_the_cache_folder(tmp_path):
     from tcdist.count.registry import of_backend
-    from tcdist.cuda.build import DEGREE_STATS, PARSE, PER_EDGE, PER_VERTEX
+    from tcdist.cuda.build import DEGREE_STATS, PARSE, PARTS, PER_EDGE, PER_VERTEX
 
     done = warm_up(tmp_path, "gpu")
-    modules = [*of_backend("gpu").values(), PARSE, PER_VERTEX, PER_EDGE, DEGREE_STATS]
+    modules = [*of_backend("gpu").values(), PARSE, PER_VERTEX, PER_EDGE, DEGREE_STATS, PARTS]
     assert done["gpu"] and done["gpu_kernel_instances"] == sum(len(m.instantiations()) for m in modules)
     assert done["caches"]["CUDA kernels (CuPy)"] == str(tmp_path / "cupy")
     assert len(list((tmp_path / "cupy").iterdir())) >= done["gpu_kernel_instances"]  # one file a program, and CuPy's own

@@ -31,8 +31,8 @@ RANGES_HELD_BYTES_PER_EDGE = 8  # and per raw edge of a piece: its sorted keys, 
 GPU_RANK_BYTES_PER_ID = 48  # ranking the ids on the GPU between ranges: degrees, ids, rank keys and their sort
 RANGES_HOST_BYTES_PER_EDGE = 24  # and on the host: the sorted runs, the distinct keys, the columns (int64 or int32)
 RANGES_HOST_BYTES_PER_ID = 64  # and per id: degrees, ids, ranks and their sort where ranked there, row pointers
-GPU_PART_BUILD_BYTES_PER_EDGE = 48  # building a part on the GPU (partition/build.py): the edges' sources, flags
-GPU_PART_BUILD_BYTES_PER_VERTEX = 24  # and selections, the part's runs and places (int64); per vertex its flags, ids
+GPU_PART_BUILD_BYTES_PER_EDGE = 8  # building a part on the GPU (partition/gpu_parts.py): its columns (int64 at most)
+GPU_PART_BUILD_BYTES_PER_VERTEX = 96  # and per vertex: flags, each row's kept edges and locals, ids, selections
 TWO_AT_ONCE = 2  # parts on a GPU together: the next one's copy overlaps the count of this one
 ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take
 

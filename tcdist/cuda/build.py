@@ -54,3 +54,14 @@ PASSES = CudaModule(("passes.cu",), list)  # extern "C" kernels only: one progra
 PARSE = CudaModule(("parse.cu",), lambda: declare("parse_ranges", ["true", "false"],
                                                   "const unsigned char*, i64, i64, i64, i64*, i64*, i64*, i64*, "
                                                   "i64*, i64*"))
+_ROW_ARGS = "const i64*, const {col}*"
+PARTS = CudaModule(("parts.cu",), lambda: [
+    *declare("part_marks", list(COL_TYPES.values()), _ROW_ARGS + ", const bool*, i64, unsigned char*, unsigned char*"),
+    *declare("part_reach", list(COL_TYPES.values()),
+             _ROW_ARGS + ", const bool*, const unsigned char*, i64, unsigned char*, unsigned char*, u64*"),
+    *declare("part_rows", list(COL_TYPES.values()),
+             _ROW_ARGS + ", const unsigned char*, int, i64, i64*, i64*, u64*"),
+    *[f"template __global__ void part_place<{c}, {p}>(const i64*, const {c}*, const unsigned char*, int, i64, "
+      f"const {p}*, const i64*, const i64*, {p}*);" for c, p in (("int", "int"), ("long long", "int"),
+                                                                  ("long long", "long long"))],
+])

@@ -124,9 +124,9 @@ def prebuild_gpu() -> int:
     into CuPy's cache: the number of kernel instances."""
     from tcdist.count.registry import of_backend
     from tcdist.cuda import launch
-    from tcdist.cuda.build import DEGREE_STATS, PARSE, PER_EDGE, PER_VERTEX
+    from tcdist.cuda.build import DEGREE_STATS, PARSE, PARTS, PER_EDGE, PER_VERTEX
 
-    modules = [*of_backend("gpu").values(), PARSE, PER_VERTEX, PER_EDGE, DEGREE_STATS]
+    modules = [*of_backend("gpu").values(), PARSE, PER_VERTEX, PER_EDGE, DEGREE_STATS, PARTS]
     for module in modules:
         launch.compile_every_instance(module)
     warm_up_build()

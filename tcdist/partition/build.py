@@ -1,6 +1,7 @@
 """LSTC Algorithms 1 and 2 a part at a time, in whole-array passes over the graph's edges
-(NumPy, or CuPy on the GPU where the graph lies): a part is made where it is counted, when it
-is due, and holds no more than its own arrays and a few flags per vertex and edge.
+(NumPy; on the GPU where the graph lies, gpu_parts.py's passes make the same parts): a part is
+made where it is counted, when it is due, and holds no more than its own arrays and a few flags
+per vertex and edge.
 
 For part i with local vertices L: its members are L, N+(L) (targets of L's out-edges) and N-(L)
 (sources of L's in-edges); its induced edges join two members. Algorithm 2 removes, until none
@@ -64,11 +65,17 @@ class ArrayPartBuilder:
         self.graph, self.prune = graph, prune
         xp = array_module(graph.col)
         with _device_of(graph):
-            self.source = segment_ids(xp.diff(graph.rowptr)).astype(graph.col.dtype)  # every edge's, for all parts
             self.assignment = xp.asarray(assignment)
+            # every edge's source, for all parts (the GPU's passes walk the rows instead)
+            self.source = segment_ids(np.diff(graph.rowptr)).astype(graph.col.dtype) if xp is np else None
 
     def build(self, index: int) -> Part:
         with _device_of(self.graph):  # (each time: the walk may go on in another thread, whose device is its own)
+            if self.source is None:
+                from tcdist.partition import gpu_parts
+
+                return gpu_parts.build_part(index, self.assignment == index, self.graph.rowptr, self.graph.col,
+                                            self.prune)
             return _part(index, self.assignment == index, self.source, self.graph.col, self.prune)
 
 

@@ -8,12 +8,13 @@ import subprocess
 import pytest
 
 from tcdist.count.registry import of_backend
-from tcdist.cuda.build import DEGREE_STATS, PER_EDGE, PER_VERTEX, source
+from tcdist.cuda.build import DEGREE_STATS, PARTS, PER_EDGE, PER_VERTEX, source
 
 MODULES = [(k.name, k.sources, k.instantiations) for k in of_backend("gpu").values()] + \
     [("per-vertex", PER_VERTEX.sources, PER_VERTEX.instantiations),
      ("per-edge", PER_EDGE.sources, PER_EDGE.instantiations),
-     ("degree-stats", DEGREE_STATS.sources, DEGREE_STATS.instantiations)]
+     ("degree-stats", DEGREE_STATS.sources, DEGREE_STATS.instantiations),
+     ("parts", PARTS.sources, PARTS.instantiations)]
 
 
 @pytest.mark.parametrize("name,files,instantiations", MODULES, ids=[m[0] for m in MODULES])

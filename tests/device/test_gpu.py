@@ -167,17 +167,26 @@ def test_partitions_built_on_the_gpu_add_up(gpu, entry, scheme):
                 assert got == entry["published_triangles"], (parts, prune, name)
 
 
-def test_gpu_partitions_equal_cpu_partitions(gpu):
-    host = tcdist.load_graph("rmat:13")
-    device = tcdist.load_graph("rmat:13")
+@pytest.mark.parametrize("spec", ["rmat:13", "er:3000:30000"])
+@pytest.mark.parametrize("scheme", list(SCHEMES))
+def test_gpu_partitions_equal_cpu_partitions(gpu, spec, scheme):
+    """The GPU's passes (partition/gpu_parts.py) make the host's parts, array for array, for
+    every prune mode and P, from 32- and 64-bit columns."""
+    host = tcdist.load_graph(spec)
+    device = tcdist.load_graph(spec)
     device.rowptr, device.col = on_device(device)
-    for prune in PRUNE_MODES:
-        a = partition_graph(host, 5, prune=prune, seed=3)
-        b = partition_graph(device, 5, prune=prune, seed=3)
-        for x, y in zip(a.parts, b.parts):
-            assert x.stats == y.stats
-            for field in ("rowptr", "col", "global_id"):
-                assert np.array_equal(getattr(x, field), getattr(y, field).get()), (prune, x.index, field)
+    wide = tcdist.load_graph(spec)
+    wide.rowptr, wide.col = on_device(wide)
+    wide.col = wide.col.astype(np.int64)
+    for parts in (1, 2, 5, 16):
+        for prune in PRUNE_MODES:
+            a = partition_graph(host, parts, scheme=scheme, prune=prune, seed=3)
+            for on_gpu in (device, wide):
+                b = partition_graph(on_gpu, parts, scheme=scheme, prune=prune, seed=3)
+                for x, y in zip(a.parts, b.parts, strict=True):
+                    assert x.stats == y.stats, (parts, prune, x.index)
+                    for field in ("rowptr", "col", "global_id"):
+                        assert np.array_equal(getattr(x, field), getattr(y, field).get()), (parts, prune, x.index, field)
 
 
 def test_the_gpu_generates_the_same_graphs_as_the_cpu(gpu):
