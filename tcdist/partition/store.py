@@ -72,8 +72,10 @@ def write_store(partitioning, path, *, replace=True, timings=None) -> list[dict]
     try:
         with StoreWriter(partitioning, path, replace=replace) as writer, \
                 ThreadPoolExecutor(1, thread_name_prefix="tcdist-copy") as copying, \
-                ThreadPoolExecutor(1, thread_name_prefix="tcdist-store") as writing:  # (they end first)
-            fingerprint = writing.submit(partitioning.graph.fingerprint)  # one core's pass, while a part is built
+                ThreadPoolExecutor(1, thread_name_prefix="tcdist-store") as writing, \
+                ThreadPoolExecutor(1, thread_name_prefix="tcdist-hash") as hashing:  # (they end first)
+            # one core's pass over the graph (seconds), beside the builds and the writes, not ahead of them
+            fingerprint = hashing.submit(partitioning.graph.fingerprint)
 
             def copied_then_written(part, written):
                 part = _on_host(part)
