@@ -80,9 +80,21 @@ def launch_rank() -> int:
     return int(os.environ.get("SLURM_PROCID", "0")) if _srun_tasks() > 1 else 0
 
 
+def _launched_size() -> int:
+    """The number of processes the launcher started, as it told them (0 where it did not)."""
+    for name in _SIZE_VARIABLES:
+        if name in os.environ:
+            try:
+                return int(os.environ[name])
+            except ValueError:
+                return 0
+    return _srun_tasks()
+
+
 def world():
-    """COMM_WORLD duplicated once for tcdist under a launcher, else the serial stand-in."""
-    if not launched_by_mpi():
+    """COMM_WORLD duplicated once for tcdist under a launcher of several processes, else the serial
+    stand-in: one process under a launcher runs as one process does, with no MPI to start."""
+    if not launched_by_mpi() or _launched_size() == 1:
         return SerialComm()
     try:
         from mpi4py import MPI

@@ -503,3 +503,17 @@ def test_a_rank_failing_while_the_ranks_write_a_store_leaves_no_file(tmp_path, f
     rows = sorted(json.loads(p.read_text()) for p in tmp_path.glob("[0-9].json"))
     assert len(rows) == 3 and all("injected" in outcome for _, outcome in rows), rows
     assert sorted(p.name for p in tmp_path.iterdir()) == ["0.json", "1.json", "2.json", "fault.py"]
+
+
+def test_one_process_under_a_launcher_counts_as_one_process_does_without_starting_mpi(tmp_path):
+    """mpirun -n 1 cost 1.2 s over one process on nvidia-h200-x4: MPI's start and the ranks' run
+    path for a world of one. A launcher's single process now runs as a process of its own."""
+    script = tmp_path / "one.py"
+    script.write_text("import sys\nfrom tcdist.cli import main\ncode = main(sys.argv[1:])\n"
+                      "print('mpi started', 'mpi4py.MPI' in sys.modules, file=sys.stderr)\nsys.exit(code)\n")
+    done = subprocess.run([*launcher(), "-n", "1", sys.executable, str(script), "count", GRAPH, "--backend", "cpu",
+                           "--json"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["triangles"] == published(GRAPH.name) and record["ranks"] == 1 == len(record["rank_stats"])
+    assert "mpi started False" in done.stderr
