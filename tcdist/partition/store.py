@@ -21,11 +21,13 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
+from dataclasses import replace
 
 import numpy as np
 
 from tcdist import __version__, progress
 from tcdist.errors import InputError, TcdistError
+from tcdist.graph import passes
 from tcdist.graph.check import misoriented_rows
 from tcdist.graph.graph import col_dtype
 from tcdist.io.hdf5 import (
@@ -42,7 +44,7 @@ from tcdist.io.hdf5 import (
 from tcdist.io.seal import sealed_file
 from tcdist.io.write import atomic_path
 from tcdist.partition.part import STAT_KEYS, Part, partitioning_id
-from tcdist.xp import to_numpy
+from tcdist.xp import OWN_PAGES, PAGE, register_pages, to_numpy, unregister_pages
 
 FORMAT = "tcdist-partitions"
 VERSION = 3
@@ -99,13 +101,28 @@ def write_store(partitioning, path, *, replace=True, timings=None) -> list[dict]
 
 def _on_host(part):
     """A part's arrays copied to the host, on a stream of this thread's own where they lie on a
-    GPU (the default stream would wait for the next part's passes)."""
+    GPU (the default stream would wait for the next part's passes), into pages registered for the
+    copy: a pageable copy of gigabytes runs at a fraction of the link's speed and holds up every
+    other pageable copy of the process, the small reads of the next part's build among them."""
     if isinstance(part.col, np.ndarray):
         return part
     import cupy
 
-    with part.col.device, cupy.cuda.Stream(non_blocking=True):
-        return part.on_host()
+    arrays = (part.rowptr, part.col, part.global_id)
+    hosts = [np.empty(a.shape, a.dtype) for a in arrays]
+    for host in hosts:  # the pages faulted in on every thread, not by CUDA's registration on one
+        if host.nbytes >= OWN_PAGES:
+            passes.touch(host, max(1, PAGE // host.itemsize))
+    with part.col.device, cupy.cuda.Stream(non_blocking=True) as stream:
+        pages = register_pages(hosts)
+        try:
+            for array, host in zip(arrays, hosts):
+                array.get(stream=stream, out=host)
+            stream.synchronize()
+        finally:
+            unregister_pages(pages)
+    rowptr, col, global_id = hosts
+    return replace(part, rowptr=rowptr, col=col, global_id=global_id)
 
 
 class _Clocked:

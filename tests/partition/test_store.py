@@ -264,12 +264,13 @@ def test_a_part_that_fails_to_build_while_the_one_before_is_written_leaves_no_fi
 
 
 @pytest.mark.gpu
-def test_a_store_built_on_the_gpu_is_the_one_built_on_the_host(tmp_path):
+@pytest.mark.parametrize("spec,parts", [("rmat:14", 5), ("rmat:20", 2)])  # rmat:20's columns copied to registered pages
+def test_a_store_built_on_the_gpu_is_the_one_built_on_the_host(tmp_path, spec, parts):
     stores = {}
     for backend in ("gpu", "cpu"):
-        tcdist.api.partition("rmat:14", parts=5, output=tmp_path / f"{backend}.h5", backend=backend)
+        tcdist.api.partition(spec, parts=parts, output=tmp_path / f"{backend}.h5", backend=backend)
         with Store(tmp_path / f"{backend}.h5") as store:
-            stores[backend] = store.header, [store.part(i) for i in range(5)]
+            stores[backend] = store.header, [store.part(i) for i in range(parts)]
     (gpu_header, gpu_parts), (cpu_header, cpu_parts) = stores["gpu"], stores["cpu"]
     assert gpu_header == cpu_header
     for a, b in zip(gpu_parts, cpu_parts):
