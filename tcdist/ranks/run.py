@@ -1,8 +1,11 @@
 """One count, on any number of ranks (one process is the one-rank case).
 
 every rank: resolve its device (node-local rank -> GPU), start its warm-up
-rank 0:     read -> build -> what fits -> partition -> store, if one is asked for (ranks/prepare.py),
-            on its node's cores (the node's other ranks wait)
+every rank: where it may, read its share -> build its rows (ranks/replicate.py): GPU ranks the
+            graph fits all-gather them; where rank 0's host cannot hold the graph, each rank makes
+            the part of its own rows (ranks/row_parts.py) and counts it; else rank 0 takes them
+rank 0:     (else) read -> build -> what fits -> partition -> store, if one is asked for
+            (ranks/prepare.py), on its node's cores (the node's other ranks wait)
 every rank: the graph from rank 0, opened on its GPU or through a node's shared memory
             (ranks/share.py), unless it reads a store; its shares or parts (static or dynamic) ->
             build (its own parts; sent to rank 0, which writes the store asked for: ranks/gather.py),
@@ -42,6 +45,7 @@ from tcdist.ranks.gather import open_gather
 from tcdist.ranks.guard import collective, independently
 from tcdist.ranks.pipeline import count_parts
 from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal
+from tcdist.ranks.row_parts import ACROSS
 from tcdist.ranks.schedule import DynamicQueue, by_work, static_plan
 from tcdist.ranks.share import share
 from tcdist.results import PartResult, RankResult, Timings, TriangleCount
@@ -167,7 +171,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
                           read_bytes=read[0] + read_share + (prepared.header.get("read_bytes", 0) if comm.rank == 0
                                                              else 0),
                           received_bytes=0 if shared is None else shared.received,
-                          graph_via="" if shared is None else shared.via)
+                          graph_via="" if shared is None else shared.via, graph_peak_bytes=held.graph_peak_bytes)
         everyone = comm.allgather(mine)
         counted = sum_uint64(comm, mine.triangles)
         if comm.rank == 0 and prepared.drop_journal and prepared.journal is not None:  # every rank has journalled
@@ -193,7 +197,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
     result.kernel, result.kernel_options = ", ".join(sorted(result.kernels)), {}  # each part's, as counted
     if comm.rank != 0:
         return result
-    ids, degree, order = _vertices(held.graph, prepared)
+    ids, degree, order = _vertices(held, prepared)
     if credits is not None:
         result.per_vertex, result.transitivity, result.average_clustering = per_vertex_result(
             ids[order], degree[order], credits[order], result.triangles, node_count(source))
@@ -274,9 +278,14 @@ class _OwnParts:
         return self._builder.build(index, self._team)
 
 
-def _vertices(graph, prepared: Prepared):
-    """Rank 0: every vertex's source id and degree, from the graph it loaded or from the store, and
-    the order that sorts them by id (labels by their index: sorted, or a networkx graph's node order)."""
+def _vertices(held: Held, prepared: Prepared):
+    """Rank 0: every vertex's source id and degree, from the graph it loaded, the ranks' rows or the
+    store, and the order that sorts them by id (labels by their index: sorted, or a networkx graph's
+    node order)."""
+    graph = held.graph
+    if held.vertices is not None:
+        ids, degree = held.vertices
+        return ids, degree, np.argsort(ids, kind="stable")
     if graph is not None:
         return graph.vertex_ids(), to_numpy(graph.degree()), np.argsort(to_numpy(graph.original_id), kind="stable")
     with Store(prepared.store) as store:
@@ -294,7 +303,10 @@ def _rank_budget(comm, device: Device) -> int | None:
 
 
 def _my_parts(comm, config: CountConfig, prepared: Prepared):
-    """This rank's parts: a list (static) or a queue shared with the other ranks (dynamic)."""
+    """This rank's parts: a list (static) or a queue shared with the other ranks (dynamic); in
+    parts across ranks, its own part (it lies nowhere else)."""
+    if prepared.mode == ACROSS:
+        return [comm.rank], 1
     remaining = {i: w for i, w in prepared.work.items() if i not in prepared.done}
     if config.schedule == "dynamic" and not is_serial(comm):
         return DynamicQueue(comm, by_work(remaining)), None
@@ -357,7 +369,8 @@ def _result(prepared: Prepared, device: Device, config: CountConfig, counted: in
         kernels=dict(Counter(p.kernel for p in parts if p.kernel)), threads=device.threads,
         parts=h["parts"], ranks=ranks,
         name=h["name"], timings=Timings.slowest([r.timings for r in everyone]).to_dict(), scheme=h["scheme"],
-        prune=h["prune"], schedule=config.schedule if prepared.partitioned else None,
+        prune=h["prune"], schedule=None if not prepared.partitioned else "static" if prepared.mode == ACROSS else
+        config.schedule,
         store=prepared.store,
         part_stats=[p.to_dict() for p in parts] if prepared.partitioned else [],
         rank_stats=[r.to_dict() for r in everyone], resumed_parts=len(prepared.done), warnings=h["warnings"],
