@@ -1,5 +1,6 @@
-"""Parts across ranks: each rank counts the LSTC part of its own rows, and no rank (nor host)
-ever holds the whole graph.
+"""Parts across ranks: each rank counts the LSTC part of its own rows, and no rank receives the
+whole graph: a rank holds its rows and the rows of their targets on other ranks (on a skewed
+graph the first ranks' rows reach the hubs, whose rows are most of it: docs/ranks.md).
 
 A rank's locals L are its rows first_row..end_row of the one oriented CSR (ranks/ingest.py), its
 proxies P the targets of those rows outside them. Its part is LSTC's with the "minimal" pruning
@@ -93,8 +94,8 @@ def row_part(comm, rows, host_memory_limit: int | None = None) -> RowPart:
     everyone = comm.allgather((mine, asked, socket.gethostname()))
     if host_memory_limit is not None:
         _refuse_over_limit(comm, everyone, host_memory_limit)
-    step = max(min(mine for mine, _, _ in everyone) // (STEP_SHARE * comm.size),
-               max(a for _, a, _ in everyone) // MOST_STEPS, LEAST_STEP_BYTES)
+    step = max(min(needs for needs, _, _ in everyone) // (STEP_SHARE * comm.size),
+               max(proxy_rows for _, proxy_rows, _ in everyone) // MOST_STEPS, LEAST_STEP_BYTES)
     part, received = _made(comm, own, first, end, bounds, proxies, lengths, step, held)
     return RowPart(part, held.peak, received)
 

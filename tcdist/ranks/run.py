@@ -26,12 +26,13 @@ import numpy as np
 
 from tcdist import compiled
 from tcdist.budget import model
+from tcdist.budget.sizes import size_text
 from tcdist.clustering import per_vertex_result
 from tcdist.config import CountConfig
 from tcdist.device import Device, resolve
 from tcdist.device.binding import idle_node_threads, numba_threads
 from tcdist.edge_triangles import EdgeCredits, per_edge_result, summed
-from tcdist.errors import InputError, TcdistError
+from tcdist.errors import InputError, TcdistError, named
 from tcdist.io.objects import node_count
 from tcdist.partition import slices
 from tcdist.partition.build import ArrayPartBuilder
@@ -122,6 +123,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         with numba_threads(threads):  # the node's other ranks wait meanwhile: their cores too
             made, held = prepare(source, config, device, comm.size, timings, rank_budget)
             kept.append(held)
+        made.header["warnings"] += _over_host_limit(held.graph, config.host_memory_limit, comm.size)
         start_journal(made, config)
         return made, held
 
@@ -291,6 +293,20 @@ def _vertices(held: Held, prepared: Prepared):
     with Store(prepared.store) as store:
         ids, degree = store.vertices()
     return ids, degree, np.argsort(ids, kind="stable")
+
+
+def _over_host_limit(graph, limit: int | None, ranks: int) -> list[str]:
+    """Rank 0 read the graph alone: a warning where it holds more of it than the host limit (with
+    several ranks twice, the graph and its node's shared copy)."""
+    if limit is None or graph is None:
+        return []
+    held = (1 if ranks == 1 else replicate.COPIES_AT_ROOT) * model.csr_bytes(graph.n, graph.m, graph.n,
+                                                                             graph.col.itemsize)
+    if held <= limit:
+        return []
+    return [named(f"rank 0 read the graph alone and holds {size_text(held)} of it, over the {size_text(limit)} of "
+                  "{host_memory_limit}: ranks count parts across them only where every rank reads its share (no "
+                  "{per_edge}, {labels}, {store}, partitioning asked for, or standard input)")]
 
 
 def _rank_budget(comm, device: Device) -> int | None:

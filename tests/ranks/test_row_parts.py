@@ -18,6 +18,7 @@ from mpi_launch import launcher, makes_cliques, mpiexec, mpiexec_json
 import tcdist
 import tcdist.io
 from tcdist.budget.model import csr_bytes
+from tcdist.budget.sizes import size_text
 from tcdist.graph.build import build_graph
 from tcdist.ranks import replicate
 from tcdist.ranks.comm import SerialComm
@@ -182,9 +183,29 @@ def test_a_graph_file_read_by_rows_counts_across_ranks(tmp_path, grid):
     held_within_bounds(record, graph)
 
 
-def test_the_api_takes_the_limit_as_a_size():
-    """One process (no ranks) holds the whole graph as it would without the limit."""
-    assert tcdist.count_triangles(GRID, backend="cpu", host_memory_limit="1GiB").triangles == 2 * 199 * 199
+def test_the_api_takes_the_limit_as_a_size(grid):
+    """One process (no ranks) holds the whole graph as it would without the limit, and says so where
+    the graph exceeds it."""
+    _, _, whole = grid
+    assert tcdist.count_triangles(GRID, backend="cpu", host_memory_limit=f"{whole}B").warnings == []
+    counted = tcdist.count_triangles(GRID, backend="cpu", host_memory_limit=whole - 1)
+    assert counted.triangles == 2 * 199 * 199
+    assert counted.warnings == [f"rank 0 read the graph alone and holds {size_text(whole)} of it, over the "
+                                f"{size_text(whole - 1)} of host_memory_limit: ranks count parts across them only "
+                                "where every rank reads its share (no per_edge, labels, store, partitioning asked "
+                                "for, or standard input)"]
+
+
+@pytest.mark.mpi
+def test_per_edge_counts_leave_the_reading_to_rank_zero_and_say_it_holds_more_than_the_limit(tmp_path, grid):
+    alone, _, whole = grid
+    record = mpiexec_json(2, "count", GRID, "--backend", "cpu", "--host-memory-limit", whole, "--per-edge",
+                          tmp_path / "edges.csv")
+    assert record["triangles"] == alone.triangles and record["mode"] == "parts"
+    assert record["warnings"] == [f"rank 0 read the graph alone and holds {size_text(2 * whole)} of it, over the "
+                                  f"{size_text(whole)} of --host-memory-limit: ranks count parts across them only "
+                                  "where every rank reads its share (no --per-edge, --labels, --store, partitioning "
+                                  "asked for, or standard input)"]
 
 
 def test_one_rank_without_mpi_makes_the_whole_graph_its_part():
