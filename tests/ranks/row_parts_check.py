@@ -4,7 +4,8 @@ part of that rank, pruned "minimal", for the assignment "each vertex to the rank
 array for array; the parts' counts (the CPU kernel) must add up to the one-process count, and each
 rank's peak of graph bytes stay within 1.5 times its rows and the proxy rows it asked for. Rank 0
 prints "checked N" when every rank found every case right, else each problem, and the job exits 1.
-Arguments: the test data folder, the bytes per MPI message, the least bytes of a step."""
+Arguments: the test data folder, the bytes per MPI message, the least bytes of a step, and how
+many times a rank's columns' bytes a table of the proxies' places may take (0: none, a search)."""
 
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ comm = MPI.COMM_WORLD.Dup()
 DATA = Path(sys.argv[1])
 exchange.PIECE_BYTES = int(sys.argv[2])
 row_parts.LEAST_STEP_BYTES = int(sys.argv[3])
+row_parts.TABLE_SHARE = int(sys.argv[4])
 problems = []
 
 

@@ -32,9 +32,9 @@ GRID = "grid:200:200"  # a graph whose rows reach few others': a rank's part is 
 CLIQUES = {**os.environ, "MPIR_CVAR_NUM_CLIQUES": "2"}  # one host taken for two, of two ranks each (-n 4)
 
 
-def run_check(ranks, piece_bytes=1 << 30, least_step=1024, env=None):
+def run_check(ranks, piece_bytes=1 << 30, least_step=1024, table_share=1, env=None):
     command = [*launcher(), "-n", str(ranks), sys.executable, str(CHECK), str(DATA), str(piece_bytes),
-               str(least_step)]
+               str(least_step), str(table_share)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.split()[-2:] == ["checked", str(CASES)]
@@ -44,6 +44,12 @@ def run_check(ranks, piece_bytes=1 << 30, least_step=1024, env=None):
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
 def test_each_ranks_part_is_the_minimal_part_of_its_rows(ranks):
     run_check(ranks)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("table_share", [0, 1])
+def test_the_proxies_found_by_a_search_or_a_table_make_the_same_parts(table_share):
+    run_check(3, table_share=table_share)
 
 
 @pytest.mark.mpi
