@@ -296,9 +296,10 @@ def _vertices(held: Held, prepared: Prepared):
 
 
 def _over_host_limit(graph, limit: int | None, ranks: int) -> list[str]:
-    """Rank 0 read the graph alone: a warning where it holds more of it than the host limit (with
-    several ranks twice, the graph and its node's shared copy)."""
-    if limit is None or graph is None:
+    """Rank 0 read the graph alone: a warning where it holds more of it in host memory than the host
+    limit (with several ranks twice, the graph and its node's shared copy; none where it lies on
+    rank 0's GPU)."""
+    if limit is None or graph is None or graph.xp is not np:
         return []
     held = (1 if ranks == 1 else replicate.COPIES_AT_ROOT) * model.csr_bytes(graph.n, graph.m, graph.n,
                                                                              graph.col.itemsize)
