@@ -35,12 +35,12 @@ from tcdist.io.generators import is_spec
 from tcdist.io.shares import read_share
 from tcdist.io.text import is_stream
 from tcdist.ranks import nccl as nccl_link
-from tcdist.ranks.comm import is_serial, sum_to_root
+from tcdist.ranks.comm import is_serial, node_local, sum_to_root
 from tcdist.ranks.exchange import alltoallv
 from tcdist.ranks.guard import collective, watched
 from tcdist.ranks.ingest import Rows, build_rows, degree_summary_across, gather_graph
 from tcdist.ranks.prepare import Held, Prepared, _replicated
-from tcdist.ranks.row_parts import ACROSS, row_part
+from tcdist.ranks.row_parts import ACROSS, row_part, row_plan
 from tcdist.source import open_store_source
 from tcdist.xp import array_module, to_numpy
 
@@ -140,7 +140,8 @@ def _parts_across(comm, rows, config, timings, why: str, debug: bool):
     held.parts, by its rank; with per-vertex counts, every vertex's source id and degree on rank 0."""
     t0 = time.perf_counter()
     vertices = collective(comm, lambda: _vertices_at_zero(comm, rows), debug=debug) if config.per_vertex else None
-    made = collective(comm, lambda: row_part(comm, rows, config.host_memory_limit), debug=debug)
+    plan = collective(comm, lambda: row_plan(comm, rows, config.host_memory_limit, node_local(comm)[1]), debug=debug)
+    made = watched(comm, lambda watching: row_part(watching, plan), debug=debug)  # (one failing: none waits)
     work = comm.allgather(made.part.stats["work"])
     timings.partition += time.perf_counter() - t0
     header = {"n": rows.n, "m": rows.m, "name": rows.name, "self_loops": rows.self_loops,

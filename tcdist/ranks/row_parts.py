@@ -39,7 +39,6 @@ from tcdist.budget.sizes import size_text
 from tcdist.errors import OptionError
 from tcdist.graph.graph import col_dtype
 from tcdist.partition.part import Part
-from tcdist.ranks.comm import node_local
 from tcdist.ranks.exchange import alltoallv, offsets
 from tcdist.ranks.spread import cut
 from tcdist.xp import segment_ids, to_numpy
@@ -99,12 +98,29 @@ class RowPart:
     received_bytes: int
 
 
-def row_part(comm, rows, host_memory_limit: int | None = None) -> RowPart:
-    """This rank's part (index comm.rank) of its rows (ranks/ingest.Rows: taken over, its rowptr
-    and col given up to the part). With host_memory_limit (bytes a host's ranks may hold of the
-    graph), a rank whose rows and proxy rows exceed its host's limit shared among its ranks is an
-    error on every rank, said before any row is fetched."""
-    own = [to_numpy(rows.rowptr), to_numpy(rows.col)]  # the part grows from these: no other name may hold them
+@dataclass
+class RowPlan:
+    """What a rank asked of the others before fetching: its rows (own: [rowptr, col], which the part
+    grows from: nothing else may hold them), its proxies and their rows' lengths, the bytes of a
+    fetch's step, and the graph bytes it holds."""
+
+    own: list
+    first: int
+    end: int
+    n: int
+    bounds: np.ndarray
+    proxies: np.ndarray
+    lengths: np.ndarray
+    step: int
+    held: GraphBytes
+
+
+def row_plan(comm, rows, host_memory_limit: int | None = None, ranks_here: int = 1) -> RowPlan:
+    """The plan of this rank's part of its rows (ranks/ingest.Rows: taken over, its rowptr and col
+    given up to the plan). With host_memory_limit (bytes a host's ranks may hold of the graph), a
+    rank whose rows and proxy rows exceed its host's limit shared among its ranks_here ranks is
+    the same error on every rank, before any row is fetched."""
+    own = [to_numpy(rows.rowptr), to_numpy(rows.col)]
     rows.rowptr = rows.col = None
     first, end, bounds = rows.first_row, rows.end_row, np.asarray(rows.bounds, np.int64)
     held = GraphBytes()
@@ -116,12 +132,19 @@ def row_part(comm, rows, host_memory_limit: int | None = None) -> RowPart:
     mine = csr_bytes(end - first, own[1].size, 0, col_bytes) + asked
     everyone = comm.allgather((mine, asked, socket.gethostname()))
     if host_memory_limit is not None:
-        _refuse_over_limit(comm, everyone, host_memory_limit)
+        _refuse_over_limit(comm, everyone, host_memory_limit, ranks_here)
     step = max(min(needs for needs, _, _ in everyone) // (STEP_SHARE * comm.size),
                max(proxy_rows for _, proxy_rows, _ in everyone) // MOST_STEPS, LEAST_STEP_BYTES)
-    places = _Places(proxies, end, rows.n, own[1].nbytes)
-    part, received = _made(comm, own, first, end, bounds, places, lengths, step, held)
-    return RowPart(part, held.peak, received)
+    return RowPlan(own, first, end, rows.n, bounds, proxies, lengths, step, held)
+
+
+def row_part(comm, plan: RowPlan) -> RowPart:
+    """This rank's part (index comm.rank), made by plan (its rows taken from it). comm may be a
+    guard.Watched: a rank out of memory between the fetch's exchanges ends every rank, none waiting."""
+    places = _Places(plan.proxies, plan.end, plan.n, plan.own[1].nbytes)
+    part, received = _made(comm, plan.own, plan.first, plan.end, plan.bounds, places, plan.lengths, plan.step,
+                           plan.held)
+    return RowPart(part, plan.held.peak, received)
 
 
 def _lengths_asked(comm, proxies, rowptr, first: int, bounds) -> np.ndarray:
@@ -132,10 +155,9 @@ def _lengths_asked(comm, proxies, rowptr, first: int, bounds) -> np.ndarray:
     return lengths
 
 
-def _refuse_over_limit(comm, everyone: list, limit: int) -> None:
+def _refuse_over_limit(comm, everyone: list, limit: int, ranks_here: int) -> None:
     """The same error on every rank where any rank's rows and proxy rows exceed its host's limit
     shared among its ranks."""
-    ranks_here = node_local(comm)[1]
     allowed = comm.allgather(limit // ranks_here)
     over = [(mine - allowed[r], r) for r, (mine, _, _) in enumerate(everyone) if mine > allowed[r]]
     if not over:

@@ -41,7 +41,7 @@ def compare(name, whole, share, alone):
     col_bytes = rows.col.itemsize
     own = csr_bytes(b - a, int(rows.col.size), 0, col_bytes)
     owner = np.searchsorted(rows.bounds, np.arange(whole.n), side="right") - 1
-    made = row_parts.row_part(comm, rows)
+    made = row_parts.row_part(comm, row_parts.row_plan(comm, rows))
     expected = ArrayPartBuilder(whole, owner, "minimal").build(comm.rank)
     part = made.part
     check(f"{name}: rows given up", rows.col is None and rows.rowptr is None)

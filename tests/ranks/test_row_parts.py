@@ -5,7 +5,9 @@ host and on two simulated hosts (MPICH's cliques) under --host-memory-limit, eve
 no more than its rows and their out-neighbours' rows, and a limit too small for a rank's rows is
 one line and exit 2."""
 
+import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +25,7 @@ from tcdist.graph.build import build_graph
 from tcdist.ranks import replicate
 from tcdist.ranks.comm import SerialComm
 from tcdist.ranks.ingest import build_rows
-from tcdist.ranks.row_parts import row_part
+from tcdist.ranks.row_parts import row_part, row_plan
 
 CHECK = Path(__file__).with_name("row_parts_check.py")
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -50,6 +52,15 @@ def test_each_ranks_part_is_the_minimal_part_of_its_rows(ranks):
 @pytest.mark.parametrize("table_share", [0, 1])
 def test_the_proxies_found_by_a_search_or_a_table_make_the_same_parts(table_share):
     run_check(3, table_share=table_share)
+
+
+@pytest.mark.mpi
+def test_a_rank_failing_in_the_fetch_ends_every_rank_with_its_error():
+    done = subprocess.run([*launcher(), "-n", "3", sys.executable, str(CHECK.with_name("row_parts_watch_check.py"))],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    error = "MemoryError: out of memory allocating 1,024 bytes"
+    assert json.loads(done.stdout) == [f"RemoteError: rank 2 ({socket.gethostname()}) failed: {error}"] * 2 + [error]
 
 
 @pytest.mark.mpi
@@ -217,7 +228,7 @@ def test_per_edge_counts_leave_the_reading_to_rank_zero_and_say_it_holds_more_th
 def test_one_rank_without_mpi_makes_the_whole_graph_its_part():
     edges = tcdist.io.generate("rmat:12")
     whole, rows = build_graph(edges), build_rows(SerialComm(), edges)
-    made = row_part(SerialComm(), rows)
+    made = row_part(SerialComm(), row_plan(SerialComm(), rows))
     assert made.part.n_local == whole.n and made.received_bytes == 0
     for array in ("rowptr", "col"):
         assert getattr(made.part, array).tobytes() == getattr(whole, array).tobytes()
