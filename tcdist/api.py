@@ -102,12 +102,23 @@ def _same_graph_store(output, graph) -> bool:
     return True
 
 
+def _size(name: str, value: int | str | None) -> int | None:
+    """A size option's bytes: given as bytes, or as a size such as '4GiB'."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return parse_size(value)
+    except TcdistError as e:
+        raise OptionValueError(f"{{{name}}}: {e}") from None
+
+
 def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str | None = None,
                     threads: int | None = None, parts: int | None = None, scheme: str | None = None,
                     prune: str | None = None, seed: int = 0, store: str | os.PathLike | None = None,
                     schedule: str = "static", resume: bool = False, read: str = "auto",
                     per_vertex: bool = False, per_edge: bool = False, gpu_memory_limit: int | str | None = None,
-                    comm=None, ranks_per_gpu: int = 1, labels: bool = False, debug: bool = False) -> TriangleCount:
+                    host_memory_limit: int | str | None = None, comm=None, ranks_per_gpu: int = 1,
+                    labels: bool = False, debug: bool = False) -> TriangleCount:
     """Count the triangles of a source exactly (see load_graph for the sources accepted).
 
     parts, scheme, prune: count LSTC parts (default: the whole graph as one part; one part per
@@ -134,16 +145,18 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     edges in no triangle too, sorted by (u, v).
     gpu_memory_limit: bytes or a size such as '4GiB': the most the run's GPU arrays hold at once; parts='auto'
     picks the fewest parts whose largest fits it (else nine tenths of the free memory).
+    host_memory_limit: bytes or a size: what the ranks of one host may hold of the graph in host
+    memory, together; a graph whose copies on rank 0's host would exceed it is counted in parts across
+    the ranks, each rank holding its own rows and their out-neighbours' rows (else where rank 0's host
+    has not the room for them; docs/ranks.md).
     labels: the source is a text edge list whose ids are names (load_graph).
     """
-    if isinstance(gpu_memory_limit, str):
-        try:
-            gpu_memory_limit = parse_size(gpu_memory_limit)
-        except TcdistError as e:
-            raise OptionValueError(f"{{gpu_memory_limit}}: {e}") from None
+    gpu_memory_limit, host_memory_limit = (_size("gpu_memory_limit", gpu_memory_limit),
+                                           _size("host_memory_limit", host_memory_limit))
     config = CountConfig(backend=backend, kernel=kernel, threads=threads, parts=parts, scheme=scheme, prune=prune,
                          seed=seed, store=store, schedule=schedule, resume=resume, read=read, per_vertex=per_vertex,
-                         per_edge=per_edge, gpu_memory_limit=gpu_memory_limit, labels=labels,
+                         per_edge=per_edge, gpu_memory_limit=gpu_memory_limit,
+                         host_memory_limit=host_memory_limit, labels=labels,
                          ranks_per_gpu=ranks_per_gpu)
     comm = as_comm(comm)
     try:

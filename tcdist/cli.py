@@ -71,7 +71,8 @@ def cmd_count(args, comm):
                         parts=args.parts, scheme=args.scheme, prune=args.prune, seed=args.seed, store=args.store,
                         schedule=args.schedule, resume=args.resume, read=args.read,
                         per_vertex=args.per_vertex is not None, per_edge=args.per_edge is not None,
-                        gpu_memory_limit=args.gpu_memory_limit, comm=comm, ranks_per_gpu=args.ranks_per_gpu,
+                        gpu_memory_limit=args.gpu_memory_limit,
+                        host_memory_limit=args.host_memory_limit, comm=comm, ranks_per_gpu=args.ranks_per_gpu,
                         labels=args.labels, debug=args.debug)
     if comm.rank != 0:
         return 0

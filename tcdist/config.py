@@ -73,6 +73,7 @@ class CountConfig:
     per_vertex: bool = False
     per_edge: bool = False
     gpu_memory_limit: int | None = None
+    host_memory_limit: int | None = None  # what one host's ranks may hold of the graph (ranks/row_parts.py)
     labels: bool = False            # a text source's ids are names
     ranks_per_gpu: int = 1          # ranks of a node that count on one GPU; the others wait (ranks/per_gpu.py)
 
@@ -85,8 +86,9 @@ class CountConfig:
             raise OptionTypeError(f"{{kernel}} must be a kernel spec such as 'lstc:tile=128', got {self.kernel!r}")
         if self.threads is not None:
             _integer("threads", self.threads)
-        if self.gpu_memory_limit is not None:
-            _integer("gpu_memory_limit", self.gpu_memory_limit)
+        for name in ("gpu_memory_limit", "host_memory_limit"):
+            if getattr(self, name) is not None:
+                _integer(name, getattr(self, name))
         _integer("ranks_per_gpu", self.ranks_per_gpu)
         if self.store is not None and not isinstance(self.store, (str, os.PathLike)):
             raise OptionTypeError(f"{{store}} must be a path, got {type(self.store).__name__} {self.store!r}")

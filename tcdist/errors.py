@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 OPTIONS = ("backend", "kernel", "threads", "parts", "scheme", "prune", "seed", "store", "schedule", "resume",
-           "per_vertex", "per_edge", "gpu_memory_limit", "force", "json_file", "output", "labels",
+           "per_vertex", "per_edge", "gpu_memory_limit", "host_memory_limit", "force", "json_file", "output", "labels",
            "ranks_per_gpu")
 _NAMED = re.compile(r"\{(" + "|".join((*OPTIONS, "count_labels")) + r")\}")  # count_labels: the count's {labels}
 _NAMES = contextvars.ContextVar("tcdist_option_names", default={})

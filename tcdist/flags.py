@@ -21,10 +21,13 @@ GRAPH is a file or a generator spec:
   generators  rmat:SCALE[:EDGEFACTOR]  er:N:M  grid:ROWS:COLS  complete:N  tripartite:A:B:C
 
 Under an MPI launcher (mpirun -n R python -m tcdist count ..., srun, sbatch slurm/cluster.sh)
-rank 0 reads the graph once and shares it with every rank (a node's shared memory, a broadcast
-between nodes), every rank binds one GPU (by its rank on its node) and counts its share of the
-rows, or builds and counts its own LSTC parts where the graph does not fit a GPU or parts are
-asked for; the counts meet in an MPI reduce; only rank 0 prints. Where a host's ranks outnumber
+every rank reads its share of the graph and builds its rows of it (--read; or rank 0 reads it
+alone), every rank binds one GPU (by its rank on its node), and the graph reaches every rank (its
+GPU, a node's shared memory, a broadcast between nodes): each counts its share of the rows, or
+builds and counts its own LSTC parts where the graph does not fit a GPU or parts are asked for.
+Where rank 0's host cannot hold the graph (--host-memory-limit), no rank holds it whole: each
+counts the part of its own rows and their out-neighbours' rows. The counts meet in an MPI reduce;
+only rank 0 prints. Where a host's ranks outnumber
 its GPUs, one rank per GPU counts and the others wait (--ranks-per-gpu).
 
 Exit status: 0 on success, 2 for bad input or options (one line on stderr), 1 when a rank
@@ -178,8 +181,9 @@ def build_parser():
                        help="who reads GRAPH under several ranks: ranks (each its byte range, rows or generated "
                             "edges, then the ranks build the graph together), root (rank 0 reads and builds it "
                             "alone) or auto (ranks for CPU ranks, root for GPU ranks, whose rank 0 builds on its GPU "
-                            "and shares the graph there); a store, --labels, --per-edge, a partitioning asked for and "
-                            "standard input are read by rank 0 [auto]")
+                            "and shares the graph there; ranks for either under --host-memory-limit); a store, "
+                            "--labels, --per-edge, a partitioning asked for and standard input are read by rank 0 "
+                            "[auto]")
     count.add_argument("--ranks-per-gpu", type=_positive, default=1, metavar="N",
                        help="of the ranks of a host bound to one GPU (more ranks than GPUs), how many count on it; "
                             "the others wait: processes on one GPU take turns on it, each with a CUDA context to "
@@ -195,6 +199,12 @@ def build_parser():
                             "--parts auto sizes parts to it, and a part (or the whole graph) over it is counted in "
                             "slices that fit (with --backend cpu it only plans parts and slices; on a GPU at least "
                             "256KiB) [the free memory]")
+    count.add_argument("--host-memory-limit", metavar="SIZE", type=_size,
+                       help="under ranks, the most of the graph the ranks of one host hold in its memory together "
+                            "(e.g. 64GiB): a graph that rank 0's host cannot hold is counted in parts across the "
+                            "ranks, each holding its own rows and their out-neighbours' rows, and a rank whose rows "
+                            "need more than its host's limit shared among its ranks is an error [rank 0's host "
+                            "holds the graph where its free memory has room for it]")
     count.add_argument("--per-vertex", metavar="FILE",
                        help="also write every vertex's triangles and local clustering coefficient to FILE "
                             "(vertex,triangles,clustering; .csv, .parquet or .h5), a row per vertex sorted by the "

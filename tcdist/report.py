@@ -79,9 +79,10 @@ def ranks_table(ranks):
                          "its GPU")
             continue
         t = s["timings"]
+        held = f", held {size_text(s['graph_peak_bytes'])} of the graph" if s.get("graph_peak_bytes") else ""
         lines.append(f"  rank {s['rank']} on {s['host']}, {where}: parts {s['parts']}, triangles {s['triangles']:,}, "
                      f"partition {t['partition']:.3f} s, read {t['store_read']:.3f} s, transfer {t['transfer']:.3f} s, "
-                     f"count {t['count']:.3f} s")
+                     f"count {t['count']:.3f} s{held}")
     return lines
 
 

@@ -146,6 +146,7 @@ class RankResult:
     received_bytes: int = 0    # bytes it received from other ranks (the graph, replicated)
     graph_via: str = ""        # how rank 0's graph reached it: gpu (opened on rank 0's GPU), shared memory, broadcast
     counted_by: int | None = None  # the rank that counted on its GPU while it waited (ranks/per_gpu.py)
+    graph_peak_bytes: int | None = None  # parts across ranks: the most of the graph's arrays it held at once
 
     @property
     def first_kernel_at(self) -> float | None:
@@ -162,7 +163,8 @@ class RankResult:
                 "parts": [p.part for p in self.parts if not p.journalled], "triangles": self.triangles,
                 "timings": self.timings.to_dict(), "gpu_peak_bytes": self.gpu_peak_bytes, "read_bytes": self.read_bytes,
                 "received_bytes": self.received_bytes, "graph_via": self.graph_via,
-                "first_kernel_at": self.first_kernel_at, "counted_by": self.counted_by}
+                "first_kernel_at": self.first_kernel_at, "counted_by": self.counted_by,
+                "graph_peak_bytes": self.graph_peak_bytes}
 
 
 @dataclass
@@ -193,7 +195,8 @@ class TriangleCount:
     memory_budget: int | None = None          # bytes a part could take when --parts auto chose P
     parts_auto: dict | None = None            # what --parts auto chose and why: parts, why, seconds, built
     gpu_peak_bytes: int | None = None         # the most any rank's GPU memory pool held at once
-    mode: str = "whole"                       # whole (one rank), replicated (every rank the whole graph) or parts
+    mode: str = "whole"                       # whole (one rank), replicated (every rank the whole graph), parts,
+                                              # or parts across ranks (each rank the part of its own rows)
     mode_reason: str = ""                     # why that mode
     transitivity: float | None = None         # 3 T / wedges (with per_vertex)
     average_clustering: float | None = None   # the mean local clustering over the vertices (clustering.py)

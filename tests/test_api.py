@@ -179,6 +179,8 @@ def test_convert_and_write_generated_are_the_cli_s_own_steps(tmp_path):
     ({"gpu_memory_limit": -5}, ValueError, "gpu_memory_limit must be at least 1, got -5"),
     ({"gpu_memory_limit": "lots"}, ValueError, "gpu_memory_limit: 'lots' is not a size"),
     ({"gpu_memory_limit": 2.5}, TypeError, "gpu_memory_limit must be an integer"),
+    ({"host_memory_limit": 0}, ValueError, "host_memory_limit must be at least 1, got 0"),
+    ({"host_memory_limit": "a lot"}, ValueError, "host_memory_limit: 'a lot' is not a size"),
     ({"resume": "yes"}, TypeError, "resume must be True or False"),
     ({"per_vertex": 1}, TypeError, "per_vertex must be True or False"),
     ({"parts": 0}, ValueError, "parts must be a positive integer"),

@@ -182,6 +182,7 @@ def test_a_part_s_record_is_the_same_whether_built_in_the_run_or_read_from_a_sto
     (("--gpu-memory-limit=-1GiB",), "argument --gpu-memory-limit: '-1GiB' is not a size of at least one byte"),
     (("--gpu-memory-limit", "-0.5k"), "argument --gpu-memory-limit: '-0.5k' is not a size of at least one byte"),
     (("--gpu-memory-limit", "--json"), "argument --gpu-memory-limit: expected one argument"),
+    (("--host-memory-limit", "-2GiB"), "argument --host-memory-limit: '-2GiB' is not a size of at least one byte"),
 ])
 def test_a_negative_size_is_refused_as_a_size(cli, args, message):
     """-1GiB was taken for an option: 'expected one argument'."""

@@ -22,3 +22,8 @@ def test_one_thread_is_one_thread_in_the_ranks_table():
         "transfer 0.000 s, count 1.250 s",
         "  rank 1 on node1, cpu, 16 threads: parts [0, 2], triangles 1,234, partition 0.250 s, read 0.500 s, "
         "transfer 0.000 s, count 1.250 s"]
+
+
+def test_a_rank_of_parts_across_ranks_says_how_much_of_the_graph_it_held():
+    line = report.ranks_table([{**RANK, "rank": 3, "threads": 2, "graph_peak_bytes": 3 << 20}])[0]
+    assert line.endswith(", count 1.250 s, held 3.0 MiB of the graph")

@@ -44,7 +44,8 @@ class Prepared:
     drop_journal: bool = False       # the journal goes when the run succeeds (kept only for a --resume)
     done: dict = field(default_factory=dict)  # part -> PartResult taken from the journal
     partitioned: bool = True
-    mode: str = "parts"              # whole (one rank), replicated (every rank the whole graph) or parts
+    mode: str = "parts"              # whole (one rank), replicated (every rank the whole graph), parts, or parts
+                                     # across ranks (each rank the part of its rows: ranks/row_parts.py)
     reason: str = ""                 # why that mode, in a user's words
     shares: list = field(default_factory=list)  # replicated: each share's source rows (first, last + 1)
     gathers: bool = False            # store is written in this run by rank 0, from the parts the ranks build
@@ -53,10 +54,14 @@ class Prepared:
 @dataclass
 class Held:
     """What rank 0 keeps for itself: the graph it loaded, with one rank the parts in memory, and
-    the locks of the stores this run journals in (held until release(), at the end of the run)."""
+    the locks of the stores this run journals in (held until release(), at the end of the run). In
+    parts across ranks, what every rank keeps: its part, the most of the graph it held at once,
+    and on rank 0 with per-vertex counts every vertex's source id and degree."""
 
     graph: object = None
     parts: object = None
+    vertices: tuple | None = None  # (ids, degree) in row order, where no rank holds the graph
+    graph_peak_bytes: int | None = None
     shared: dict | None = None  # the arrays every rank receives (ranks/share.py; header["shared"] their layout)
     locks: list[StoreLock] = field(default_factory=list)
 

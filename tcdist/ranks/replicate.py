@@ -1,17 +1,20 @@
 """The start of a run on several ranks where every rank reads: each reads its share of the input
 (io/shares.py) and builds its rows of the one graph (ranks/ingest.py), at once. GPU ranks whose
 device the whole graph fits all-gather the rows there (replicated: each counts shares of them, as
-ranks/prepare.py's replicated run does). Otherwise rank 0 receives the rows, and the run goes on
-from its graph as when rank 0 reads: CPU ranks then share it in each node's memory, once per node
-(an all-gather would hold it once per rank), and a graph over a rank's budget is counted in
-slices or parts.
+ranks/prepare.py's replicated run does). Otherwise, where rank 0's host can hold the graph (twice:
+the rows it receives and its node's shared copy) within --host-memory-limit, else within its free
+memory, rank 0 receives the rows, and the run goes on from its graph as when rank 0 reads: CPU
+ranks then share it in each node's memory, once per node (an all-gather would hold it once per
+rank), and a graph over a rank's budget is counted in slices or parts. Where it cannot, no rank
+receives the graph: each counts the part of its own rows (ranks/row_parts.py, parts across ranks).
 
 GPU ranks build their rows on their GPUs, and move arrays GPU to GPU over NCCL where every rank
 has a GPU of its own and cupy.cuda.nccl loads (one communicator for the run's ingest), else
 through the host over MPI.
 
 A source only one process can read, or options only rank 0 can serve (a store, names as ids,
-per-edge counts, a partitioning asked for) leave the reading to rank 0 (ingests() says which).
+per-edge counts, a partitioning asked for) leave the reading to rank 0 (ingests() says which),
+which then holds the whole graph whatever --host-memory-limit says.
 """
 
 from __future__ import annotations
@@ -24,26 +27,33 @@ from types import SimpleNamespace
 import numpy as np
 
 from tcdist.budget import model
+from tcdist.budget.host import available
 from tcdist.budget.sizes import size_text
+from tcdist.errors import named
 from tcdist.graph.graph import Graph
 from tcdist.io.generators import is_spec
 from tcdist.io.shares import read_share
 from tcdist.io.text import is_stream
 from tcdist.ranks import nccl as nccl_link
+from tcdist.ranks.comm import is_serial, node_local, sum_to_root
 from tcdist.ranks.exchange import alltoallv
 from tcdist.ranks.guard import collective, watched
 from tcdist.ranks.ingest import Rows, build_rows, degree_summary_across, gather_graph
-from tcdist.ranks.prepare import Held, _replicated
+from tcdist.ranks.prepare import Held, Prepared, _replicated
+from tcdist.ranks.row_parts import ACROSS, row_part, row_plan
 from tcdist.source import open_store_source
-from tcdist.xp import array_module
+from tcdist.xp import array_module, to_numpy
 
 
 def ingests(comm, source, config, on_gpu: bool) -> bool:
-    """Whether every rank reads its share of source: several ranks, config.read (auto: on CPU
-    ranks), a file or a generator spec, and nothing asked for that one reader must serve."""
-    if config.read == "root" or config.read == "auto" and on_gpu:
+    """Whether every rank reads its share of source: several ranks (or one MPI rank under a host
+    memory limit: its rows are then the graph, held once), config.read (auto: on CPU ranks, and on
+    GPU ranks under a host memory limit), a file or a generator spec, and nothing asked for that
+    one reader must serve."""
+    limited = config.host_memory_limit is not None
+    if config.read == "root" or config.read == "auto" and on_gpu and not limited:
         return False
-    if comm.size < 2 or not isinstance(source, (str, os.PathLike)):
+    if is_serial(comm) or comm.size < 2 and not limited or not isinstance(source, (str, os.PathLike)):
         return False
     if config.labels or config.store is not None or config.resume or config.per_edge or config.scheme is not None \
             or config.prune is not None or config.parts not in (None, "auto"):
@@ -63,10 +73,11 @@ def ingests(comm, source, config, on_gpu: bool) -> bool:
 
 
 def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool = False):
-    """Every rank reads and builds its rows. Returns (replicated, graph, bytes this rank read):
-    on GPU ranks the graph fits, replicated is (prepared, held, shared) of a replicated run, the
-    whole graph on every rank's device; else replicated is None and graph the whole graph on
-    rank 0 (None on the others), from which rank 0 prepares the run."""
+    """Every rank reads and builds its rows. Returns (ready, graph, bytes this rank read): on GPU
+    ranks the graph fits, ready is (prepared, held, shared) of a replicated run, the whole graph on
+    every rank's device; where rank 0's host cannot hold the graph, of a run of parts across ranks,
+    each rank's own part in held.parts; else ready is None and graph the whole graph on rank 0
+    (None on the others), from which rank 0 prepares the run."""
     t0 = time.perf_counter()
     xp = _array_module(device)
     share = collective(comm, lambda: _read(comm, source, config, device, xp), debug=debug)
@@ -80,15 +91,20 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
     else:
         rows = collective(comm, lambda: _rows(comm, share, device, gpus), debug=debug)
     timings.build += time.perf_counter() - t0
+    read_bytes, share = share.read_bytes, None  # its edges (or a graph file's rows) let go: the rows hold the graph
     col_bytes = np.dtype(rows.col.dtype).itemsize
     need = device.need(rows.n, rows.m, rows.n, col_bytes)
     if device.is_gpu:  # the whole graph there, and each share copied from it
         need += model.csr_bytes(rows.n, rows.m, rows.n, col_bytes)
     if not device.is_gpu or need > rank_budget:  # rank 0 takes the graph, and shares it or plans slices or parts
+        whole = model.csr_bytes(rows.n, rows.m, rows.n, col_bytes)
+        across = collective(comm, lambda: _root_cannot_hold(comm, whole, config.host_memory_limit), debug=debug)
+        if across is not None:  # no rank takes the graph: each counts the part of its rows
+            return _parts_across(comm, rows, config, timings, across, debug), None, read_bytes
         t0 = time.perf_counter()
         graph = collective(comm, lambda: _to_rank_zero(comm, rows), debug=debug)
         timings.share += time.perf_counter() - t0
-        return None, graph, share.read_bytes
+        return None, graph, read_bytes
     t0 = time.perf_counter()
     graph = collective(comm, lambda: _all_gathered(comm, rows, device, gpus), debug=debug)
     received = graph.rowptr.nbytes + graph.col.nbytes - rows.rowptr.nbytes - rows.col.nbytes
@@ -100,7 +116,59 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
     prepared.header["warnings"] = list(rows.warnings)
     shared = SimpleNamespace(arrays={"rowptr": graph.rowptr, "col": graph.col}, received=received,
                              via="all-gather", close=lambda: None)
-    return (prepared, held, shared), graph, share.read_bytes
+    return (prepared, held, shared), graph, read_bytes
+
+
+COPIES_AT_ROOT = 2  # rank 0's host holds the graph twice: the rows it receives, its node's shared copy
+
+
+def _root_cannot_hold(comm, whole: int, limit: int | None) -> str | None:
+    """Why rank 0's host cannot hold the graph (whole: its bytes) as rank 0 would take it, or None
+    where it can: within limit (a host's), else within the memory rank 0's host has free."""
+    held = COPIES_AT_ROOT * whole
+    if limit is not None:
+        return None if held <= limit else \
+            named(f"rank 0's host would hold the graph twice ({size_text(held)}: the rows it receives and its "
+                  f"node's shared copy), over the {size_text(limit)} of {{host_memory_limit}}")
+    room = comm.bcast(available()[0] if comm.rank == 0 else None, root=0)
+    return None if held <= room else \
+        f"rank 0's host would hold the graph twice ({size_text(held)}), over the {size_text(room)} it has free"
+
+
+def _parts_across(comm, rows, config, timings, why: str, debug: bool):
+    """(prepared, held, shared) of a run of parts across ranks: each rank's part of its rows in
+    held.parts, by its rank; with per-vertex counts, every vertex's source id and degree on rank 0."""
+    t0 = time.perf_counter()
+    vertices = collective(comm, lambda: _vertices_at_zero(comm, rows), debug=debug) if config.per_vertex else None
+    plan = collective(comm, lambda: row_plan(comm, rows, config.host_memory_limit, node_local(comm)[1]), debug=debug)
+    made = watched(comm, lambda watching: row_part(watching, plan), debug=debug)  # (one failing: none waits)
+    work = comm.allgather(made.part.stats["work"])
+    timings.partition += time.perf_counter() - t0
+    header = {"n": rows.n, "m": rows.m, "name": rows.name, "self_loops": rows.self_loops,
+              "duplicates": rows.duplicates, "reciprocal": rows.reciprocal, "warnings": list(rows.warnings),
+              "parts": comm.size, "scheme": "rows", "prune": "minimal"}
+    prepared = Prepared(header, dict(enumerate(work)), mode=ACROSS,
+                        reason=f"{ACROSS}: {why}; every rank holds its rows and their out-neighbours' rows")
+    held = Held(parts={comm.rank: made.part}, vertices=vertices, graph_peak_bytes=made.graph_peak_bytes)
+    shared = SimpleNamespace(arrays=None, received=made.received_bytes, via="proxy rows", close=lambda: None)
+    return prepared, held, shared
+
+
+def _vertices_at_zero(comm, rows):
+    """On rank 0, (every vertex's id in the source, its degree), in row order; None elsewhere."""
+    rowptr, col = to_numpy(rows.rowptr), to_numpy(rows.col)
+    into = sum_to_root(comm, np.bincount(col, minlength=rows.n).astype(np.int64))
+    ids, out = _at_zero(comm, rows.original_id), _at_zero(comm, np.diff(rowptr))
+    return None if comm.rank != 0 else (ids, out + into)
+
+
+def _at_zero(comm, array):
+    """Every rank's array (in host memory or on its GPU) end to end on rank 0's host (None elsewhere)."""
+    array = np.ascontiguousarray(to_numpy(array))
+    counts = np.zeros(comm.size, np.int64)
+    counts[0] = array.size
+    received = alltoallv(comm, array, counts)[0]
+    return received if comm.rank == 0 else None
 
 
 def _array_module(device):
@@ -166,15 +234,8 @@ def _all_gathered(comm, rows, device, gpus) -> Graph:
 
 def _to_rank_zero(comm, rows) -> Graph | None:
     """The whole graph on rank 0's host (None on the other ranks): every rank's rows sent there."""
-
-    def to_zero(array):
-        array = np.ascontiguousarray(array if array_module(array) is np else array.get())
-        counts = np.zeros(comm.size, np.int64)
-        counts[0] = array.size
-        return alltoallv(comm, array, counts)[0]
-
-    rowptr = to_zero(rows.rowptr[1:] + rows.first_edge)
-    col, original_id = to_zero(rows.col), to_zero(rows.original_id)
+    rowptr = _at_zero(comm, rows.rowptr[1:] + rows.first_edge)
+    col, original_id = _at_zero(comm, rows.col), _at_zero(comm, rows.original_id)
     if comm.rank != 0:
         return None
     return Graph(rowptr=np.concatenate([np.zeros(1, np.int64), rowptr]), col=col, original_id=original_id,

@@ -1,8 +1,11 @@
 """One count, on any number of ranks (one process is the one-rank case).
 
 every rank: resolve its device (node-local rank -> GPU), start its warm-up
-rank 0:     read -> build -> what fits -> partition -> store, if one is asked for (ranks/prepare.py),
-            on its node's cores (the node's other ranks wait)
+every rank: where it may, read its share -> build its rows (ranks/replicate.py): GPU ranks the
+            graph fits all-gather them; where rank 0's host cannot hold the graph, each rank makes
+            the part of its own rows (ranks/row_parts.py) and counts it; else rank 0 takes them
+rank 0:     (else) read -> build -> what fits -> partition -> store, if one is asked for
+            (ranks/prepare.py), on its node's cores (the node's other ranks wait)
 every rank: the graph from rank 0, opened on its GPU or through a node's shared memory
             (ranks/share.py), unless it reads a store; its shares or parts (static or dynamic) ->
             build (its own parts; sent to rank 0, which writes the store asked for: ranks/gather.py),
@@ -23,12 +26,13 @@ import numpy as np
 
 from tcdist import compiled
 from tcdist.budget import model
+from tcdist.budget.sizes import size_text
 from tcdist.clustering import per_vertex_result
 from tcdist.config import CountConfig
 from tcdist.device import Device, resolve
 from tcdist.device.binding import idle_node_threads, numba_threads
 from tcdist.edge_triangles import EdgeCredits, per_edge_result, summed
-from tcdist.errors import InputError, TcdistError
+from tcdist.errors import InputError, TcdistError, named
 from tcdist.io.objects import node_count
 from tcdist.partition import slices
 from tcdist.partition.build import ArrayPartBuilder
@@ -42,6 +46,7 @@ from tcdist.ranks.gather import open_gather
 from tcdist.ranks.guard import collective, independently
 from tcdist.ranks.pipeline import count_parts
 from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal
+from tcdist.ranks.row_parts import ACROSS
 from tcdist.ranks.schedule import DynamicQueue, by_work, static_plan
 from tcdist.ranks.share import share
 from tcdist.results import PartResult, RankResult, Timings, TriangleCount
@@ -118,6 +123,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         with numba_threads(threads):  # the node's other ranks wait meanwhile: their cores too
             made, held = prepare(source, config, device, comm.size, timings, rank_budget)
             kept.append(held)
+        made.header["warnings"] += _over_host_limit(held.graph, config.host_memory_limit, comm.size)
         start_journal(made, config)
         return made, held
 
@@ -167,7 +173,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
                           read_bytes=read[0] + read_share + (prepared.header.get("read_bytes", 0) if comm.rank == 0
                                                              else 0),
                           received_bytes=0 if shared is None else shared.received,
-                          graph_via="" if shared is None else shared.via)
+                          graph_via="" if shared is None else shared.via, graph_peak_bytes=held.graph_peak_bytes)
         everyone = comm.allgather(mine)
         counted = sum_uint64(comm, mine.triangles)
         if comm.rank == 0 and prepared.drop_journal and prepared.journal is not None:  # every rank has journalled
@@ -193,7 +199,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
     result.kernel, result.kernel_options = ", ".join(sorted(result.kernels)), {}  # each part's, as counted
     if comm.rank != 0:
         return result
-    ids, degree, order = _vertices(held.graph, prepared)
+    ids, degree, order = _vertices(held, prepared)
     if credits is not None:
         result.per_vertex, result.transitivity, result.average_clustering = per_vertex_result(
             ids[order], degree[order], credits[order], result.triangles, node_count(source))
@@ -274,14 +280,34 @@ class _OwnParts:
         return self._builder.build(index, self._team)
 
 
-def _vertices(graph, prepared: Prepared):
-    """Rank 0: every vertex's source id and degree, from the graph it loaded or from the store, and
-    the order that sorts them by id (labels by their index: sorted, or a networkx graph's node order)."""
+def _vertices(held: Held, prepared: Prepared):
+    """Rank 0: every vertex's source id and degree, from the graph it loaded, the ranks' rows or the
+    store, and the order that sorts them by id (labels by their index: sorted, or a networkx graph's
+    node order)."""
+    graph = held.graph
+    if held.vertices is not None:
+        ids, degree = held.vertices
+        return ids, degree, np.argsort(ids, kind="stable")
     if graph is not None:
         return graph.vertex_ids(), to_numpy(graph.degree()), np.argsort(to_numpy(graph.original_id), kind="stable")
     with Store(prepared.store) as store:
         ids, degree = store.vertices()
     return ids, degree, np.argsort(ids, kind="stable")
+
+
+def _over_host_limit(graph, limit: int | None, ranks: int) -> list[str]:
+    """Rank 0 read the graph alone: a warning where it holds more of it in host memory than the host
+    limit (with several ranks twice, the graph and its node's shared copy; none where it lies on
+    rank 0's GPU)."""
+    if limit is None or graph is None or graph.xp is not np:
+        return []
+    held = (1 if ranks == 1 else replicate.COPIES_AT_ROOT) * model.csr_bytes(graph.n, graph.m, graph.n,
+                                                                             graph.col.itemsize)
+    if held <= limit:
+        return []
+    return [named(f"rank 0 read the graph alone and holds {size_text(held)} of it, over the {size_text(limit)} of "
+                  "{host_memory_limit}: ranks count parts across them only where every rank reads its share (no "
+                  "{per_edge}, {labels}, {store}, partitioning asked for, or standard input)")]
 
 
 def _rank_budget(comm, device: Device) -> int | None:
@@ -294,7 +320,10 @@ def _rank_budget(comm, device: Device) -> int | None:
 
 
 def _my_parts(comm, config: CountConfig, prepared: Prepared):
-    """This rank's parts: a list (static) or a queue shared with the other ranks (dynamic)."""
+    """This rank's parts: a list (static) or a queue shared with the other ranks (dynamic); in
+    parts across ranks, its own part (it lies nowhere else)."""
+    if prepared.mode == ACROSS:
+        return [comm.rank], 1
     remaining = {i: w for i, w in prepared.work.items() if i not in prepared.done}
     if config.schedule == "dynamic" and not is_serial(comm):
         return DynamicQueue(comm, by_work(remaining)), None
@@ -357,7 +386,8 @@ def _result(prepared: Prepared, device: Device, config: CountConfig, counted: in
         kernels=dict(Counter(p.kernel for p in parts if p.kernel)), threads=device.threads,
         parts=h["parts"], ranks=ranks,
         name=h["name"], timings=Timings.slowest([r.timings for r in everyone]).to_dict(), scheme=h["scheme"],
-        prune=h["prune"], schedule=config.schedule if prepared.partitioned else None,
+        prune=h["prune"], schedule=None if not prepared.partitioned else "static" if prepared.mode == ACROSS else
+        config.schedule,
         store=prepared.store,
         part_stats=[p.to_dict() for p in parts] if prepared.partitioned else [],
         rank_stats=[r.to_dict() for r in everyone], resumed_parts=len(prepared.done), warnings=h["warnings"],
