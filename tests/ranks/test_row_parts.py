@@ -126,7 +126,7 @@ def test_two_hosts_count_a_graph_neither_may_hold(grid, grid_text, source):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("ranks", [1, 2, 3])
+@pytest.mark.parametrize("ranks", [2, 3])  # (one launched process runs as one process: it holds the graph once)
 @pytest.mark.parametrize("schedule", ["static", "dynamic"])
 def test_one_host_of_several_ranks_counts_in_parts_across_them(grid, ranks, schedule):
     """Under a limit that one copy of the graph fits but not rank 0's two: every rank counts its own part."""
