@@ -18,7 +18,6 @@ from tcdist.cuda.build import COL_TYPES, PARTS
 from tcdist.graph.graph import col_dtype
 from tcdist.partition.part import Part
 
-LOCAL, OUT, MEMBER, KEEP = 1, 2, 4, 8  # parts.cu's flag bits
 MODES = {"lstc": 0, "none": 0, "minimal": 1}  # parts.cu: edges kept between kept vertices, or MINIMAL's rule
 THREADS = 256
 
@@ -45,6 +44,7 @@ def build_part(index: int, local, rowptr, col, prune: str) -> Part:
         keep = member
     else:
         keep = local | out
+    # parts.cu's flag bits: LOCAL 1, OUT 2, MEMBER 4, KEEP 8
     flags = local.astype(cupy.uint8) | (out.astype(cupy.uint8) << 1) | (member.astype(cupy.uint8) << 2) | \
         (keep.astype(cupy.uint8) << 3)
     v_ind = int(member.sum())
