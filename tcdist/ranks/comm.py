@@ -69,26 +69,30 @@ def launched_by_mpi() -> bool:
     return any(v in os.environ for v in _RANK_VARIABLES + _SIZE_VARIABLES) or _srun_tasks() > 1
 
 
-def launch_rank() -> int:
-    """This process's rank as the launcher set it, read before MPI starts (0 without a launcher)."""
-    for name in _RANK_VARIABLES:
+def _launcher_says(names) -> int | None:
+    """The first of the launcher's variables names that is set, as an integer (0 if it is not
+    one), or None where none is."""
+    for name in names:
         if name in os.environ:
             try:
                 return int(os.environ[name])
             except ValueError:
                 return 0
+    return None
+
+
+def launch_rank() -> int:
+    """This process's rank as the launcher set it, read before MPI starts (0 without a launcher)."""
+    rank = _launcher_says(_RANK_VARIABLES)
+    if rank is not None:
+        return rank
     return int(os.environ.get("SLURM_PROCID", "0")) if _srun_tasks() > 1 else 0
 
 
 def _launched_size() -> int:
     """The number of processes the launcher started, as it told them (0 where it did not)."""
-    for name in _SIZE_VARIABLES:
-        if name in os.environ:
-            try:
-                return int(os.environ[name])
-            except ValueError:
-                return 0
-    return _srun_tasks()
+    size = _launcher_says(_SIZE_VARIABLES)
+    return _srun_tasks() if size is None else size
 
 
 def world():
