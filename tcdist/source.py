@@ -17,6 +17,7 @@ from tcdist.device.gpu import free_bytes as free_gpu_bytes
 from tcdist.errors import OptionError, TcdistError
 from tcdist.graph import Graph, build_graph, pieces_build, ranges_build
 from tcdist.graph.check import csr_problem
+from tcdist.graph.edges import EdgeList
 from tcdist.io import generators
 from tcdist.io.objects import edges_of
 from tcdist.io.seal import read_seal
@@ -24,7 +25,7 @@ from tcdist.partition.store import FORMAT as STORE_FORMAT
 from tcdist.partition.store import Store
 from tcdist.results import Timings
 
-Source = object  # None, a path, a spec, a Graph, or an in-memory graph (io/objects.py)
+Source = object  # None, a path, a spec, a Graph, an EdgeList, or an in-memory graph (io/objects.py)
 EMBEDDED_NAME = "ego-Facebook (embedded)"
 EMBEDDED_TRIANGLES = 1_612_010
 RANGE_KEYS_AT_LEAST = 1 << 22  # keys a range below which copies and launches cost more than the host's build
@@ -70,7 +71,8 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     tcdist HDF5; optionally gzipped), a generator spec such as ``"rmat:18"``, a scipy sparse
     matrix, a networkx graph, a pandas/cuDF frame or PyArrow table of edges, two arrays of
     vertex ids, an (m, 2) array or a list of (source, target) pairs (ids that are not integers
-    are labels, kept as graph.labels), or a Graph (returned as it is).
+    are labels, kept as graph.labels), an EdgeList as io.read gives it (built as it lies), or a
+    Graph (returned as it is).
     device: a GPU Device (or 'gpu') builds the graph with CuPy on the current device when it
     fits there, under the Device's memory limit if it has one (generators then draw on the GPU);
     the graph's arrays stay where they were built.
@@ -88,6 +90,8 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
         problem = csr_problem(source.rowptr, source.col, source.n, ascending=True)
         if problem:
             raise TcdistError(f"a Graph whose CSR a kernel cannot trust: {problem}")
+        loaded = source
+    elif isinstance(source, EdgeList):
         loaded = source
     elif source is None:
         loaded = io.read(embedded_path())

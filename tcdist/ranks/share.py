@@ -1,4 +1,4 @@
-"""The whole graph on every rank, read once.
+"""The whole graph on every rank, read once; and every rank's device arrays on rank 0's GPU.
 
 Where rank 0 built it on its GPU and every rank is on its node, the ranks open rank 0's device
 arrays in place (CUDA IPC) and copy what they count from there, device to device (over NVLink
@@ -7,7 +7,11 @@ ranks build their own parts, the part of every vertex) are put in memory that th
 node share (an MPI shared-memory window), and broadcast to one rank of every other node, which
 puts them in its own node's window; so a node holds them once, and nothing goes through a file.
 Where MPI cannot give a shared window (a small /dev/shm, say), each rank receives its own copy by
-broadcast."""
+broadcast.
+
+The other way, gathered(): the raw edges each GPU rank of one node parsed, copied onto rank 0's GPU
+by CUDA IPC (rank 0 opens each rank's arrays and copies them, device to device), for rank 0 to
+build the graph from."""
 
 from __future__ import annotations
 
@@ -145,6 +149,54 @@ class GpuArrays:
         _close(self._opened)
         self._opened = []
         self._comm.Barrier()  # rank 0's arrays outlive every rank's use of them
+
+
+def gathered(comm, arrays: dict) -> tuple[bool, dict | None]:
+    """Every rank's device arrays (the same names and dtypes on every rank), end to end in rank
+    order on rank 0's GPU, copied from the ranks' GPUs by CUDA IPC: (True, the arrays) on rank 0,
+    (True, None) on the others; (False, None) on every rank where IPC cannot serve (ranks on
+    several nodes, a GPU that cannot reach rank 0's as a peer, IPC refused)."""
+    import cupy
+    from mpi4py import MPI
+
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
+    one_node = node.size == comm.size
+    node.Free()
+    if not one_node:
+        return False, None
+    try:
+        handles = _handles(arrays)
+    except Exception:  # noqa: BLE001 - no IPC here: the host path serves instead
+        handles = None
+    told = comm.gather((handles, layout(arrays), cupy.cuda.Device().pci_bus_id), root=0)
+    together = failed = None
+    if comm.rank == 0:
+        try:
+            together = _copied_together(arrays, told)
+        except Exception as e:  # noqa: BLE001 - any CUDA refusal: the host path serves instead
+            failed = f"{type(e).__name__}: {e}"
+    failed = comm.bcast(failed, root=0)  # (the ranks keep their arrays until rank 0 has copied them)
+    return failed is None, together
+
+
+def _copied_together(arrays: dict, told: list) -> dict:
+    """Rank 0: each array of every rank (told: each rank's handles, layout and GPU) end to end."""
+    import cupy
+
+    if any(handles is None for handles, _, _ in told):
+        raise RuntimeError("a rank could not give IPC handles")
+    lengths = [[length for _, _, length in shape] for _, shape, _ in told]
+    together = {name: cupy.empty(sum(of[i] for of in lengths), a.dtype) for i, (name, a) in enumerate(arrays.items())}
+    at = dict.fromkeys(arrays, 0)
+    for rank, (handles, shape, gpu) in enumerate(told):
+        views, opened = (arrays, []) if rank == 0 else _open(handles, shape, gpu)
+        try:
+            for name, view in views.items():
+                together[name][at[name] : at[name] + view.size] = view
+                at[name] += view.size
+        finally:
+            _close(opened)
+    return together
 
 
 def _address_range(pointer: int) -> tuple[int, int]:

@@ -117,6 +117,36 @@ def test_gpu_ranks_build_their_rows_of_text_and_generators_on_their_gpus(graph_f
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["text", "mtx"])
+def test_gpu_ranks_parse_their_shares_of_text_and_rank_zero_builds_the_graph_from_them(tmp_path, graph_files, kind):
+    """By default (--read auto), GPU ranks each parse their byte range of a text file on their GPU,
+    and rank 0 builds the graph from all the edges, which reach its GPU by CUDA IPC; it then shares
+    the graph there as when it reads alone."""
+    alone = tcdist.count_triangles(str(graph_files[kind]), backend="cpu")
+    one, ranked = tmp_path / "one.csv", tmp_path / "ranked.csv"
+    assert run_module("count", graph_files[kind], "--backend", "cpu", "--per-vertex", one).returncode == 0
+    record = mpiexec_json(2, "count", graph_files[kind], "--backend", "gpu", "--ranks-per-gpu", 2,
+                          "--per-vertex", ranked)
+    assert ranked.read_bytes() == one.read_bytes()
+    assert (record["triangles"], record["n"], record["m"]) == (alone.triangles, alone.n, alone.m)
+    assert (record["self_loops"], record["duplicates"], record["reciprocal"]) == \
+        (alone.self_loops, alone.duplicates, alone.reciprocal)
+    read, fair = [r["read_bytes"] for r in record["rank_stats"]], os.path.getsize(graph_files[kind]) / 2
+    assert all(abs(r - fair) <= 0.1 * fair for r in read), read
+    assert record["mode"] == "replicated" and {r["graph_via"] for r in record["rank_stats"]} == {"gpu"}
+
+
+@pytest.mark.gpu
+def test_gpu_ranks_leave_a_gzip_stream_and_a_graph_file_to_rank_zero_by_default(tmp_path, graph_files):
+    text = tmp_path / "enron.txt.gz"
+    text.write_bytes(gzip.compress(graph_files["text"].read_bytes()))
+    for path in (text, graph_files["h5"]):
+        record = mpiexec_json(2, "count", path, "--backend", "gpu", "--ranks-per-gpu", 2)
+        assert record["triangles"] == published("email-Enron.txt.gz")
+        assert [r["read_bytes"] for r in record["rank_stats"]] == [os.path.getsize(path), 0]
+
+
+@pytest.mark.gpu
 def test_gpu_ranks_on_gpus_of_their_own_build_and_gather_over_nccl_as_one_process(graph_files):
     import cupy
 
