@@ -133,7 +133,8 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     the ranks of a node bound to one GPU, how many count on it (the others wait: ranks on one GPU
     only take turns on it, unless NVIDIA MPS runs). read: who reads the source under several
     ranks: 'ranks' (each its share, where the source and options allow), 'root' (rank 0 alone)
-    or 'auto' (ranks on CPU ranks, rank 0 on GPU ranks).
+    or 'auto' (CPU ranks: theirs on several hosts, rank 0 on one; GPU ranks: each parses its share
+    of a text or Matrix Market file and rank 0 builds the graph, rank 0 reads any other source).
     per_vertex: also count every vertex's triangles (CPU or GPU; parts and ranks too): the
     result's per_vertex holds .vertex (source ids or labels), .triangles and .clustering
     (on rank 0), a row per vertex sorted by id (labels: sorted, or in a networkx graph's node

@@ -180,7 +180,8 @@ def build_parser():
     count.add_argument("--read", choices=list(READERS), default=READERS[0],
                        help="who reads GRAPH under several ranks: ranks (each its byte range, rows or generated "
                             "edges, then the ranks build the graph together), root (rank 0 reads and builds it "
-                            "alone) or auto (ranks for CPU ranks; on GPU ranks, each parses its byte range of a text "
+                            "alone) or auto (ranks for CPU ranks on several hosts, root on one; on GPU ranks, each "
+                            "parses its byte range of a text "
                             "or Matrix Market file on its GPU and rank 0 builds the graph from all the edges, and rank "
                             "0 reads a generator, graph file or gzip file alone; either way rank 0 shares the graph "
                             "on its GPU; ranks for either under --host-memory-limit); a store, "

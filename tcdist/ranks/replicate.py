@@ -54,16 +54,18 @@ from tcdist.xp import array_module, to_numpy
 
 def ingests(comm, source, config, on_gpu: bool) -> bool:
     """Whether every rank reads its share of source: several ranks (or one MPI rank under a host
-    memory limit: its rows are then the graph, held once), config.read (auto: on CPU ranks; on GPU
-    ranks a text or Matrix Market file, which they parse for rank 0 to build, and any source under
-    a host memory limit), a file or a generator spec, and nothing asked for that one reader must
-    serve."""
+    memory limit: its rows are then the graph, held once), config.read (auto: CPU ranks on several
+    hosts; on GPU ranks a text or Matrix Market file, which they parse for rank 0 to build; any
+    source under a host memory limit), a file or a generator spec, and nothing asked for that one
+    reader must serve."""
     limited = config.host_memory_limit is not None
     parse_only = config.read == "auto" and on_gpu and not limited  # (generating and building: rank 0 alone)
     if config.read == "root":
         return False
     if is_serial(comm) or comm.size < 2 and not limited or not isinstance(source, (str, os.PathLike)):
         return False
+    if config.read == "auto" and not on_gpu and not limited and node_local(comm)[1] == comm.size:
+        return False  # CPU ranks of one host: rank 0 reads and builds on all its cores, faster than the ranks' build
     if config.labels or config.store is not None or config.resume or config.per_edge or config.scheme is not None \
             or config.prune is not None or config.parts not in (None, "auto"):
         return False

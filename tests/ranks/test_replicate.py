@@ -48,7 +48,7 @@ def graph_edges(graph):
 @pytest.mark.parametrize("ranks", [2, 3, 4])
 def test_every_rank_reads_a_fair_share_and_the_count_is_published(graph_files, kind, ranks):
     path = graph_files[kind]
-    record = mpiexec_json(ranks, "count", path, "--backend", "cpu")
+    record = mpiexec_json(ranks, "count", path, "--backend", "cpu", "--read", "ranks")
     assert record["triangles"] == published("email-Enron.txt.gz")
     assert record["mode"] == "replicated"
     read = [r["read_bytes"] for r in record["rank_stats"]]
@@ -59,14 +59,15 @@ def test_every_rank_reads_a_fair_share_and_the_count_is_published(graph_files, k
 @pytest.mark.parametrize("spec", ["rmat:12", "er:3000:40000", "grid:30:40"])
 def test_a_generator_drawn_in_pieces_by_the_ranks_counts_as_one_process(spec):
     alone = tcdist.count_triangles(spec, backend="cpu")
-    record = mpiexec_json(3, "count", spec, "--backend", "cpu")
+    record = mpiexec_json(3, "count", spec, "--backend", "cpu", "--read", "ranks")
     assert (record["triangles"], record["n"], record["m"]) == (alone.triangles, alone.n, alone.m)
     assert (record["self_loops"], record["duplicates"], record["reciprocal"]) == \
         (alone.self_loops, alone.duplicates, alone.reciprocal)
 
 
 def test_a_graph_over_a_ranks_budget_goes_to_rank_zero_and_is_counted_in_slices(graph_files):
-    record = mpiexec_json(2, "count", graph_files["text"], "--backend", "cpu", "--gpu-memory-limit", "1MiB")
+    record = mpiexec_json(2, "count", graph_files["text"], "--backend", "cpu", "--read", "ranks", "--gpu-memory-limit",
+                          "1MiB")
     assert record["triangles"] == published("email-Enron.txt.gz")
     assert record["slices"] > 0
     assert all(r["read_bytes"] > 0 for r in record["rank_stats"])
@@ -84,7 +85,7 @@ def test_two_hosts_each_read_half_the_text(graph_files):
 def test_per_vertex_counts_of_ranks_that_read_their_shares_are_one_process_s(tmp_path, graph_files):
     alone, ranks = tmp_path / "alone.csv", tmp_path / "ranks.csv"
     assert run_module("count", graph_files["text"], "--backend", "cpu", "--per-vertex", alone).returncode == 0
-    record = mpiexec_json(3, "count", graph_files["text"], "--backend", "cpu", "--per-vertex", ranks)
+    record = mpiexec_json(3, "count", graph_files["text"], "--backend", "cpu", "--read", "ranks", "--per-vertex", ranks)
     assert record["mode"] == "replicated"
     assert ranks.read_bytes() == alone.read_bytes()
 
@@ -158,6 +159,15 @@ def test_gpu_ranks_on_gpus_of_their_own_build_and_gather_over_nccl_as_one_proces
     assert [s["gpu"] for s in record["rank_stats"]] == [0, 1]
     assert {r["graph_via"] for r in record["rank_stats"]} == {"all-gather"}
 
+
+
+@pytest.mark.parametrize("kind", ["text", "h5"])
+def test_cpu_ranks_of_one_host_leave_the_reading_to_rank_zero_by_default(graph_files, kind):
+    """On one host the ranks share its cores: rank 0 reads and builds on all of them, faster than
+    the ranks' build together (RMAT-23 text, 4 ranks on 16 cores: 10.5 s against 18.9 s)."""
+    record = mpiexec_json(3, "count", graph_files[kind], "--backend", "cpu")
+    assert record["triangles"] == published("email-Enron.txt.gz")
+    assert [r["read_bytes"] for r in record["rank_stats"]] == [os.path.getsize(graph_files[kind]), 0, 0]
 
 
 def test_rank_zero_reads_alone_when_asked(graph_files):
