@@ -34,6 +34,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -120,9 +121,17 @@ def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, sa
                 launched = ranks > 1 or schedule == "launched"
                 args = ("count", files[form], "--backend", backend, *count_args,
                         *((*rank_args, "--schedule", schedule) if ranks > 1 else ()))
-                runs = [_timed(launcher if launched else None, ranks, args, work if caches == "cold" else None,
-                               os.path.join(work, "e2e-store.h5") if store else None)
-                        for _ in range(1 if caches == "cold" else repeat)]
+                try:
+                    runs = [_timed(launcher if launched else None, ranks, args, work if caches == "cold" else None,
+                                   os.path.join(work, "e2e-store.h5") if store else None)
+                            for _ in range(1 if caches == "cold" else repeat)]
+                except TimedOut as e:  # said in the JSON, and the next rows go on
+                    rows.append({"graph": spec, "form": form, "caches": caches, "ranks": ranks, "schedule": schedule,
+                                 "launched": launched, "count_args": list(count_args), "args": list(args),
+                                 "timed_out_s": JOB_TIMEOUT})
+                    save(rows)
+                    log(f"{spec} {form:4s} {caches} R={ranks} {schedule or 'alone'}: no answer, {e}")
+                    continue
                 best = min(runs, key=lambda r: r["job_wall_s"])
                 row = {"graph": spec, "form": form, "caches": caches, "ranks": ranks, "schedule": schedule,
                        "launched": launched,
@@ -135,7 +144,8 @@ def end_to_end(spec, ranks_list, launcher, work, backend, forms, repeat, log, sa
                            "first_kernel_s": r["first_kernel_s"]} for r in best["rank_stats"]]}
                 rows.append(row)
                 save(rows)
-                one = next(r for r in rows if (r["form"], r["caches"], r["ranks"], r["launched"]) == (form, caches, 1, False))
+                one = next((r for r in rows if (r["form"], r["caches"], r["ranks"], r["launched"]) == (form, caches, 1, False)
+                            and "job_wall_s" in r), row)
                 if row["triangles"] != one["triangles"]:
                     raise SystemExit(f"{spec} {form} R={ranks}: {row['triangles']} != {one['triangles']}")
                 slowest = max(row["rank_phases"], key=lambda p: sum(p[k] for k in RANK_PHASES))
@@ -172,6 +182,7 @@ def e2e_speedups(rows):
     def key(r):
         return r["graph"], r["form"], r["caches"], tuple(r["count_args"])
 
+    rows = [r for r in rows if "job_wall_s" in r]  # (not those over --job-timeout)
     one = {key(r): r for r in rows if r["ranks"] == 1 and not r.get("launched")}
     launched_one = {key(r): r for r in rows if r["ranks"] == 1 and r.get("launched")}
     out = []
@@ -237,11 +248,20 @@ def launcher_floor(ranks_list, launcher, repeat):
     return floor
 
 
+class TimedOut(Exception):
+    """A job over --job-timeout, ended with all its processes."""
+
+
+JOB_TIMEOUT = None  # seconds a job may run (--job-timeout), else no limit
+
+
 def _timed(launcher, ranks, args, cold_in=None, store=None):
     """One run of tcdist (under the launcher with R ranks, or alone: what a user of one GPU types),
     its JSON with the job's wall clock and each rank's seconds from the job's start to its first
     kernel launch; cold_in: a folder under which the run gets empty compile caches; store: a
-    partition store the run writes, removed before and after it."""
+    partition store the run writes, removed before and after it. A job over JOB_TIMEOUT is ended,
+    every process of it (a rank left running would hold a GPU and cores through the next rows),
+    and raises TimedOut."""
     command = [*([*launcher, "-n", str(ranks)] if launcher else []), sys.executable, "-m", "tcdist", *map(str, args),
                *(("--store", store) if store else ()), "--json", "-q"]
     _remove_store(store)
@@ -250,7 +270,14 @@ def _timed(launcher, ranks, args, cold_in=None, store=None):
         caches = tempfile.mkdtemp(dir=cold_in)
         env = dict(os.environ, **{var: os.path.join(caches, var) for var in CACHE_VARS})
     started, t0 = time.time(), time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                           start_new_session=True)
+    try:
+        stdout, stderr = job.communicate(timeout=JOB_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        _end(job)
+        raise TimedOut(f"over {JOB_TIMEOUT} s: {' '.join(command)}") from None
+    done = subprocess.CompletedProcess(command, job.returncode, stdout, stderr)
     wall = time.perf_counter() - t0
     if cold_in is not None:
         shutil.rmtree(caches)
@@ -261,6 +288,21 @@ def _timed(launcher, ranks, args, cold_in=None, store=None):
     for r in record["rank_stats"]:
         r["first_kernel_s"] = r["first_kernel_at"] and r["first_kernel_at"] - started
     return {**record, "job_wall_s": wall}
+
+
+def _end(job) -> None:
+    """A job's whole process group ended: told to stop (tcdist's ranks then stop together), killed
+    after 15 s."""
+    for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(job.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            job.communicate(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def _remove_store(path) -> None:
@@ -354,9 +396,13 @@ def main():
                    "caches (one for all of a job's ranks)")
     p.add_argument("--launched-one", action="store_true", help="with --end-to-end: also one rank under the "
                    "launcher (what it adds to one GPU's job), the base of a second wall-clock speedup")
+    p.add_argument("--job-timeout", type=float, help="with --end-to-end: seconds a job may run; one over it is "
+                   "ended with all its processes, and its row says so")
     p.add_argument("--store", action="store_true", help="with --end-to-end: every run also writes a partition "
                    "store (--store; with --count-args '--parts P', parts the ranks build and rank 0 writes)")
     args = p.parse_args()
+    global JOB_TIMEOUT
+    JOB_TIMEOUT = args.job_timeout
     os.makedirs(args.work, exist_ok=True)
     launcher = shlex.split(args.mpirun)
     result = {**metadata(args.device), "rows": [], "root": {}, "speedups": [], "bytecode": compile_bytecode()}
