@@ -1,5 +1,5 @@
-"""Arrays between ranks over MPI: an all-to-all-v and an all-gather-v of NumPy or CuPy arrays of
-any size, each message a piece under MPI's int count limit (2^31 elements) and under PIECE_BYTES,
+"""Arrays between ranks over MPI: an all-to-all-v, an all-gather-v and a sum of NumPy or CuPy
+arrays of any size, each message a piece under MPI's int count limit (2^31 elements) and under PIECE_BYTES,
 so that an MPI without large-count calls moves them too. CuPy arrays are staged through the host
 (NCCL between GPUs is nccl.py's)."""
 
@@ -70,6 +70,23 @@ def allgatherv(comm, block, piece_bytes: int | None = None):
         for lo in range(int(at[root]), int(at[root + 1]), step):
             comm.Bcast(out[lo : min(lo + step, int(at[root + 1]))], root)
     return out if xp is np else xp.asarray(out)
+
+
+def summed(comm, array, piece_bytes: int | None = None):
+    """array (int64 or uint64: exact) added element-wise over the ranks, the sum on every rank, in
+    pieces under MPI's count limit (CuPy arrays through the host)."""
+    if is_serial(comm):
+        return array
+    from mpi4py import MPI
+
+    xp = array_module(array)
+    staged = np.ascontiguousarray(to_numpy(array))
+    if staged is array:
+        staged = staged.copy()  # (the caller's array left as it was)
+    step = _piece(staged.dtype, piece_bytes)
+    requests = [comm.Iallreduce(MPI.IN_PLACE, staged[lo : lo + step], MPI.SUM) for lo in range(0, staged.size, step)]
+    getattr(comm, "waitall", MPI.Request.Waitall)(requests)
+    return staged if xp is np else xp.asarray(staged)
 
 
 def before(comm, value: int) -> tuple[int, int]:

@@ -175,6 +175,10 @@ class Watched:
         self.Barrier()
         return self.comm.bcast(value, root)
 
+    def Iallreduce(self, send, receive, op):  # noqa: N802
+        self.Barrier()
+        return self.comm.Iallreduce(send, receive, op)
+
     def Isend(self, buffer, dest: int, tag: int):  # noqa: N802
         return self.comm.Isend(buffer, dest, tag)
 
