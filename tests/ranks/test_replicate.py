@@ -163,8 +163,8 @@ def test_gpu_ranks_on_gpus_of_their_own_build_and_gather_over_nccl_as_one_proces
 
 @pytest.mark.parametrize("kind", ["text", "h5"])
 def test_cpu_ranks_of_one_host_leave_the_reading_to_rank_zero_by_default(graph_files, kind):
-    """On one host the ranks share its cores: rank 0 reads and builds on all of them, faster than
-    the ranks' build together (RMAT-23 text, 4 ranks on 16 cores: 10.5 s against 18.9 s)."""
+    """On one host the ranks share its cores: rank 0 reads and builds on all of them (measured
+    faster than the ranks' build together: results/ranks-read-s34.md)."""
     record = mpiexec_json(3, "count", graph_files[kind], "--backend", "cpu")
     assert record["triangles"] == published("email-Enron.txt.gz")
     assert [r["read_bytes"] for r in record["rank_stats"]] == [os.path.getsize(graph_files[kind]), 0, 0]
