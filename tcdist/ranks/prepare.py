@@ -178,7 +178,8 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
                                    f"{'slices' if plan else 'shares'} of it that fit, from host memory", timings, None,
                                    plan)
     else:
-        replicated_not = "asked for by the options given" if ranks > 1 else ""
+        replicated_not = "" if ranks == 1 else "the graph has no vertex" if not graph.n else \
+            "asked for by the options given"
     prepared = _parts(graph, config, device, ranks, timings, held)
     if prepared.mode == "parts" and replicated_not:
         prepared.reason = f"parts: {replicated_not}"

@@ -170,6 +170,14 @@ def test_cpu_ranks_of_one_host_leave_the_reading_to_rank_zero_by_default(graph_f
     assert [r["read_bytes"] for r in record["rank_stats"]] == [os.path.getsize(graph_files[kind]), 0, 0]
 
 
+def test_an_empty_file_under_ranks_counts_nothing_and_says_why_it_is_one_part(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# no edge\n")
+    record = mpiexec_json(2, "count", empty, "--backend", "cpu")
+    assert (record["triangles"], record["n"], record["m"]) == (0, 0, 0)
+    assert record["mode_reason"] == "parts: the graph has no vertex"
+
+
 def test_rank_zero_reads_alone_when_asked(graph_files):
     record = mpiexec_json(3, "count", graph_files["text"], "--backend", "cpu", "--read", "root")
     assert record["triangles"] == published("email-Enron.txt.gz")
