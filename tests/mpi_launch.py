@@ -37,6 +37,15 @@ def mpiexec(ranks, *args, timeout=300, options=(), **kwargs):
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
+def checked(ranks, script, *args, cases, env=None):
+    """Run a check script (`python SCRIPT ARGS`) on `ranks` MPI ranks: it must end well, and rank 0
+    must say it found every one of `cases` right."""
+    command = [*launcher(), "-n", str(ranks), sys.executable, str(script), *map(str, args)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"checked {cases}" in done.stdout.splitlines(), done.stdout  # (a launcher may add its own bytes)
+
+
 def mpiexec_json(ranks, *args, **kwargs):
     """The one JSON record a job prints (only rank 0 prints), checked to come from `ranks` ranks."""
     result = mpiexec(ranks, *args, "--json", **kwargs)

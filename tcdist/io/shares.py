@@ -35,7 +35,7 @@ from tcdist.graph.graph import Graph
 from tcdist.io import byte_ranges, check_readable, detect_format, generators, gzip_shares, h5rows, mtx
 from tcdist.io.generators import is_spec
 from tcdist.io.h5rows import Rows
-from tcdist.io.text import GZIP_MAGIC, is_stream
+from tcdist.io.text import is_gzip, is_stream
 
 
 @dataclass
@@ -82,9 +82,7 @@ def read_share(source, rank: int, ranks: int, *, seed: int = 0, gpu_room: int | 
     if fmt == "h5":
         rows, read, facts = h5rows.read_rows(path, rank, ranks)
         return Share(path, read, rows=rows, facts=facts, _together=lambda every: h5rows.check_together(path, every))
-    with open(path, "rb") as f:
-        gzipped = f.read(2) == GZIP_MAGIC
-    if gzipped:
+    if is_gzip(path):
         return _edge_share(path, fmt, rank, *gzip_shares.read_pairs(path, fmt, rank, ranks, gpu_room, comm))
     rules = byte_ranges.rules_of(path, fmt)
     lines = byte_ranges.range_of(path, rank, ranks, rules)

@@ -106,6 +106,12 @@ def foreign_text(path, encoding, order) -> InputError:
                             f"(iconv -f {encoding}{'BE' if order == 'big-endian' else 'LE'} -t UTF-8)")
 
 
+def is_gzip(path) -> bool:
+    """Whether the file at path starts with gzip's magic bytes."""
+    with open(path, "rb") as f:
+        return f.read(len(GZIP_MAGIC)) == GZIP_MAGIC
+
+
 def is_stream(path) -> bool:
     """Standard input, a pipe, a FIFO or a device: read once, front to back."""
     return path == "-" or not os.path.isfile(path)

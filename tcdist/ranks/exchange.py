@@ -73,16 +73,14 @@ def allgatherv(comm, block, piece_bytes: int | None = None):
 
 
 def summed(comm, array, piece_bytes: int | None = None):
-    """array (int64 or uint64: exact) added element-wise over the ranks, the sum on every rank, in
-    pieces under MPI's count limit (CuPy arrays through the host)."""
+    """array (int64 or uint64: exact) added element-wise over the ranks, the sum on every rank (a
+    NumPy array summed in place; CuPy arrays through the host), in pieces under MPI's count limit."""
     if is_serial(comm):
         return array
     from mpi4py import MPI
 
     xp = array_module(array)
     staged = np.ascontiguousarray(to_numpy(array))
-    if staged is array:
-        staged = staged.copy()  # (the caller's array left as it was)
     step = _piece(staged.dtype, piece_bytes)
     requests = [comm.Iallreduce(MPI.IN_PLACE, staged[lo : lo + step], MPI.SUM) for lo in range(0, staged.size, step)]
     getattr(comm, "waitall", MPI.Request.Waitall)(requests)

@@ -39,7 +39,7 @@ from tcdist.graph.graph import Graph
 from tcdist.io import detect_format
 from tcdist.io.generators import is_spec
 from tcdist.io.shares import read_share
-from tcdist.io.text import GZIP_MAGIC, is_stream
+from tcdist.io.text import is_gzip, is_stream
 from tcdist.ranks import nccl as nccl_link
 from tcdist.ranks.comm import is_serial, node_local, sum_to_root
 from tcdist.ranks.exchange import alltoallv
@@ -140,10 +140,7 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
 
 def _plain_text(path: str) -> bool:
     """Whether path is a text edge list or Matrix Market file, not gzipped: cut into byte ranges."""
-    if detect_format(path) == "h5":
-        return False
-    with open(path, "rb") as f:
-        return f.read(len(GZIP_MAGIC)) != GZIP_MAGIC
+    return detect_format(path) != "h5" and not is_gzip(path)
 
 
 def _gathered(comm, config, device, share) -> bool:

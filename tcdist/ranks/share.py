@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcdist.graph import passes
-from tcdist.ranks.comm import quiet_barrier
+from tcdist.ranks.comm import node_local, quiet_barrier
 
 CHUNK = 1 << 30  # bytes a broadcast moves at once: under MPI's 2^31 count limit of one message
 
@@ -119,10 +119,7 @@ class GpuArrays:
         (ranks on several nodes, rank 0's GPU not visible to a rank, IPC refused)."""
         from mpi4py import MPI
 
-        node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
-        one_node = node.size == comm.size
-        node.Free()
-        if not one_node:
+        if node_local(comm)[1] != comm.size:
             return None
         handles = None
         if comm.rank == 0:
@@ -157,12 +154,8 @@ def gathered(comm, arrays: dict) -> tuple[bool, dict | None]:
     (True, None) on the others; (False, None) on every rank where IPC cannot serve (ranks on
     several nodes, a GPU that cannot reach rank 0's as a peer, IPC refused)."""
     import cupy
-    from mpi4py import MPI
 
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
-    one_node = node.size == comm.size
-    node.Free()
-    if not one_node:
+    if node_local(comm)[1] != comm.size:
         return False, None
     try:
         handles = _handles(arrays)

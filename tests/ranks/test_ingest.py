@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from mpi_launch import launcher, makes_cliques
+from mpi_launch import checked, launcher, makes_cliques
 
 from tcdist import io
 from tcdist.graph.build import build_graph
@@ -28,10 +28,7 @@ CASES = 60  # the graphs and splits ingest_check.py compares
 
 
 def run_check(ranks, piece_bytes=1 << 30, *args, env=None):
-    command = [*launcher(), "-n", str(ranks), sys.executable, str(CHECK), str(DATA), str(piece_bytes), *args]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert f"checked {CASES}" in done.stdout.splitlines(), done.stdout  # (a launcher may add its own bytes)
+    checked(ranks, CHECK, DATA, piece_bytes, *args, cases=CASES, env=env)
 
 
 @pytest.mark.mpi

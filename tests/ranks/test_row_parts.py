@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import run_module
-from mpi_launch import launcher, makes_cliques, mpiexec, mpiexec_json
+from mpi_launch import checked, launcher, makes_cliques, mpiexec, mpiexec_json
 
 import tcdist
 import tcdist.io
@@ -35,11 +35,7 @@ CLIQUES = {**os.environ, "MPIR_CVAR_NUM_CLIQUES": "2"}  # one host taken for two
 
 
 def run_check(ranks, piece_bytes=1 << 30, least_step=1024, table_share=1, env=None):
-    command = [*launcher(), "-n", str(ranks), sys.executable, str(CHECK), str(DATA), str(piece_bytes),
-               str(least_step), str(table_share)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert f"checked {CASES}" in done.stdout.splitlines(), done.stdout  # (a launcher may add its own bytes)
+    checked(ranks, CHECK, DATA, piece_bytes, least_step, table_share, cases=CASES, env=env)
 
 
 @pytest.mark.mpi
