@@ -32,7 +32,10 @@ GPU_RANK_BYTES_PER_ID = 48  # ranking the ids on the GPU between ranges: degrees
 RANGES_HOST_BYTES_PER_EDGE = 24  # and on the host: the sorted runs, the distinct keys, the columns (int64 or int32)
 RANGES_HOST_BYTES_PER_ID = 64  # and per id: degrees, ids, ranks and their sort where ranked there, row pointers
 GPU_PART_BUILD_BYTES_PER_EDGE = 8  # building a part on the GPU (partition/gpu_parts.py): its columns (int64 at most)
-GPU_PART_BUILD_BYTES_PER_VERTEX = 96  # and per vertex: flags, each row's kept edges and locals, ids, selections
+GPU_PART_BUILD_BYTES_PER_VERTEX = 56  # and per vertex: its part, its group's masks, flags, new ids, and per row
+#                                       of the part its global id, kept edges and locals and row pointer
+GPU_STREAM_BYTES_PER_VERTEX = 24  # parts built from rows streamed to the GPU: what the builder holds between
+#                                   parts (a vertex's part, its group's masks) and adds to each (flags, new ids)
 TWO_AT_ONCE = 2  # parts on a GPU together: the next one's copy overlaps the count of this one
 ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take
 
@@ -52,6 +55,12 @@ def need(v_res: int, e_res: int, n_local: int, col_bytes: int, kernel_bytes: int
 def gpu_part_build_bytes(vertices: int, edges: int) -> int:
     """Bytes building one LSTC part of a graph lying on a GPU takes there, beside the graph."""
     return GPU_PART_BUILD_BYTES_PER_EDGE * edges + GPU_PART_BUILD_BYTES_PER_VERTEX * vertices
+
+
+def gpu_stream_bytes(vertices: int, buffers: int) -> int:
+    """Bytes building LSTC parts of a graph in host memory on a GPU takes there beside each part,
+    with buffers bytes of the rows streamed."""
+    return GPU_STREAM_BYTES_PER_VERTEX * vertices + buffers
 
 
 def gpu_build_bytes(raw: int, vertices: int) -> int:

@@ -54,14 +54,30 @@ PASSES = CudaModule(("passes.cu",), list)  # extern "C" kernels only: one progra
 PARSE = CudaModule(("parse.cu",), lambda: declare("parse_ranges", ["true", "false"],
                                                   "const unsigned char*, i64, i64, i64, i64*, i64*, i64*, i64*, "
                                                   "i64*, i64*"))
-_ROW_ARGS = "const i64*, const {col}*"
-PARTS = CudaModule(("parts.cu",), lambda: [
-    *declare("part_marks", list(COL_TYPES.values()), _ROW_ARGS + ", const bool*, i64, unsigned char*, unsigned char*"),
-    *declare("part_reach", list(COL_TYPES.values()),
-             _ROW_ARGS + ", const bool*, const unsigned char*, i64, unsigned char*, unsigned char*, u64*"),
-    *declare("part_rows", list(COL_TYPES.values()),
-             _ROW_ARGS + ", const unsigned char*, int, i64, i64*, i64*, u64*"),
-    *[f"template __global__ void part_place<{c}, {p}>(const i64*, const {c}*, const unsigned char*, int, i64, "
-      f"const {p}*, const i64*, const i64*, {p}*);" for c, p in (("int", "int"), ("long long", "int"),
-                                                                  ("long long", "long long"))],
-])
+_CHUNK = "const i64*, const {c}*, i64, i64, i64"  # a chunk of rows: rowptr, col, base, first, rows
+_PART_TYPES = ("unsigned char", "int")  # a vertex's part: a byte while parts are few
+_RENUMBERED = (("int", "int"), ("long long", "int"), ("long long", "long long"))  # columns, the part's ids
+
+
+def _parts_instances() -> list[str]:
+    kernels = []
+    for c in COL_TYPES.values():
+        kernels += [f"template __global__ void part_marks<{c}, {a}>({_CHUNK.format(c=c)}, const {a}*, i64, unsigned*, "
+                    "unsigned*);" for a in _PART_TYPES]
+        kernels.append(f"template __global__ void part_push<{c}>({_CHUNK.format(c=c)}, const unsigned*, "
+                       "const unsigned*, unsigned*, unsigned*, u64*);")
+    for a in _PART_TYPES:
+        kernels.append(f"template __global__ void part_members<{a}>(const {a}*, i64, i64, const unsigned*, unsigned*, "
+                       "unsigned*);")
+        kernels.append(f"template __global__ void part_flags<{a}>(const {a}*, i64, int, i64, const unsigned*, "
+                       "const unsigned*, const unsigned*, unsigned char*);")
+    for c, i in _RENUMBERED:
+        rows = f"{_CHUNK.format(c=c)}, const unsigned char*, int, const {i}*"
+        kernels.append(f"template __global__ void part_rows<{c}, {i}>({rows}, i64*, i64*, u64*);")
+        kernels.append(f"template __global__ void part_place<{c}, {i}>({rows}, const i64*, const i64*, {i}*);")
+    for i in COL_TYPES.values():
+        kernels.append(f"template __global__ void part_probes<{i}>(const i64*, const {i}*, i64, u64*);")
+    return kernels
+
+
+PARTS = CudaModule(("parts.cu",), _parts_instances)

@@ -27,15 +27,22 @@ def check_parts(num_parts: int, graph: Graph) -> None:
 
 
 def partition_graph(graph: Graph, num_parts: int, *, scheme: str = "random", prune: str = "lstc",
-                    seed: int = 0, lazy: bool = False, reversed_edges=None) -> Partitioning:
+                    seed: int = 0, lazy: bool = False, reversed_edges=None, streamed=None) -> Partitioning:
     """Partition an oriented graph into num_parts self-contained parts (LSTC Algorithms 1-2).
     lazy: parts come as an iterator, built as it is walked (on the host up to 64 parts one at a
     time on every core, more a few at a time, on a GPU one), to write a store or count them
     without holding every part; reversed_edges: on the host, a function returning
     host.transpose(graph) (called for over 64 parts), when the caller partitions the graph
-    several times."""
+    several times; streamed (lazy, the graph on the host): the parts are built on the current GPU
+    from the graph's rows streamed there, where streamed(sizes, held) says one of those sizes
+    (Part.sizes) fits the GPU beside the builder's held bytes (else that part is built on the
+    host, to be counted in slices)."""
     assignment = assign(graph, scheme, num_parts, seed)
-    if graph.xp is np:  # on the host: compiled; eight parts from each pass over the edges, else parts on threads
+    if streamed is not None and graph.xp is np:
+        from tcdist.partition.gpu_parts import iter_parts_streamed
+
+        parts = iter_parts_streamed(graph, assignment, num_parts, prune, streamed)
+    elif graph.xp is np:  # on the host: compiled; eight parts from each pass over the edges, else parts on threads
         lanes = num_parts <= MASK_PARTS and sys.byteorder == "little"  # (lanes.py: a word's byte j is its bits 8j..)
         parts = iter_parts_lanes(graph, assignment, num_parts, prune) if lanes else \
             iter_parts_host(graph, assignment, num_parts, prune, reversed_edges=reversed_edges)

@@ -63,19 +63,20 @@ class ArrayPartBuilder:
         if prune not in PRUNE_MODES:
             raise ValueError(f"unknown prune mode {prune!r}")
         self.graph, self.prune = graph, prune
-        xp = array_module(graph.col)
         with _device_of(graph):
-            self.assignment = xp.asarray(assignment)
-            # every edge's source, for all parts (the GPU's passes walk the rows instead)
-            self.source = segment_ids(np.diff(graph.rowptr)).astype(graph.col.dtype) if xp is np else None
+            if array_module(graph.col) is np:  # every edge's source, for all parts
+                self.assignment = np.asarray(assignment)
+                self.source, self.on_gpu = segment_ids(np.diff(graph.rowptr)).astype(graph.col.dtype), None
+            else:  # the GPU's passes walk the rows instead
+                from tcdist.partition import gpu_parts
+
+                self.on_gpu = gpu_parts.GpuParts(gpu_parts.ResidentRows(graph.rowptr, graph.col), assignment,
+                                                 int(assignment.max()) + 1 if assignment.size else 1, prune)
 
     def build(self, index: int) -> Part:
         with _device_of(self.graph):  # (each time: the walk may go on in another thread, whose device is its own)
-            if self.source is None:
-                from tcdist.partition import gpu_parts
-
-                return gpu_parts.build_part(index, self.assignment == index, self.graph.rowptr, self.graph.col,
-                                            self.prune)
+            if self.on_gpu is not None:
+                return self.on_gpu.build(index)
             return _part(index, self.assignment == index, self.source, self.graph.col, self.prune)
 
 

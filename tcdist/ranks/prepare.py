@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -203,7 +204,7 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
             t0 = time.perf_counter()
             parts = _sliceable(graph, config, device, scheme, prune, parts, "give the device more memory", warnings)
             timings.partition += time.perf_counter() - t0
-        prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted, ranks)
+        prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted, ranks, device)
         prepared.header["warnings"] += warnings
         return prepared
     t0, budget, sliced = time.perf_counter(), device.budget(), []
@@ -222,7 +223,7 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
     if parts == 1 and not writes:  # the whole graph fits, or is sliced
         prepared = _whole(graph, held, budget)
     else:
-        prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted, ranks)
+        prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted, ranks, device)
         prepared.header["budget"] = budget
     prepared.header["warnings"] += sliced
     prepared.header["parts_auto"] = chose
@@ -330,12 +331,13 @@ def _replicated_in(held: Held, shares: list[tuple], work: list[int], reason: str
 
 
 def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str, writes: bool, timings: Timings,
-                 held: Held, budgeted: bool, ranks: int) -> Prepared:
+                 held: Held, budgeted: bool, ranks: int, device: Device) -> Prepared:
     """The P-way partitioning of the graph: built by the ranks themselves (several; a store asked
     for is written by rank 0 from their parts), held in memory, or written to a store as it is
     built; budgeted (under a memory limit, the graph on the host), or the graph on a GPU: one rank
-    takes the parts as they are built (on the GPU, a part there while the one before it counts),
-    never holding them all."""
+    takes the parts as they are built (on the GPU, a part there while the one before it counts;
+    under a GPU's budget, there from the graph's rows streamed, each when due), never holding them
+    all."""
     if config.store is not None:
         graph.refuse_labels("a partition store")
     if config.store is not None and os.path.exists(config.store):
@@ -345,11 +347,13 @@ def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str
     t0 = time.perf_counter()
     # built as they are written or counted: on the host under a budget, and on the GPU where the graph lies
     one_by_one = writes or (budgeted or graph.xp is not np) and parts > 1
-    partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=config.seed, lazy=one_by_one)
+    streamed = _streamed(device, graph) if budgeted and one_by_one and not writes else None
+    partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=config.seed, lazy=one_by_one,
+                                   streamed=streamed)
     timings.partition += time.perf_counter() - t0
     header = _header_of_graph(graph, parts, scheme, prune)
     if not writes and one_by_one:  # one rank counts them in part order as they are built
-        held.parts = _InOrder(partitioning.parts)
+        held.parts = _InOrder(partitioning.parts, device if streamed else None)
         return Prepared(header, dict.fromkeys(range(parts), 0))
     if not writes:
         held.parts = partitioning.parts
@@ -386,16 +390,32 @@ def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: 
     return prepared
 
 
+def _streamed(device: Device, graph):
+    """Where a GPU under a budget builds the parts from the graph's rows streamed to it: whether a
+    part of given sizes fits beside the builder's held bytes; None where its state would take
+    over half the budget (the host builds them)."""
+    if not device.is_gpu:
+        return None
+    from tcdist.partition.gpu_parts import StreamedRows
+
+    budget = device.budget()
+    if model.gpu_stream_bytes(graph.n, StreamedRows.bytes(graph.rowptr, graph.col)) > budget // 2:
+        return None
+    return lambda sizes, held: device.need(*sizes) + held <= budget
+
+
 class _InOrder:
-    """Parts built lazily, taken by index in the order they are built."""
+    """Parts built lazily, taken by index in the order they are built; on a GPU's device (parts
+    built there under its budget), each when due, not while the one before it counts."""
 
     builds = True  # (what the pipeline waits for is building, not reading)
 
-    def __init__(self, parts):
-        self.parts = iter(parts)
+    def __init__(self, parts, device: Device | None = None):
+        self.parts, self.device, self.ahead = iter(parts), device, device is None
 
     def __getitem__(self, index: int) -> Part:
-        part = next(self.parts)
+        with self.device.using() if self.device is not None else nullcontext():
+            part = next(self.parts)
         if part.index != index:
             raise TcdistError(f"internal error: part {index} asked for, part {part.index} built")
         return part

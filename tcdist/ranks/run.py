@@ -364,7 +364,8 @@ def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, i
                                num_parts=prepared.header["parts"], rank=comm.rank,
                                record=journal.record if journal else None, expected=expected, check=check,
                                per_vertex=credits, per_edge=edges,
-                               read_ahead=not dynamic,  # a queue's next part is not taken early
+                               # a queue's next part is not taken early, nor one built on the GPU under its budget
+                               read_ahead=not dynamic and getattr(in_memory, "ahead", True),
                                builds=getattr(in_memory, "builds", False))
 
         return independently(comm, work, then=mine.close if dynamic else None, debug=debug)

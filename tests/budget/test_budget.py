@@ -441,12 +441,13 @@ def test_a_part_is_copied_from_its_own_registered_pages_and_let_go_of_after(monk
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("register_from", [0, 1 << 40])
-def test_where_pinned_memory_is_refused_parts_are_copied_from_pageable_memory(monkeypatch, register_from):
+def test_where_pinned_memory_is_refused_parts_are_copied_from_pageable_memory(monkeypatch, tmp_path, register_from):
     """A locked-memory limit refuses both the registration of a part's pages and pinned buffers:
     before, a large part then asked for pinned buffers of its full size (seconds to allocate), and
     a refusal ended the run with CuPy's message, not one line. Now the copy goes from pageable
-    memory, still beside the count (the staging thread makes it), and the count is exact. Under a
-    limit the parts are built on the host, so each is staged (the warm-up's slices are too)."""
+    memory, still beside the count (the staging thread makes it), and the count is exact. Parts
+    read from a store are staged (the warm-up's slices are too); parts built on the GPU from the
+    graph streamed there, its pages refused too, count the same."""
     import cupy
 
     from tcdist.device import staging as devices
@@ -466,9 +467,14 @@ def test_where_pinned_memory_is_refused_parts_are_copied_from_pageable_memory(mo
     monkeypatch.setattr(devices, "REGISTER_FROM", register_from)
     monkeypatch.setattr(xp, "OWN_PAGES", register_from)  # small arrays asked for too, and refused
     monkeypatch.setattr(devices.Stager, "_filled", filling)
-    found = tcdist.count_triangles("rmat:15", backend="gpu", parts=4, gpu_memory_limit="1GiB")
-    assert found.triangles == tcdist.count_triangles("rmat:15", backend="cpu").triangles and found.parts == 4
-    assert len(pageable) >= 4 + 2 and all(pageable)  # the 4 parts, and the 2 slices of K_40 checking their kernel
+    expected = tcdist.count_triangles("rmat:15", backend="cpu").triangles
+    built = tcdist.count_triangles("rmat:15", backend="gpu", parts=4, gpu_memory_limit="1GiB")
+    assert built.triangles == expected and built.parts == 4 and len(pageable) <= 2  # K_40's slices at most
+    staged = len(pageable)
+    found = tcdist.count_triangles("rmat:15", backend="gpu", parts=4, gpu_memory_limit="1GiB",
+                                   store=tmp_path / "parts.h5")
+    assert found.triangles == expected and found.parts == 4
+    assert len(pageable) >= staged + 4 and all(pageable)  # the 4 parts read from the store
 
 
 @pytest.mark.gpu

@@ -189,6 +189,89 @@ def test_gpu_partitions_equal_cpu_partitions(gpu, spec, scheme):
                         assert np.array_equal(getattr(x, field), getattr(y, field).get()), (parts, prune, x.index, field)
 
 
+def _same_parts(a, b, *where):
+    assert (a.index, a.n_local, a.stats) == (b.index, b.n_local, b.stats), where
+    for field in ("rowptr", "col", "global_id"):
+        x, y = getattr(a, field), getattr(b, field)
+        y = y.get() if hasattr(y, "get") else y
+        assert x.dtype == y.dtype and np.array_equal(x, y), (*where, field)
+
+
+@pytest.mark.parametrize("spec", ["rmat:13", "er:3000:30000"])
+@pytest.mark.parametrize("scheme", list(SCHEMES))
+def test_parts_built_from_chunks_of_rows_streamed_or_on_the_gpu_are_the_host_s(gpu, spec, scheme):
+    """gpu_parts' passes over chunks of a few thousand edges (Algorithm 2's rounds inside each,
+    its reach across them): rows copied from host memory with 32-bit columns, and views of rows
+    on the GPU with 64-bit ones, make the host's parts array for array, for every prune mode and
+    P (40: two groups of masks)."""
+    import cupy
+
+    from tcdist.partition.gpu_parts import GpuParts, ResidentRows, StreamedRows
+
+    host = tcdist.load_graph(spec)
+    wide = host.col.astype(np.int64)
+    for parts in (2, 5, 40):
+        for prune in PRUNE_MODES:
+            expected = partition_graph(host, parts, scheme=scheme, prune=prune, seed=3)
+            for rows in (StreamedRows(host.rowptr, host.col, edges=4000, rows=1000),
+                         ResidentRows(cupy.asarray(host.rowptr), cupy.asarray(wide), edges=4000, rows=1000)):
+                assert rows.bounds.size > 10
+                built = GpuParts(rows, expected.assignment, parts, prune)
+                for part in expected.parts:
+                    _same_parts(part, built.build(part.index), spec, parts, prune, type(rows).__name__)
+                rows.close()
+
+
+def test_streamed_parts_reach_along_chains_of_proxies_across_chunks(gpu):
+    """Algorithm 2 taking a round a link: chains of 30 vertices i -> i + 1, each vertex also
+    pointing to one hub; part 0 holds the hub and each chain's first vertex, so the rest of a
+    chain are in-neighbours of the hub, each reached from the one before it: in chunks of 7 rows,
+    reached within a chunk round by round, and from the chunks before it."""
+    from tcdist.partition.build import build_parts
+    from tcdist.partition.gpu_parts import GpuParts, StreamedRows
+
+    chains, length = 20, 30
+    hub = chains * length
+    chain = np.arange(hub).reshape(chains, length)
+    src = np.concatenate([chain[:, :-1].ravel(), chain.ravel()])
+    dst = np.concatenate([chain[:, 1:].ravel(), np.full(hub, hub)])
+    graph = tcdist.load_graph((src, dst))
+    ids = np.asarray(graph.original_id)
+    assignment = np.where((ids % length == 0) | (ids == hub), 0, 1).astype(np.int64)
+    for prune in PRUNE_MODES:
+        rows = StreamedRows(graph.rowptr, graph.col, edges=10, rows=7)
+        built = GpuParts(rows, assignment, 2, prune)
+        for part in build_parts(graph, assignment, 2, prune):
+            _same_parts(part, built.build(part.index), prune)
+        rows.close()
+    rows = StreamedRows(graph.rowptr, graph.col, edges=10, rows=7)
+    kept = GpuParts(rows, assignment, 2, "lstc").build(0)  # each chain's last vertex, of degree 2, ranks below
+    assert kept.stats["v_res"] == graph.n - chains, "the rest are reached"  # the one before it: its edge points back
+    rows.close()
+
+
+def test_a_streamed_part_that_does_not_fit_is_built_on_the_host_and_the_rest_on_the_gpu(gpu):
+    """iter_parts_streamed: a part whose sizes fits() refuses is the host builder's (the masks
+    given back, and made again for the next part on the GPU); the parts are the host's."""
+    import cupy
+
+    from tcdist.partition.gpu_parts import iter_parts_streamed
+
+    graph = tcdist.load_graph("rmat:13")
+    expected = partition_graph(graph, 5, seed=2)
+    asked = []
+
+    def fits(sizes, held):
+        asked.append((sizes, held))
+        return len(asked) != 2
+
+    built = list(iter_parts_streamed(graph, expected.assignment, 5, "lstc", fits))
+    assert [isinstance(p.col, cupy.ndarray) for p in built] == [True, False, True, True, True]
+    assert [s for s, _ in asked] == [p.sizes() for p in expected.parts] and all(h > 0 for _, h in asked)
+    for a, b in zip(expected.parts, built, strict=True):
+        _same_parts(a, b)
+
+
 def test_the_gpu_generates_the_same_graphs_as_the_cpu(gpu):
     import cupy
 
