@@ -133,7 +133,9 @@ class StreamedRows:
                 self.used[k % 2] = used
 
     def close(self) -> None:
-        """Its buffers given back and its pages unregistered, once every copy is done."""
+        """Its buffers given back and its pages unregistered, once every copy is done (again: nothing)."""
+        if self.registered is None and not self.buffers:
+            return
         self.copies.synchronize()
         self.buffers = []
         unregister_pages(self.registered)
@@ -262,6 +264,9 @@ def iter_parts_streamed(graph, assignment, num_parts: int, prune: str, fits):
                     on_host = on_host or PartBuilder(graph, assignment, num_parts, prune)
                     part = on_host.build(p, max(compiled.get_threads(), 1))
                 bar.update()
+                if p == num_parts - 1:  # the builder's memory and pages let go of before the last part counts
+                    builder.release()
+                    rows.close()
                 yield part
-    finally:
+    finally:  # (a walk left early: closed by its taker, see ranks/prepare.py's Held.release)
         rows.close()

@@ -72,6 +72,10 @@ class Held:
             self.locks.append(taken)
 
     def release(self) -> None:
+        """The store locks, and parts still being built (a run that ended early: their builder's
+        device memory and registered pages), let go of."""
+        if isinstance(self.parts, _InOrder):
+            self.parts.close()
         while self.locks:
             self.locks.pop().release()
 
@@ -190,7 +194,7 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
 def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timings, held: Held) -> Prepared:
     """The graph counted in parts (or whole, with one rank, where it fits or is sliced)."""
     budgeted = device.memory_limit is not None
-    if budgeted:  # under a budget, parts are built on the host, one at a time
+    if budgeted:  # under a budget the graph stays on the host: its parts are built one at a time, from it
         t0 = time.perf_counter()
         graph = held.graph = graph.on_host()
         timings.transfer += time.perf_counter() - t0
@@ -336,7 +340,7 @@ def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str
     for is written by rank 0 from their parts), held in memory, or written to a store as it is
     built; budgeted (under a memory limit, the graph on the host), or the graph on a GPU: one rank
     takes the parts as they are built (on the GPU, a part there while the one before it counts;
-    under a GPU's budget, there from the graph's rows streamed, each when due), never holding them
+    a graph a GPU does not hold, there from its rows streamed, each when due), never holding them
     all."""
     if config.store is not None:
         graph.refuse_labels("a partition store")
@@ -345,9 +349,10 @@ def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str
     if writes and ranks > 1:  # each rank builds its own parts; a store asked for, rank 0 writes them as they come
         return _built_by_ranks(config, graph, parts, scheme, prune, timings, held)
     t0 = time.perf_counter()
-    # built as they are written or counted: on the host under a budget, and on the GPU where the graph lies
-    one_by_one = writes or (budgeted or graph.xp is not np) and parts > 1
-    streamed = _streamed(device, graph) if budgeted and one_by_one and not writes else None
+    # built as they are written or counted: on the GPU where the graph lies, and where it is on the host (a
+    # GPU's budget or memory left it there) on that GPU from its rows streamed, else on the host's cores
+    streamed = _streamed(device, graph) if graph.xp is np and not writes and parts > 1 else None
+    one_by_one = writes or (budgeted or graph.xp is not np or streamed is not None) and parts > 1
     partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=config.seed, lazy=one_by_one,
                                    streamed=streamed)
     timings.partition += time.perf_counter() - t0
@@ -391,9 +396,9 @@ def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: 
 
 
 def _streamed(device: Device, graph):
-    """Where a GPU under a budget builds the parts from the graph's rows streamed to it: whether a
-    part of given sizes fits beside the builder's held bytes; None where its state would take
-    over half the budget (the host builds them)."""
+    """Where a GPU builds the parts of a graph in host memory from its rows streamed to it: whether
+    a part of given sizes fits beside the builder's held bytes; None where its state would take
+    over half the device's budget (the host builds them)."""
     if not device.is_gpu:
         return None
     from tcdist.partition.gpu_parts import StreamedRows
@@ -406,12 +411,17 @@ def _streamed(device: Device, graph):
 
 class _InOrder:
     """Parts built lazily, taken by index in the order they are built; on a GPU's device (parts
-    built there under its budget), each when due, not while the one before it counts."""
+    built there from a graph streamed to it), each when due, not while the one before it counts."""
 
     builds = True  # (what the pipeline waits for is building, not reading)
 
     def __init__(self, parts, device: Device | None = None):
         self.parts, self.device, self.ahead = iter(parts), device, device is None
+
+    def close(self) -> None:
+        """The builder stopped where it is (its finally blocks run now, not when collected)."""
+        with self.device.using() if self.device is not None else nullcontext():
+            getattr(self.parts, "close", lambda: None)()
 
     def __getitem__(self, index: int) -> Part:
         with self.device.using() if self.device is not None else nullcontext():

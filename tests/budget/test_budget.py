@@ -378,6 +378,23 @@ def test_a_count_under_a_limit_leaves_the_process_as_it_was():
 
 
 @pytest.mark.gpu
+def test_parts_built_from_a_streamed_graph_leave_no_page_registered_nor_memory_held(monkeypatch):
+    """Parts under a limit are built on the GPU from the graph's pages registered there: before, the
+    builder, suspended after the last part, kept them registered (and its masks and buffers held)
+    until collected, so a later copy into memory reusing those pages failed ('invalid argument')."""
+    from tcdist.partition import gpu_parts
+
+    registered, starts, register, unregister = [], [], gpu_parts.register_pages, gpu_parts.unregister_pages
+    monkeypatch.setattr(gpu_parts, "register_pages", lambda arrays: starts.append(register(arrays)) or
+                        registered.append(starts[-1]) or starts[-1])
+    monkeypatch.setattr(gpu_parts, "unregister_pages", lambda starts: registered.remove(starts) or unregister(starts))
+    found = tcdist.count_triangles("rmat:21", backend="gpu", parts=4, gpu_memory_limit="1GiB")
+    assert found.triangles == tcdist.count_triangles("rmat:21", backend="gpu").triangles and found.parts == 4
+    assert len(starts) == 1 and starts[0], "its columns (128 MiB) registered"
+    assert registered == [], "and unregistered when the count returned"
+
+
+@pytest.mark.gpu
 def test_a_cached_block_split_for_a_smaller_array_does_not_refuse_what_the_limit_allows():
     """The limit is on the arrays in use, not on CuPy's pool, which counts the free part of a
     block it split to serve a smaller array and cannot give back while that array lives: before,
