@@ -91,17 +91,18 @@ class StreamedRows:
         self.bounds = chunk_bounds(rowptr, edges, rows)
         rows = int(np.diff(self.bounds).max(initial=0))
         edges = int(np.diff(rowptr[self.bounds]).max(initial=0))
-        self.registered = register_pages((rowptr, col))
         self.copies = cupy.cuda.Stream(non_blocking=True)
-        self.buffers = [(cupy.empty(rows + 1, cupy.int64), cupy.empty(edges, col.dtype)) for _ in range(2)]
+        self.buffers = [(cupy.empty(rows + 1, cupy.int64), cupy.empty(edges, col.dtype))
+                        for _ in range(min(2, self.bounds.size - 1))]  # (one chunk: one buffer)
         self.used = [None, None]  # the event after which the passes are done with each buffer
+        self.registered = register_pages((rowptr, col))  # last: nothing after it fails and leaves them registered
 
     @staticmethod
     def bytes(rowptr: np.ndarray, col: np.ndarray) -> int:
-        """Device bytes its two buffers take."""
+        """Device bytes its buffers take."""
         bounds = chunk_bounds(rowptr)
-        return 2 * (8 * (int(np.diff(bounds).max(initial=0)) + 1)
-                    + col.itemsize * int(np.diff(rowptr[bounds]).max(initial=0)))
+        return min(2, bounds.size - 1) * (8 * (int(np.diff(bounds).max(initial=0)) + 1)
+                                          + col.itemsize * int(np.diff(rowptr[bounds]).max(initial=0)))
 
     def _copy(self, k: int):
         """Chunk k's copy started into buffer k % 2: (the chunk, the event that ends its copy)."""
@@ -136,10 +137,12 @@ class StreamedRows:
         """Its buffers given back and its pages unregistered, once every copy is done (again: nothing)."""
         if self.registered is None and not self.buffers:
             return
-        self.copies.synchronize()
-        self.buffers = []
-        unregister_pages(self.registered)
-        self.registered = None
+        try:
+            self.copies.synchronize()
+        finally:
+            self.buffers = []
+            registered, self.registered = self.registered, None
+            unregister_pages(registered)
 
 
 class GpuParts:
@@ -147,16 +150,12 @@ class GpuParts:
     current GPU reads, built when asked; the masks of each 32 parts are made when the first of
     them is asked for and kept until a part of another group is. fits(sizes, held), if given,
     says whether a part of these sizes (Part.sizes) fits the GPU beside held bytes: where not,
-    build() gives None."""
+    build() gives None (its arrays given back)."""
 
     def __init__(self, rows, assignment, num_parts: int, prune: str = "lstc", fits=None):
         self.rows, self.prune, self.n, self.fits = rows, prune, rows.n, fits
         dtype = np.uint8 if num_parts <= 256 else np.int32
         self.part = cupy.asarray(assignment.astype(dtype, copy=False))  # cast where it lies: a byte a vertex copied
-        self.group, self.masks = -1, None
-
-    def release(self) -> None:
-        """The masks given back (made again when a part needs them)."""
         self.group, self.masks = -1, None
 
     def held(self) -> int:
@@ -178,7 +177,7 @@ class GpuParts:
         (locals_,) = cupy.nonzero(flags & 1)  # LOCAL
         (proxies,) = cupy.nonzero((flags & 9) == 8)  # KEEP, not LOCAL
         n_local, size = int(locals_.size), int(locals_.size + proxies.size)
-        global_id = cupy.concatenate([locals_, proxies]).astype(cupy.int64)
+        global_id = cupy.concatenate([locals_, proxies]).astype(cupy.int64, copy=False)
         del locals_, proxies
         ids = col_dtype(size)  # the part's own ids: int32 while they fit, as its columns are
         new_id = cupy.empty(n, ids)
@@ -246,26 +245,27 @@ class GpuParts:
 
 def iter_parts_streamed(graph, assignment, num_parts: int, prune: str, fits):
     """Every part of LSTC's partitioning of a graph in host memory, in part order as the iterator
-    is walked: built on the current GPU from its rows streamed there, where fits(sizes, held) says
-    it fits beside the builder's held bytes; else built on the host (the masks given back, so that
-    its slices have the GPU), to be counted in slices."""
+    is walked: built on the current GPU from its rows streamed there while fits(sizes, held) says
+    each fits beside the builder's held bytes; from the first that does not on, built on the host
+    (the GPU's builder given back: its slices take the GPU), to be counted in slices."""
     from tcdist import compiled, progress
     from tcdist.partition.host import PartBuilder
 
     rows = StreamedRows(np.asarray(graph.rowptr), np.asarray(graph.col))
-    on_host = None
     try:
-        builder = GpuParts(rows, assignment, num_parts, prune, fits)
+        builder, on_host = GpuParts(rows, assignment, num_parts, prune, fits), None
         with progress.bar(num_parts, f"partition into {num_parts} parts on the GPU", "parts") as bar:
             for p in range(num_parts):
-                part = builder.build(p)
+                part = builder.build(p) if builder is not None else None
                 if part is None:
-                    builder.release()
-                    on_host = on_host or PartBuilder(graph, assignment, num_parts, prune)
+                    if on_host is None:
+                        builder = None
+                        rows.close()
+                        on_host = PartBuilder(graph, assignment, num_parts, prune)
                     part = on_host.build(p, max(compiled.get_threads(), 1))
                 bar.update()
                 if p == num_parts - 1:  # the builder's memory and pages let go of before the last part counts
-                    builder.release()
+                    builder = None
                     rows.close()
                 yield part
     finally:  # (a walk left early: closed by its taker, see ranks/prepare.py's Held.release)

@@ -74,10 +74,12 @@ class Held:
     def release(self) -> None:
         """The store locks, and parts still being built (a run that ended early: their builder's
         device memory and registered pages), let go of."""
-        if isinstance(self.parts, _InOrder):
-            self.parts.close()
-        while self.locks:
-            self.locks.pop().release()
+        try:
+            if isinstance(self.parts, _InOrder):
+                self.parts.close()
+        finally:
+            while self.locks:
+                self.locks.pop().release()
 
 
 def _header_of_graph(graph, parts, scheme, prune) -> dict:
@@ -397,14 +399,14 @@ def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: 
 
 def _streamed(device: Device, graph):
     """Where a GPU builds the parts of a graph in host memory from its rows streamed to it: whether
-    a part of given sizes fits beside the builder's held bytes; None where its state would take
-    over half the device's budget (the host builds them)."""
+    a part of given sizes fits beside the builder's held bytes; None where the builder's state and
+    a part's build would not fit the device's budget (the host builds them)."""
     if not device.is_gpu:
         return None
     from tcdist.partition.gpu_parts import StreamedRows
 
     budget = device.budget()
-    if model.gpu_stream_bytes(graph.n, StreamedRows.bytes(graph.rowptr, graph.col)) > budget // 2:
+    if model.gpu_stream_bytes(graph.n, StreamedRows.bytes(graph.rowptr, graph.col)) > budget:
         return None
     return lambda sizes, held: device.need(*sizes) + held <= budget
 

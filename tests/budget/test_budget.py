@@ -395,6 +395,23 @@ def test_parts_built_from_a_streamed_graph_leave_no_page_registered_nor_memory_h
 
 
 @pytest.mark.gpu
+def test_parts_a_streaming_gpu_refuses_are_built_on_the_host_and_counted_there_whole(monkeypatch):
+    """Where the GPU's builder finds the first part too large for it, the host builds that part and
+    the rest, and they are counted within the limit: the builder's arrays given back first."""
+    from tcdist.ranks import prepare
+
+    chosen, refused = prepare._streamed, []
+
+    def refusing(device, graph):
+        fits = chosen(device, graph)
+        return None if fits is None else lambda sizes, held: refused.append(sizes) is not None
+
+    monkeypatch.setattr(prepare, "_streamed", refusing)
+    found = tcdist.count_triangles(GRAPH, backend="gpu", parts=4, gpu_memory_limit="8MiB")
+    assert found.triangles == 727_044 and found.parts == 4 and len(refused) == 1
+
+
+@pytest.mark.gpu
 def test_a_cached_block_split_for_a_smaller_array_does_not_refuse_what_the_limit_allows():
     """The limit is on the arrays in use, not on CuPy's pool, which counts the free part of a
     block it split to serve a smaller array and cannot give back while that array lives: before,

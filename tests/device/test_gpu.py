@@ -250,24 +250,27 @@ def test_streamed_parts_reach_along_chains_of_proxies_across_chunks(gpu):
     rows.close()
 
 
-def test_a_streamed_part_that_does_not_fit_is_built_on_the_host_and_the_rest_on_the_gpu(gpu):
-    """iter_parts_streamed: a part whose sizes fits() refuses is the host builder's (the masks
-    given back, and made again for the next part on the GPU); the parts are the host's."""
+def test_from_a_streamed_part_that_does_not_fit_on_the_host_builds_the_parts(gpu, monkeypatch):
+    """iter_parts_streamed: the first part whose sizes fits() refuses, and every part after it, are
+    the host builder's, the GPU's builder given back first (its buffers and registered pages: the
+    slices of those parts take the GPU); the parts are the host's, whichever builder made them."""
     import cupy
 
-    from tcdist.partition.gpu_parts import iter_parts_streamed
+    from tcdist.partition import gpu_parts
 
     graph = tcdist.load_graph("rmat:13")
     expected = partition_graph(graph, 5, seed=2)
-    asked = []
+    asked, closed, close = [], [], gpu_parts.StreamedRows.close
 
     def fits(sizes, held):
         asked.append((sizes, held))
         return len(asked) != 2
 
-    built = list(iter_parts_streamed(graph, expected.assignment, 5, "lstc", fits))
-    assert [isinstance(p.col, cupy.ndarray) for p in built] == [True, False, True, True, True]
-    assert [s for s, _ in asked] == [p.sizes() for p in expected.parts] and all(h > 0 for _, h in asked)
+    monkeypatch.setattr(gpu_parts.StreamedRows, "close", lambda rows: closed.append(len(asked)) or close(rows))
+    built = list(gpu_parts.iter_parts_streamed(graph, expected.assignment, 5, "lstc", fits))
+    assert [isinstance(p.col, cupy.ndarray) for p in built] == [True, False, False, False, False]
+    assert [s for s, _ in asked] == [p.sizes() for p in expected.parts[:2]] and all(h > 0 for _, h in asked)
+    assert closed[0] == 2, "given back when the second part was refused"
     for a, b in zip(expected.parts, built, strict=True):
         _same_parts(a, b)
 
