@@ -179,3 +179,19 @@ def probes_row_by_row(graph):
     out = np.diff(graph.rowptr)
     rows = [int(out[graph.col[graph.rowptr[u]:graph.rowptr[u + 1]]].sum()) for u in range(graph.n)]
     return np.concatenate([[0], np.cumsum(rows, dtype=np.int64)])
+
+
+def chains_to_a_hub(chains: int, length: int = 30):
+    """(graph, assignment) where Algorithm 2 takes a round a link: chains of `length` vertices
+    i -> i + 1, each vertex also pointing to one hub; part 0 holds the hub and each chain's first
+    vertex, so the rest of a chain are in-neighbours of the hub, each reached from the one before
+    it (each chain's last vertex, of degree 2, ranks below the one before it: not reached)."""
+    import tcdist
+
+    hub = chains * length
+    chain = np.arange(hub).reshape(chains, length)
+    src = np.concatenate([chain[:, :-1].ravel(), chain.ravel()])
+    dst = np.concatenate([chain[:, 1:].ravel(), np.full(hub, hub)])
+    graph = tcdist.load_graph((src, dst))
+    ids = np.asarray(graph.original_id)
+    return graph, np.where((ids % length == 0) | (ids == hub), 0, 1).astype(np.int64)

@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
-from conftest import DATASETS, dataset_params
+from conftest import DATASETS, chains_to_a_hub, dataset_params
 
 import tcdist
 from tcdist.budget.model import need as part_need
@@ -223,21 +223,13 @@ def test_parts_built_from_chunks_of_rows_streamed_or_on_the_gpu_are_the_host_s(g
 
 
 def test_streamed_parts_reach_along_chains_of_proxies_across_chunks(gpu):
-    """Algorithm 2 taking a round a link: chains of 30 vertices i -> i + 1, each vertex also
-    pointing to one hub; part 0 holds the hub and each chain's first vertex, so the rest of a
-    chain are in-neighbours of the hub, each reached from the one before it: in chunks of 7 rows,
-    reached within a chunk round by round, and from the chunks before it."""
+    """Algorithm 2 taking a round a link (conftest.chains_to_a_hub), in chunks of 7 rows: reached
+    within a chunk round by round, and from the chunks before it."""
     from tcdist.partition.build import build_parts
     from tcdist.partition.gpu_parts import GpuParts, StreamedRows
 
-    chains, length = 20, 30
-    hub = chains * length
-    chain = np.arange(hub).reshape(chains, length)
-    src = np.concatenate([chain[:, :-1].ravel(), chain.ravel()])
-    dst = np.concatenate([chain[:, 1:].ravel(), np.full(hub, hub)])
-    graph = tcdist.load_graph((src, dst))
-    ids = np.asarray(graph.original_id)
-    assignment = np.where((ids % length == 0) | (ids == hub), 0, 1).astype(np.int64)
+    chains = 20
+    graph, assignment = chains_to_a_hub(chains)
     for prune in PRUNE_MODES:
         rows = StreamedRows(graph.rowptr, graph.col, edges=10, rows=7)
         built = GpuParts(rows, assignment, 2, prune)

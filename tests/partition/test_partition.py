@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import DATASETS, dataset_params
+from conftest import DATASETS, chains_to_a_hub, dataset_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -180,21 +180,12 @@ def test_parts_eight_at_a_time_are_the_whole_array_builder_s(scheme, prune):
 
 @pytest.mark.parametrize("chains", [1, 100])
 def test_parts_eight_at_a_time_reach_along_chains_of_proxies(chains):
-    """Algorithm 2 taking a round a link: chains of 30 vertices i -> i + 1, each vertex also
-    pointing to one hub; part 0 holds the hub and each chain's first vertex, so the rest of a chain
-    are in-neighbours of the hub, each reached from the one before it. 100 chains: parallel rounds
+    """Algorithm 2 taking a round a link (conftest.chains_to_a_hub). 100 chains: parallel rounds
     (many rows marked each), then the pass in rank order; 1 chain: that pass alone."""
     from tcdist.partition.build import build_parts
     from tcdist.partition.lanes import iter_parts_lanes
 
-    length = 30
-    hub = chains * length
-    chain = np.arange(hub).reshape(chains, length)
-    src = np.concatenate([chain[:, :-1].ravel(), chain.ravel()])
-    dst = np.concatenate([chain[:, 1:].ravel(), np.full(hub, hub)])
-    graph = tcdist.load_graph((src, dst))
-    ids = np.asarray(graph.original_id)
-    assignment = np.where((ids % length == 0) | (ids == hub), 0, 1).astype(np.int64)
+    graph, assignment = chains_to_a_hub(chains)
     for prune in PRUNE_MODES:
         for a, b in zip(build_parts(graph, assignment, 2, prune), iter_parts_lanes(graph, assignment, 2, prune), strict=True):
             assert a.stats == b.stats and all(np.array_equal(getattr(a, k), getattr(b, k))
