@@ -32,12 +32,10 @@ GPU_RANK_BYTES_PER_ID = 48  # ranking the ids on the GPU between ranges: degrees
 RANGES_HOST_BYTES_PER_EDGE = 24  # and on the host: the sorted runs, the distinct keys, the columns (int64 or int32)
 RANGES_HOST_BYTES_PER_ID = 64  # and per id: degrees, ids, ranks and their sort where ranked there, row pointers
 GPU_PART_BUILD_BYTES_PER_EDGE = 8  # building a part on the GPU (partition/gpu_parts.py): its columns (int64 at most)
-GPU_PART_BUILD_BYTES_PER_VERTEX = 56  # and per vertex: its part, its group's masks, flags, new ids, and per row
-#                                       of the part its global id, kept edges and locals and row pointer
-GPU_STREAM_BYTES_PER_VERTEX = 80  # parts built from rows streamed to the GPU: what the builder holds between parts
-#                                   (a vertex's part, its group's masks: 16) and a part's build takes before its
-#                                   columns, a part of n rows at most (flags, the selections, global and new ids,
-#                                   each row's kept edges and locals, row pointers: 64)
+GPU_PART_BUILD_BYTES_PER_VERTEX = 80  # and per vertex: what the builder holds between parts (a vertex's part, its
+#                                       group's masks: 16) and a part's build takes before its columns, a part of
+#                                       n rows at most (flags, the selections, global and new ids, each row's kept
+#                                       edges and locals, row pointers: 64)
 TWO_AT_ONCE = 2  # parts on a GPU together: the next one's copy overlaps the count of this one
 ALONE = 0.75  # of the budget, what a slice with no room for the next beside it may take
 
@@ -62,7 +60,7 @@ def gpu_part_build_bytes(vertices: int, edges: int) -> int:
 def gpu_stream_bytes(vertices: int, buffers: int) -> int:
     """Bytes building LSTC parts of a graph in host memory on a GPU takes there before a part's
     columns, with buffers bytes of the rows streamed."""
-    return GPU_STREAM_BYTES_PER_VERTEX * vertices + buffers
+    return GPU_PART_BUILD_BYTES_PER_VERTEX * vertices + buffers
 
 
 def gpu_build_bytes(raw: int, vertices: int) -> int:
