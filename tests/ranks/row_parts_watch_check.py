@@ -3,9 +3,8 @@ guard.watched, as a run does; the last rank runs out of memory answering the oth
 rows, between two exchanges of the fetch. Every rank must end with an error, none waiting for the
 failed rank: rank 0 prints a JSON list of "TYPE: MESSAGE", what each raised."""
 
-import json
-
 from mpi4py import MPI
+from watched_failure import out_of_memory, report
 
 from tcdist import io
 from tcdist.graph.edges import EdgeList
@@ -19,15 +18,5 @@ edges = io.generate("rmat:10")
 mine = slice(comm.rank * len(edges) // comm.size, (comm.rank + 1) * len(edges) // comm.size)
 plan = row_parts.row_plan(comm, build_rows(comm, EdgeList(edges.src[mine], edges.dst[mine], "g")))
 if comm.rank == comm.size - 1:
-    def out_of_memory(*args):
-        raise MemoryError("out of memory allocating 1,024 bytes")
-
     row_parts._rows_of = out_of_memory
-try:
-    watched(comm, lambda watching: row_parts.row_part(watching, plan))
-    said = "made"
-except BaseException as error:
-    said = f"{type(error).__name__}: {error}"
-every = comm.gather(said)  # (every rank is here: none waits for the failed one)
-if comm.rank == 0:
-    print(json.dumps(every))
+report(comm, lambda: watched(comm, lambda watching: row_parts.row_part(watching, plan)), "made")

@@ -3,9 +3,8 @@ guard.watched, as GPU ranks do: first the one-process graph's rows; then the las
 of memory between two exchanges (its edges' keys). Every rank must end with an error, none
 waiting for the failed rank: rank 0 prints a JSON list of "TYPE: MESSAGE", what each raised."""
 
-import json
-
 from mpi4py import MPI
+from watched_failure import out_of_memory, report
 
 from tcdist import io
 from tcdist.graph.build import build_graph
@@ -20,15 +19,5 @@ share = EdgeList(edges.src[mine], edges.dst[mine], "g")
 rows = watched(comm, lambda watching: ingest.build_rows(watching, share))  # first with no failure: the graph's rows
 assert ingest.gather_graph(comm, rows).fingerprint() == build_graph(edges).fingerprint()
 if comm.rank == comm.size - 1:
-    def out_of_memory(*args):
-        raise MemoryError("out of memory allocating 1,024 bytes")
-
     ingest.directed_keys = out_of_memory
-try:
-    watched(comm, lambda watching: ingest.build_rows(watching, share))
-    said = "built"
-except BaseException as error:
-    said = f"{type(error).__name__}: {error}"
-every = comm.gather(said)  # (every rank is here: none waits for the failed one)
-if comm.rank == 0:
-    print(json.dumps(every))
+report(comm, lambda: watched(comm, lambda watching: ingest.build_rows(watching, share)), "built")
