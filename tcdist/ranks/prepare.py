@@ -353,7 +353,7 @@ def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str
     t0 = time.perf_counter()
     # built as they are written or counted: on the GPU where the graph lies, and where it is on the host (a
     # GPU's budget or memory left it there) on that GPU from its rows streamed, else on the host's cores
-    streamed = _streamed(device, graph) if graph.xp is np and not writes and parts > 1 else None
+    streamed = streaming_fits(device, graph) if graph.xp is np and not writes and parts > 1 else None
     one_by_one = writes or (budgeted or graph.xp is not np or streamed is not None) and parts > 1
     partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=config.seed, lazy=one_by_one,
                                    streamed=streamed)
@@ -397,7 +397,7 @@ def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: 
     return prepared
 
 
-def _streamed(device: Device, graph):
+def streaming_fits(device: Device, graph):
     """Where a GPU builds the parts of a graph in host memory from its rows streamed to it: whether
     a part of given sizes fits beside the builder's held bytes; None where the builder's state and
     a part's build would not fit the device's budget (the host builds them)."""

@@ -45,7 +45,7 @@ from tcdist.ranks.comm import is_serial, node_local, on_my_node, sum_to_root, su
 from tcdist.ranks.gather import open_gather
 from tcdist.ranks.guard import collective, independently
 from tcdist.ranks.pipeline import count_parts
-from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal
+from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal, streaming_fits
 from tcdist.ranks.row_parts import ACROSS
 from tcdist.ranks.schedule import DynamicQueue, by_work, static_plan
 from tcdist.ranks.share import share
@@ -137,7 +137,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
         for taken in kept:
             taken.release()
         raise
-    counted = gather = None
+    counted = gather = in_memory = None
     try:
         # a GPU whose warm-up failed says so now, not when its rank first counts
         collective(comm, device.warming.raise_failed, debug=debug)
@@ -183,6 +183,8 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
             gather.abandon()  # after a failure: the other ranks' last parts taken, the unfinished store removed
             gather.close()
         try:
+            if isinstance(in_memory, _OwnParts):
+                in_memory.close()
             if shared is not None:
                 try:
                     device.release_host_memory()  # the window's pages a copy registered: before MPI unmaps them
@@ -230,10 +232,14 @@ class _OwnParts:
     """The parts a rank counts, built by the rank from the shared graph and the part of every
     vertex (LSTC's partitioner needs nothing else: no part crosses a rank). On a GPU where the
     graph, a part's build and two parts fit: the graph copied there once, each part built there in
-    passes (partition/build.py) when it is due. Else on the host: those of a static plan side by
-    side ahead of their count, in the plan's order (a part built by a team of threads gains less
-    from more of them than parts built beside each other: on 16 cores, a part of RMAT-25 took
-    3.4 s on 4 threads and 1.8 s on 16); a dynamic queue's each when it is due."""
+    passes (partition/build.py) when it is due. On a GPU that cannot hold the graph but the
+    builder's state and a part's build (prepare.streaming_fits): each part built there when it is due,
+    from the shared graph's rows streamed to it (partition/gpu_parts.py), none taken ahead; from
+    the first part that does not fit beside the builder, the builder is given back and the host
+    builds the rest. Else on the host: those of a static plan side by side ahead of their count,
+    in the plan's order (a part built by a team of threads gains less from more of them than parts
+    built beside each other: on 16 cores, a part of RMAT-25 took 3.4 s on 4 threads and 1.8 s on
+    16); a dynamic queue's each when it is due."""
 
     builds = True  # (what the pipeline waits for is building, not reading)
 
@@ -248,6 +254,9 @@ class _OwnParts:
         graph_bytes = model.csr_bytes(graph.n, graph.col.size, graph.n, graph.col.itemsize)
         self._device = device if device.is_gpu and device.room() >= model.TWO_AT_ONCE * graph_bytes + graph_bytes + \
             model.gpu_part_build_bytes(graph.n, graph.col.size) else None
+        self._fits = None if self._device is not None else streaming_fits(device, graph)
+        self._gpu, self._streamed = device, None  # (the streaming builder, made with the first part)
+        self.ahead = self._fits is None  # two parts built and counted at once may not fit the GPU's budget
 
     def plan(self, indices) -> None:
         """The parts this rank will take, in that order (a static plan)."""
@@ -267,6 +276,10 @@ class _OwnParts:
                     rowptr, col, assignment = to_gpu([graph.rowptr, graph.col, assignment])
                     self._builder = ArrayPartBuilder(SimpleNamespace(rowptr=rowptr, col=col), assignment, prune)
             return self._builder.build(index)
+        if self._fits is not None:
+            part = self._streamed_part(index)
+            if part is not None:
+                return part
         if self._plan is not None:
             if self._ahead is None:
                 self._ahead = iter_parts_host(*self._partitioning, indices=self._plan, threads=self._team,
@@ -278,6 +291,33 @@ class _OwnParts:
         if self._builder is None:  # what every part needs, made with the first
             self._builder = PartBuilder(*self._partitioning, reached=self._reached)
         return self._builder.build(index, self._team)
+
+    def _streamed_part(self, index: int) -> Part | None:
+        """Part index built on this rank's GPU from the graph's rows streamed there; None where it
+        does not fit beside the builder: the builder given back, that part and the rest the host's."""
+        from tcdist.partition.gpu_parts import GpuParts, StreamedRows
+
+        graph, assignment, num_parts, prune = self._partitioning
+        with self._gpu.using():
+            if self._streamed is None:
+                self._streamed = GpuParts(StreamedRows(graph.rowptr, graph.col), assignment, num_parts, prune,
+                                          self._fits)
+            part = self._streamed.build(index)
+        if part is None:
+            self._fits = None
+            if self._plan is not None:
+                self._plan = self._plan[self._plan.index(index):]
+        if part is None or self._plan is not None and index == self._plan[-1]:
+            self.close()  # the builder's memory and the graph's pages let go of before its last part counts
+        return part
+
+    def close(self) -> None:
+        """The streaming builder given back (its buffers, and the shared graph's pages it registered:
+        before the window is unmapped); again, nothing."""
+        streamed, self._streamed = self._streamed, None
+        if streamed is not None:
+            with self._gpu.using():
+                streamed.rows.close()
 
 
 def _vertices(held: Held, prepared: Prepared):

@@ -400,13 +400,13 @@ def test_parts_a_streaming_gpu_refuses_are_built_on_the_host_and_counted_there_w
     the rest, and they are counted within the limit: the builder's arrays given back first."""
     from tcdist.ranks import prepare
 
-    chosen, refused = prepare._streamed, []
+    chosen, refused = prepare.streaming_fits, []
 
     def refusing(device, graph):
         fits = chosen(device, graph)
         return None if fits is None else lambda sizes, held: refused.append(sizes) is not None
 
-    monkeypatch.setattr(prepare, "_streamed", refusing)
+    monkeypatch.setattr(prepare, "streaming_fits", refusing)
     found = tcdist.count_triangles(GRAPH, backend="gpu", parts=4, gpu_memory_limit="8MiB")
     assert found.triangles == 727_044 and found.parts == 4 and len(refused) == 1
 

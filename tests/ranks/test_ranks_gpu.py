@@ -273,3 +273,40 @@ def test_a_rank_whose_gpu_fails_its_warm_up_stops_the_job_before_any_rank_counts
     assert "counting" not in done.stderr
     said = [line for line in done.stderr.splitlines() if line.startswith("tcdist")]  # not the launcher's banner
     assert len(said) == 1 and re.fullmatch(r"tcdist: error: rank 1 \(.+\): the warm-up found this GPU broken", said[0])
+
+
+_REFUSING = """
+import sys
+from tcdist.cli import main
+from tcdist.ranks import run
+
+chosen = run.streaming_fits
+run.streaming_fits = lambda device, graph: None if chosen(device, graph) is None else (lambda sizes, held: False)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("refused", [False, True], ids=["on-gpu", "refused"])
+def test_ranks_under_a_limit_build_their_parts_on_their_gpu_from_the_shared_graph(tmp_path, expected, refused):
+    """Under a limit that the graph (with a part's build and two parts) does not fit but the
+    streaming builder's state and a part do, each rank builds its parts on its GPU from the
+    shared graph's rows streamed there: no part is copied to the GPU (before, they were built on
+    the host's cores and copied). Where the builder refuses the first part, the host builds that
+    part and the rest, copied to the GPU, and the count is the same."""
+    args = ["count", "rmat:16", "--backend", "gpu", "--parts", "4", "--gpu-memory-limit", "16MiB",
+            "--ranks-per-gpu", "2", "--json"]
+    if refused:
+        from mpi_launch import launcher
+
+        script = tmp_path / "refusing.py"
+        script.write_text(_REFUSING)
+        done = subprocess.run([*launcher(), "-n", "2", sys.executable, str(script), *args], capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        record = json.loads(done.stdout)
+    else:
+        record = mpiexec_json(2, *args[:-1])
+    assert record["triangles"] == expected and record["parts"] == 4 and record["mode"] != "replicated"
+    assert all(s["parts"] for s in record["rank_stats"]), "both ranks counted parts"
+    copied = [p["transfer_s"] + p["transfer_overlapped_s"] > 0 for p in record["part_stats"]]
+    assert copied == [refused] * 4
