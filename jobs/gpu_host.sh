@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a lent GPU host, from the repository root:  bash jobs/gpu_host.sh tests|bench|budget|kernels|e2e|ingest|gpu-ingest|parts|lstc [options]
+# On a lent GPU host, from the repository root:  bash jobs/gpu_host.sh tests|bench|budget|kernels|e2e|ingest|gpu-ingest|parts|lstc|scaling [options]
 # Installs the carried wheels (.whl/: pymetis, networkit), points the tests at the carried datasets
 # (.datasets/) and the host's Open MPI, then runs the GPU and MPI tests or the rank benchmark.
 # Logs and results go to $OUT (the device tool brings them back).
@@ -22,6 +22,22 @@ case $what in
     (cd jobs && $TCDIST_MPIEXEC -n "$ranks" python3 bench_ingest.py --out "$OUT/ingest-r$ranks.json" "$@") 2>&1 | tee "$OUT/ingest-r$ranks.log" ;;
   parts) (cd jobs && python3 bench_host_parts.py --out "$OUT" "$@") 2>&1 | tee "$OUT/host-parts.log" ;;
   lstc) (cd jobs && python3 bench_parts.py --out "$OUT/lstc-parts.json" "$@") 2>&1 | tee "$OUT/lstc-parts.log" ;;
+  scaling)  # GROUP KIND: one call's share of the 1-4 GPU rows (one process, mpirun -n 1, 2 and 4 GPUs), each under 600 s
+    group=$1 kind=$2 w=/tmp/scaling
+    rows="--end-to-end --ranks 1 2 4 --launched-one --job-timeout 240 --device $kind --work $w"
+    case $group in
+      text) (cd jobs && python3 bench_ranks.py --mpirun "$TCDIST_MPIEXEC" $rows --graphs rmat:25 rmat:26 --forms txt \
+              --out "$OUT/scaling-text.json") 2>&1 | tee "$OUT/scaling-text.log" ;;
+      h5) (cd jobs && python3 bench_ranks.py --mpirun "$TCDIST_MPIEXEC" $rows --graphs rmat:27 --forms h5 \
+              --out "$OUT/scaling-h5.json") 2>&1 | tee "$OUT/scaling-h5.log" ;;
+      spec) (cd jobs && python3 bench_ranks.py --mpirun "$TCDIST_MPIEXEC" $rows --graphs rmat:28 --forms spec \
+              --out "$OUT/scaling-spec.json") 2>&1 | tee "$OUT/scaling-spec.log" ;;
+      big) (cd jobs && python3 bench_ranks.py --mpirun "$TCDIST_MPIEXEC" --end-to-end --ranks 4 --repeat 1 \
+              --job-timeout 200 --device "$kind" --work $w --graphs rmat:29 --forms spec \
+              --out "$OUT/scaling-big.json") 2>&1 | tee "$OUT/scaling-big.log" ;;
+      store) (cd jobs && python3 bench_parts.py --device "$kind" --work $w --rows --mpirun "$TCDIST_MPIEXEC" \
+              --out "$OUT/scaling-store.json") 2>&1 | tee "$OUT/scaling-store.log" ;;
+    esac ;;
   gpu-ingest)  # [bench_gpu_ingest.py's options]: NCCL's version, one process against ranks building on their GPUs
     python3 -c "from cupy.cuda import nccl; print(nccl.available, nccl.get_version())" 2>&1 | tee "$OUT/nccl.log"
     (cd jobs && python3 bench_gpu_ingest.py --mpirun "$TCDIST_MPIEXEC" --out "$OUT/gpu-ingest.json" "$@") 2>&1 | tee "$OUT/gpu-ingest.log" ;;
