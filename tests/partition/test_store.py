@@ -423,3 +423,34 @@ def test_an_array_is_read_from_the_file_h5py_has_open_even_if_another_now_lies_a
     with h5py.File(path, "r") as f:
         os.replace(other, path)
         assert np.array_equal(read_array(path, f, "x")[0], np.arange(1000))
+
+
+def test_every_block_of_a_part_is_sent_to_the_disk_as_it_is_written(tmp_path, monkeypatch):
+    """The disk starts on each 64 MiB block of an array as soon as it is in the page cache, not
+    at the part's sync: before, the kernel held gigabytes of a part before it began, and the disk
+    sat idle while a part was copied in (`partition rmat:26 --parts 4` waited 16.9 s for a
+    store that dd writes in 14.8 s). The ranges started cover every byte of every array, once."""
+    from tcdist.io import hdf5
+
+    started = []
+    monkeypatch.setattr(hdf5, "CHECKSUM_BLOCK", 1 << 12)
+    monkeypatch.setattr(hdf5, "start_writeback", lambda fd, offset, length: started.append((offset, length)))
+    p = partition_graph(tcdist.load_graph("rmat:10"), 3)
+    write_store(p, tmp_path / "p.h5")
+    with h5py.File(tmp_path / "p.h5", "r") as f:
+        arrays = [f[name] for name in ("assignment", "original_id", "degree")] + \
+                 [f[f"part{i:05d}/{name}"] for i in range(3) for name in ("rowptr", "col", "global_id")]
+        spans = sorted((a.id.get_offset(), a.id.get_storage_size()) for a in arrays if a.size)
+    assert sum(n for _, n in started) == sum(n for _, n in spans), "each byte once"
+    assert _merged(started) == _merged(spans)
+
+
+def _merged(ranges):
+    """(offset, length) ranges joined where they touch."""
+    joined = []
+    for offset, length in sorted(ranges):
+        if joined and joined[-1][0] + joined[-1][1] == offset:
+            joined[-1] = (joined[-1][0], joined[-1][1] + length)
+        else:
+            joined.append((offset, length))
+    return joined
