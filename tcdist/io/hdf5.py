@@ -131,11 +131,10 @@ def start_writeback(fd: int, offset: int, length: int) -> None:
 
 def _libc_sync_file_range():
     import ctypes
-    import ctypes.util
 
     try:
-        call = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True).sync_file_range
-    except (OSError, AttributeError, TypeError):
+        call = ctypes.CDLL(None).sync_file_range  # (the C library this process runs on)
+    except (OSError, AttributeError):
         return None
     call.argtypes, call.restype = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint), ctypes.c_int
     return call

@@ -94,6 +94,7 @@ def _pieces(indices: Iterable[int], fetch: Callable[[int], Part | slices.Slice],
         for piece in [part] if isinstance(part, slices.Slice) else pieces(device, part):
             yield index, piece, time.perf_counter() - t0
             t0 = time.perf_counter()
+        part = piece = None  # let go of before the next is fetched: built on a GPU, it is built beside no other
 
 
 def _read_ahead(pieces, check, device: Device, stages: bool):

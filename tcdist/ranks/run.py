@@ -183,11 +183,13 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
             gather.abandon()  # after a failure: the other ranks' last parts taken, the unfinished store removed
             gather.close()
         try:
-            if isinstance(in_memory, _OwnParts):
-                in_memory.close()
             if shared is not None:
                 try:
-                    device.release_host_memory()  # the window's pages a copy registered: before MPI unmaps them
+                    try:  # the window's pages a builder or a copy registered: let go of before MPI unmaps them
+                        if isinstance(in_memory, _OwnParts):
+                            in_memory.close()
+                    finally:
+                        device.release_host_memory()
                 except Exception:
                     if counted is not None:  # else the count's own error is on its way, and says more
                         raise
@@ -300,8 +302,12 @@ class _OwnParts:
         graph, assignment, num_parts, prune = self._partitioning
         with self._gpu.using():
             if self._streamed is None:
-                self._streamed = GpuParts(StreamedRows(graph.rowptr, graph.col), assignment, num_parts, prune,
-                                          self._fits)
+                rows = StreamedRows(graph.rowptr, graph.col)
+                try:
+                    self._streamed = GpuParts(rows, assignment, num_parts, prune, self._fits)
+                except BaseException:
+                    rows.close()  # its pages registered: not left so when the window is unmapped
+                    raise
             part = self._streamed.build(index)
         if part is None:
             self._fits = None

@@ -19,6 +19,7 @@ import numpy as np
 
 from tcdist.graph import passes
 from tcdist.ranks.comm import node_local, quiet_barrier
+from tcdist.xp import PAGE
 
 CHUNK = 1 << 30  # bytes a broadcast moves at once: under MPI's 2^31 count limit of one message
 
@@ -51,20 +52,25 @@ class SharedArrays:
         spans, nbytes = [], 0
         for name, dtype, length in shape:
             spans.append((name, np.dtype(dtype), nbytes, length))
-            nbytes += -(-np.dtype(dtype).itemsize * length // 8) * 8  # each array 8-byte aligned
+            nbytes += -(-np.dtype(dtype).itemsize * length // PAGE) * PAGE  # each on pages of its own: a copy
+            # from one must not start in pages registered for another (CUDA refuses it: xp.register_pages)
         self._node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
         leader = self._node.rank == 0
         self._leaders = comm.Split(0 if leader else MPI.UNDEFINED, comm.rank)
         self._window = None
         try:
-            self._window = MPI.Win.Allocate_shared(nbytes if leader else 0, 1, comm=self._node)
+            self._window = MPI.Win.Allocate_shared(nbytes + PAGE if leader else 0, 1, comm=self._node)
             buffer, _ = self._window.Shared_query(0)
-            memory = np.frombuffer(buffer, np.uint8, nbytes)
+            memory = np.frombuffer(buffer, np.uint8, nbytes + PAGE)
             shared = True
         except MPI.Exception:  # no shared window here: every rank takes a copy
-            memory = np.empty(nbytes, np.uint8)
+            memory = np.empty(nbytes + PAGE, np.uint8)
             shared = False
         shared = bool(self._node.allreduce(shared, op=MPI.LAND))
+        first = -memory.ctypes.data % PAGE  # the arrays from a page boundary on
+        if shared:  # the same bytes on every rank, however each maps the window
+            first = self._node.bcast(first, root=0)
+        memory = memory[first : first + nbytes]
         if comm.rank == 0:
             for name, dtype, start, length in spans:
                 into = memory[start : start + dtype.itemsize * length].view(dtype)

@@ -1,6 +1,7 @@
 """The HDF5 partition store: round trip, reuse, and refusal of every kind of bad file."""
 
 import os
+import sys
 
 import h5py
 import numpy as np
@@ -442,7 +443,18 @@ def test_every_block_of_a_part_is_sent_to_the_disk_as_it_is_written(tmp_path, mo
                  [f[f"part{i:05d}/{name}"] for i in range(3) for name in ("rowptr", "col", "global_id")]
         spans = sorted((a.id.get_offset(), a.id.get_storage_size()) for a in arrays if a.size)
     assert sum(n for _, n in started) == sum(n for _, n in spans), "each byte once"
-    assert _merged(started) == _merged(spans)
+    assert _merged(started) == _merged(spans) and all(n <= 1 << 12 for _, n in started), "a block at a time"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sync_file_range is Linux's")
+def test_the_disk_is_started_through_the_c_library_on_linux(tmp_path):
+    from tcdist.io import hdf5
+
+    assert hdf5._sync_file_range is not None
+    with open(tmp_path / "f", "wb") as f:
+        f.write(b"x" * 100_000)
+        f.flush()
+        assert hdf5._sync_file_range(f.fileno(), 0, 100_000, hdf5._SYNC_FILE_RANGE_WRITE) == 0
 
 
 def _merged(ranges):

@@ -275,38 +275,66 @@ def test_a_rank_whose_gpu_fails_its_warm_up_stops_the_job_before_any_rank_counts
     assert len(said) == 1 and re.fullmatch(r"tcdist: error: rank 1 \(.+\): the warm-up found this GPU broken", said[0])
 
 
-_REFUSING = """
-import sys
-from tcdist.cli import main
-from tcdist.ranks import run
+_STREAMED = """
+import os, sys
+os.environ["NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"] = "1"  # as main() sets it, before numba is imported here
+from mpi4py import MPI
+from tcdist import xp
+from tcdist.partition import gpu_parts
+from tcdist.ranks import run, share
 
-chosen = run.streaming_fits
-run.streaming_fits = lambda device, graph: None if chosen(device, graph) is None else (lambda sizes, held: False)
-sys.exit(main(sys.argv[1:]))
+xp.OWN_PAGES = 0  # the window's arrays registered, however small (each lies on pages of its own)
+refusing = sys.argv.pop(1) == "refuse-second"
+events, register, unregister, free = [], gpu_parts.register_pages, gpu_parts.unregister_pages, share.SharedArrays.close
+
+def registering(arrays):
+    starts = register(arrays)
+    events.append("registered" if starts else "not registered")
+    return starts
+
+def unregistering(starts):
+    events.append("unregistered" if starts else "none to unregister")
+    unregister(starts)
+
+def freeing(self):
+    events.append("window freed")
+    free(self)
+
+gpu_parts.register_pages, gpu_parts.unregister_pages, share.SharedArrays.close = registering, unregistering, freeing
+if refusing:  # each rank's second part refused by the GPU's builder
+    chosen, asked = run.streaming_fits, []
+    run.streaming_fits = lambda device, graph: None if chosen(device, graph) is None else \
+        (lambda sizes, held: asked.append(sizes) or len(asked) < 2)
+from tcdist.cli import main
+try:
+    main(sys.argv[1:])
+finally:
+    print("events", MPI.COMM_WORLD.rank, events, file=sys.stderr, flush=True)
 """
 
 
-@pytest.mark.parametrize("refused", [False, True], ids=["on-gpu", "refused"])
-def test_ranks_under_a_limit_build_their_parts_on_their_gpu_from_the_shared_graph(tmp_path, expected, refused):
+@pytest.mark.parametrize("mode", ["all", "refuse-second"])
+def test_ranks_under_a_limit_build_their_parts_on_their_gpu_from_the_shared_graph(tmp_path, expected, mode):
     """Under a limit that the graph (with a part's build and two parts) does not fit but the
     streaming builder's state and a part do, each rank builds its parts on its GPU from the
-    shared graph's rows streamed there: no part is copied to the GPU (before, they were built on
-    the host's cores and copied). Where the builder refuses the first part, the host builds that
-    part and the rest, copied to the GPU, and the count is the same."""
-    args = ["count", "rmat:16", "--backend", "gpu", "--parts", "4", "--gpu-memory-limit", "16MiB",
-            "--ranks-per-gpu", "2", "--json"]
-    if refused:
-        from mpi_launch import launcher
+    shared graph's rows streamed there, the window's pages registered for it and let go of before
+    MPI frees the window: no part is copied to the GPU (before, they were built on the host's
+    cores and copied). Where the builder refuses a rank's second part, the host builds that part
+    and the rest, copied to the GPU, and the count is the same."""
+    from mpi_launch import launcher
 
-        script = tmp_path / "refusing.py"
-        script.write_text(_REFUSING)
-        done = subprocess.run([*launcher(), "-n", "2", sys.executable, str(script), *args], capture_output=True,
-                              text=True, timeout=300)
-        assert done.returncode == 0, done.stderr
-        record = json.loads(done.stdout)
-    else:
-        record = mpiexec_json(2, *args[:-1])
+    script = tmp_path / "streamed.py"
+    script.write_text(_STREAMED)
+    done = subprocess.run([*launcher(), "-n", "2", sys.executable, str(script), mode, "count", "rmat:16", "--backend",
+                           "gpu", "--parts", "4", "--gpu-memory-limit", "16MiB", "--ranks-per-gpu", "2", "--json"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
     assert record["triangles"] == expected and record["parts"] == 4 and record["mode"] != "replicated"
-    assert all(s["parts"] for s in record["rank_stats"]), "both ranks counted parts"
-    copied = [p["transfer_s"] + p["transfer_overlapped_s"] > 0 for p in record["part_stats"]]
-    assert copied == [refused] * 4
+    copied = {rank: [p["transfer_s"] + p["transfer_overlapped_s"] > 0 for p in record["part_stats"] if p["rank"] == rank]
+              for rank in range(2)}
+    for rank, each in copied.items():  # a rank's first part built on its GPU, the rest too unless refused
+        assert sorted(each) == [False] + [mode != "all"] * (len(each) - 1), rank
+    assert any(map(any, copied.values())) == (mode != "all")
+    events = sorted(line for line in done.stderr.splitlines() if line.startswith("events"))
+    assert events == [f"events {rank} ['registered', 'unregistered', 'window freed']" for rank in range(2)]
