@@ -47,7 +47,7 @@ def _upload_edges(edges, timings, room: int):
     yet: a build that runs out of memory there goes on on the host); else it is built on the host."""
     import cupy
 
-    if not isinstance(edges.src, cupy.ndarray) and len(edges) * model.GPU_BUILD_BYTES_PER_EDGE < room:
+    if not isinstance(edges.src, cupy.ndarray) and model.edges_build_on_gpu(len(edges), room):
         t0 = time.perf_counter()
         edges.src, edges.dst = cupy.asarray(edges.src), cupy.asarray(edges.dst)
         cupy.cuda.Device().synchronize()

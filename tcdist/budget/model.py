@@ -63,6 +63,12 @@ def gpu_stream_bytes(vertices: int, buffers: int) -> int:
     return GPU_PART_BUILD_BYTES_PER_VERTEX * vertices + buffers
 
 
+def edges_build_on_gpu(raw: int, room: int) -> bool:
+    """Whether an edge list of raw edges is moved to a GPU with room bytes free to be built there
+    (its vertices are not known yet: a build that runs out of memory there goes on on the host)."""
+    return GPU_BUILD_BYTES_PER_EDGE * raw < room
+
+
 def gpu_build_bytes(raw: int, vertices: int) -> int:
     """Bytes building a graph of raw edges (given on the GPU) and at most vertices ids takes on a GPU."""
     return GPU_BUILD_BYTES_PER_EDGE * raw + GPU_BUILD_BYTES_PER_VERTEX * vertices

@@ -243,30 +243,50 @@ class GpuParts:
                 bits = live
 
 
+class StreamedParts:
+    """Parts of a graph in host memory built on the current GPU from its rows streamed there
+    (GpuParts over StreamedRows), while fits(sizes, held) says each fits beside the builder: from
+    the first that does not, build() gives None, the builder given back (its buffers, masks and
+    the graph's registered pages), and None again after; close() gives it back too (again: nothing)."""
+
+    def __init__(self, graph, assignment, num_parts: int, prune: str, fits):
+        self.rows = StreamedRows(np.asarray(graph.rowptr), np.asarray(graph.col))
+        try:
+            self.parts = GpuParts(self.rows, assignment, num_parts, prune, fits)
+        except BaseException:
+            self.rows.close()  # its pages registered: not left so
+            raise
+
+    def build(self, index: int) -> Part | None:
+        part = self.parts.build(index) if self.parts is not None else None
+        if part is None:
+            self.close()
+        return part
+
+    def close(self) -> None:
+        self.parts = None
+        self.rows.close()
+
+
 def iter_parts_streamed(graph, assignment, num_parts: int, prune: str, fits):
     """Every part of LSTC's partitioning of a graph in host memory, in part order as the iterator
-    is walked: built on the current GPU from its rows streamed there while fits(sizes, held) says
-    each fits beside the builder's held bytes; from the first that does not on, built on the host
-    (the GPU's builder given back: its slices take the GPU), to be counted in slices."""
+    is walked: built on the current GPU (StreamedParts) while each fits; from the first that does
+    not on, built on the host, to be counted in slices."""
     from tcdist import compiled, progress
     from tcdist.partition.host import PartBuilder
 
-    rows = StreamedRows(np.asarray(graph.rowptr), np.asarray(graph.col))
+    streamed, on_host = StreamedParts(graph, assignment, num_parts, prune, fits), None
     try:
-        builder, on_host = GpuParts(rows, assignment, num_parts, prune, fits), None
         with progress.bar(num_parts, f"partition into {num_parts} parts on the GPU", "parts") as bar:
             for p in range(num_parts):
-                part = builder.build(p) if builder is not None else None
+                part = streamed.build(p)
                 if part is None:
                     if on_host is None:
-                        builder = None
-                        rows.close()
                         on_host = PartBuilder(graph, assignment, num_parts, prune)
                     part = on_host.build(p, max(compiled.get_threads(), 1))
                 bar.update()
                 if p == num_parts - 1:  # the builder's memory and pages let go of before the last part counts
-                    builder = None
-                    rows.close()
+                    streamed.close()
                 yield part
     finally:  # (a walk left early: closed by its taker, see ranks/prepare.py's Held.release)
-        rows.close()
+        streamed.close()

@@ -158,7 +158,7 @@ def _edges_at_zero(comm, edges: EdgeList, device) -> EdgeList | None:
     total = sum(comm.allgather(len(edges)))
     with device.using():
         room = comm.bcast(device.room() if comm.rank == 0 else None, root=0)
-        if total * model.GPU_BUILD_BYTES_PER_EDGE < room:  # (as one process's source._upload_edges decides)
+        if model.edges_build_on_gpu(total, room):  # (as one process decides)
             served, together = gathered(comm, {"src": edges.src, "dst": edges.dst})
             if served:
                 return None if comm.rank != 0 else \

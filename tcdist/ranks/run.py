@@ -297,33 +297,26 @@ class _OwnParts:
     def _streamed_part(self, index: int) -> Part | None:
         """Part index built on this rank's GPU from the graph's rows streamed there; None where it
         does not fit beside the builder: the builder given back, that part and the rest the host's."""
-        from tcdist.partition.gpu_parts import GpuParts, StreamedRows
+        from tcdist.partition.gpu_parts import StreamedParts
 
-        graph, assignment, num_parts, prune = self._partitioning
         with self._gpu.using():
             if self._streamed is None:
-                rows = StreamedRows(graph.rowptr, graph.col)
-                try:
-                    self._streamed = GpuParts(rows, assignment, num_parts, prune, self._fits)
-                except BaseException:
-                    rows.close()  # its pages registered: not left so when the window is unmapped
-                    raise
+                self._streamed = StreamedParts(*self._partitioning, self._fits)
             part = self._streamed.build(index)
         if part is None:
             self._fits = None
             if self._plan is not None:
                 self._plan = self._plan[self._plan.index(index):]
-        if part is None or self._plan is not None and index == self._plan[-1]:
+        elif self._plan is not None and index == self._plan[-1]:
             self.close()  # the builder's memory and the graph's pages let go of before its last part counts
         return part
 
     def close(self) -> None:
         """The streaming builder given back (its buffers, and the shared graph's pages it registered:
         before the window is unmapped); again, nothing."""
-        streamed, self._streamed = self._streamed, None
-        if streamed is not None:
+        if self._streamed is not None:
             with self._gpu.using():
-                streamed.rows.close()
+                self._streamed.close()
 
 
 def _vertices(held: Held, prepared: Prepared):
