@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DATASETS, run_module
+from conftest import DATASETS, REPO, run_module
 
 from tcdist.io import read
 
@@ -350,6 +350,18 @@ def test_a_full_or_closed_standard_output_is_an_error(args):
     result = subprocess.run(command, stderr=subprocess.PIPE, text=True, timeout=300, preexec_fn=lambda: os.close(1))
     assert result.returncode == 2 and result.stderr == (
         "tcdist: error: standard output is closed; tcdist prints its result there (redirect it to a file)\n")
+
+
+@pytest.mark.parametrize("args", [["list", "rmat:14", "-o", "-"], ["count", "rmat:14", "--backend", "cpu", "--per-edge", "-"]])
+def test_a_reader_that_leaves_ends_tcdist_quietly_as_it_ends_cat(args):
+    """`tcdist list GRAPH -o - | head`: no message, and cat's exit status under SIGPIPE (128 + 13), as docs/outputs.md says."""
+    run = subprocess.Popen([sys.executable, "-m", "tcdist", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = run.stdout.readline()
+    run.stdout.close()
+    _, err = run.communicate(timeout=300)
+    assert first.count(b",") == 2 and (run.returncode, err) == (141, b"")
+    said = " ".join((REPO / "docs" / "outputs.md").read_text().split())
+    assert "ends tcdist quietly, as it ends `cat`: no message, and exit status 141" in said
 
 
 def test_parts_built_when_due_are_timed_as_partition_not_as_a_store_read():
