@@ -6,9 +6,13 @@
 #SBATCH --time=01:00:00
 #SBATCH --output=tcdist-%j.out
 #
-# Count triangles as an MPI batch job, one rank per GPU (rank 0 reads the graph once and
-# shares it, every rank counts its share or builds and counts its own parts, the counts are
-# reduced):
+# Count triangles as an MPI batch job, one rank per GPU. Who reads the graph is tcdist's --read
+# (docs/ranks.md). Under the default, auto, GPU ranks each parse their byte range of a plain text
+# or Matrix Market file on their GPU and rank 0 builds the graph from those edges (a generator,
+# a graph file or gzip is read by rank 0 alone); CPU ranks leave the reading to rank 0 on one
+# host and read their shares on several. --read ranks makes every rank read its share and build
+# its rows. Then every rank counts its share of the graph, or builds and counts its own parts,
+# and the counts are reduced:
 #
 #   sbatch slurm/cluster.sh [GRAPH] [tcdist count options]
 #   sbatch --nodes=2 --ntasks-per-node=4 slurm/cluster.sh rmat:26 --parts 32 --schedule dynamic
@@ -16,8 +20,8 @@
 #
 # Nodes, tasks, GPUs and time come from the #SBATCH lines above; sbatch options on the
 # command line (or SBATCH_* variables, e.g. SBATCH_TIMELIMIT) override them. The summary
-# and the JSON record go to $TCDIST_RESULTS/tcdist-JOBID.{txt,json} (default: results/ in
-# the directory you submit from); Slurm's own log to tcdist-JOBID.out.
+# and the JSON record go to $TCDIST_RESULTS/tcdist-JOBID.{txt,json} (default: tcdist-results/
+# in the directory you submit from); Slurm's own log to tcdist-JOBID.out.
 #
 # Adapting it to a site:
 #   partition, account, QoS   sbatch -p gpu -A myproject --qos=normal slurm/cluster.sh ...
@@ -33,7 +37,7 @@
 # unconnected single-rank processes is refused instead of counting the graph R times.
 set -euo pipefail
 eval "${TCDIST_SETUP:-}"
-results=${TCDIST_RESULTS:-${SLURM_SUBMIT_DIR:-$PWD}/results}
+results=${TCDIST_RESULTS:-${SLURM_SUBMIT_DIR:-$PWD}/tcdist-results}
 mkdir -p "$results"
 base="$results/tcdist-${SLURM_JOB_ID:-$$}"
 # shellcheck disable=SC2086  # TCDIST_LAUNCH is a command with its options

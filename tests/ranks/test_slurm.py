@@ -34,14 +34,16 @@ def _controller_down():
 
 
 def test_sbatch_counts_with_two_ranks(tmp_path, sbatch):
-    env = {**os.environ, "TCDIST_RESULTS": str(tmp_path / "results"), "TCDIST_PYTHON": sys.executable}
-    command = [sbatch, "--wait", "--gpus-per-task=0", f"--chdir={tmp_path}", f"--output={tmp_path}/slurm-%j.out",
+    """With no TCDIST_RESULTS, the records go to tcdist-results/ in the submit folder (not a checkout's results/)."""
+    env = {k: v for k, v in os.environ.items() if k != "TCDIST_RESULTS"} | {"TCDIST_PYTHON": sys.executable}
+    command = [sbatch, "--wait", "--gpus-per-task=0", f"--output={tmp_path}/slurm-%j.out",
                str(REPO / "slurm" / "cluster.sh"), str(DATASETS / "email-Enron.txt.gz"), "--backend", "cpu",
                "--parts", "3", "--schedule", "dynamic"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     logs = "".join(p.read_text() for p in tmp_path.glob("slurm-*.out"))
     assert result.returncode == 0, result.stderr + logs
-    (record_file,) = (tmp_path / "results").glob("tcdist-*.json")
+    assert not (tmp_path / "results").exists()
+    (record_file,) = (tmp_path / "tcdist-results").glob("tcdist-*.json")
     record = json.loads(record_file.read_text())
     assert (record["triangles"], record["ranks"], record["parts"]) == (727044, 2, 3)
     assert len({s["rank"] for s in record["rank_stats"]}) == 2
