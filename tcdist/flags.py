@@ -35,7 +35,7 @@ fails for another reason, 128+N when ended by signal N."""
 
 
 _USAGE_ERROR_WAIT_S = 1  # seconds a rank other than 0 leaves rank 0 to say a usage error
-_GRAPH_HELP = "file or generator spec (default: embedded ego-Facebook)"
+_GRAPH_HELP = "file, generator spec or - for standard input (default: embedded ego-Facebook)"
 FLAGS = {name: "--" + name.replace("_", "-") for name in OPTIONS}  # how the library's errors name options here
 
 
@@ -128,22 +128,20 @@ def _partition_options(p, required):
         p.add_argument("--parts", "-P", type=_positive, required=True, help="number of LSTC parts")
     else:
         p.add_argument("--parts", "-P", type=_parts, default=None,
-                       help="number of LSTC parts, or auto: few whose largest part fits the memory budget "
-                            "(--gpu-memory-limit, else nine tenths of the free memory), chosen from the degrees, "
-                            "or slices where no number fits [1: the whole graph]")
+                       help="number of LSTC parts, or auto: few whose largest part fits the memory budget, "
+                            "chosen from the degrees (docs/memory.md) [1: the whole graph]")
     p.add_argument("--scheme", choices=list(SCHEMES), default=None,
                    help="vertex partitioning: random, contiguous (chunks of the rank order) or metis "
                         f"[{DEFAULT_SCHEME}]")
     p.add_argument("--prune", choices=list(PRUNE_MODES), default=None,
-                   help="lstc: Algorithm 2, drop proxies of in-degree 0 until none is left; none: the induced "
-                        "subgraphs as built; minimal: only L, N+(L) and the edges a local triangle uses "
-                        f"[{DEFAULT_PRUNE}]")
+                   help="what a part keeps: lstc (Algorithm 2), none (the induced subgraph) or minimal (what a "
+                        f"local triangle uses; docs/counting.md) [{DEFAULT_PRUNE}]")
     p.add_argument("--seed", type=_seed, default=0, help="seed for generators and random partitions, 0 to 2^64-1 [0]")
 
 
-def _writes(p, seed_help: str) -> None:
+def _writes(p, out_help: str, seed_help: str) -> None:
     """-o OUT, --seed and the common flags of a command that writes a file."""
-    p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help=out_help)
     p.add_argument("--seed", type=_seed, default=0, help=seed_help)
     _common(p)
 
@@ -151,7 +149,8 @@ def _writes(p, seed_help: str) -> None:
 def build_parser():
     parser = _Parser(prog="tcdist", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"tcdist {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                help="one of these; tcdist COMMAND --help says its options")
     sub.required = True
 
     count = sub.add_parser("count", help="count the triangles of a graph",
@@ -170,54 +169,35 @@ def build_parser():
     count.add_argument("--threads", type=_positive, help="CPU threads for the CPU kernels [all cores]")
     _partition_options(count, required=False)
     count.add_argument("--store", metavar="FILE",
-                       help="partition store to reuse if it holds this partitioning, else to write (with several "
-                            "ranks, rank 0 writes the parts the ranks build, as they come); the finished parts of a "
-                            "store counted are journalled in FILE.journal/, one run at a time (FILE.lock) [none: "
-                            "nothing is written; with several ranks, each builds the parts it counts]")
+                       help="partition store to reuse if it holds this partitioning, else to write; its counted "
+                            "parts are journalled in FILE.journal/ (docs/counting.md) [none]")
     count.add_argument("--schedule", choices=list(SCHEDULES), default=SCHEDULES[0],
                        help="which rank counts which part: static (heaviest part to the least loaded rank, by each "
                             "part's estimated work) or dynamic (an idle rank takes the next part) [static]")
     count.add_argument("--read", choices=list(READERS), default=READERS[0],
-                       help="who reads GRAPH under several ranks: ranks (each its byte range, rows or generated "
-                            "edges, then the ranks build the graph together), root (rank 0 reads and builds it "
-                            "alone) or auto (ranks for CPU ranks on several hosts, root on one; on GPU ranks, each "
-                            "parses its byte range of a text "
-                            "or Matrix Market file on its GPU and rank 0 builds the graph from all the edges, and rank "
-                            "0 reads a generator, graph file or gzip file alone; either way rank 0 shares the graph "
-                            "on its GPU; ranks for either under --host-memory-limit); a store, "
-                            "--labels, --per-edge, a partitioning asked for and standard input are read by rank 0 "
-                            "[auto]")
+                       help="who reads GRAPH under several ranks: ranks (each its share), root (rank 0 alone) or "
+                            "auto (by the input, the device and the hosts; docs/ranks.md) [auto]")
     count.add_argument("--ranks-per-gpu", type=_positive, default=1, metavar="N",
-                       help="of the ranks of a host bound to one GPU (more ranks than GPUs), how many count on it; "
-                            "the others wait: processes on one GPU take turns on it, each with a CUDA context to "
-                            "start and end, so more than one pays off only where NVIDIA MPS runs [1]")
+                       help="of a host's ranks bound to one GPU, how many count on it, the others waiting; more "
+                            "than one pays off only under NVIDIA MPS (docs/ranks.md) [1]")
     count.add_argument("--resume", action="store_true",
-                       help="count only the parts that the journal of the store does not hold yet (after a failed "
-                            "run; counting a store without --store or --resume removes its journal once it succeeds)")
+                       help="count only the parts that the journal of the store does not hold yet, after a failed "
+                            "run (docs/counting.md)")
     count.add_argument("--json-file", metavar="FILE",
                        help="also write the --json record to FILE (- or /dev/stdout, /dev/stderr, /dev/fd/N: "
                             "written to that stream)")
     count.add_argument("--gpu-memory-limit", metavar="SIZE", type=_size,
-                       help="the most tcdist allocates on the GPU (e.g. 4GiB, 512MiB): CuPy's pool refuses more, "
-                            "--parts auto sizes parts to it, and a part (or the whole graph) over it is counted in "
-                            "slices that fit (with --backend cpu it only plans parts and slices; on a GPU at least "
-                            "256KiB) [the free memory]")
+                       help="the most tcdist allocates on the GPU (e.g. 4GiB): parts and slices are sized to it "
+                            "(docs/memory.md) [nine tenths of the free memory]")
     count.add_argument("--host-memory-limit", metavar="SIZE", type=_size,
-                       help="under ranks, the most of the graph the ranks of one host hold in its memory together "
-                            "(e.g. 64GiB): a graph that rank 0's host cannot hold is counted in parts across the "
-                            "ranks, each holding its own rows and their out-neighbours' rows, and a rank whose rows "
-                            "need more than its host's limit shared among its ranks is an error [rank 0's host "
-                            "holds the graph where its free memory has room for it]")
+                       help="under ranks, the most of the graph one host's ranks hold together (e.g. 64GiB); "
+                            "more is counted in parts across the ranks (docs/ranks.md) [the free memory]")
     count.add_argument("--per-vertex", metavar="FILE",
-                       help="also write every vertex's triangles and local clustering coefficient to FILE "
-                            "(vertex,triangles,clustering; .csv, .parquet or .h5), a row per vertex sorted by the "
-                            "input's own ids, and add "
-                            "the transitivity and average clustering to the summary (CPU or GPU, parts and ranks); "
-                            "- (or another stream): CSV on standard output, and the summary on standard error")
+                       help="also write each vertex's triangles and clustering coefficient to FILE (.csv, "
+                            ".parquet, .h5; - for standard output; docs/counting.md)")
     count.add_argument("--per-edge", metavar="FILE",
-                       help="also write the triangles each edge is in to FILE (u,v,triangles; .csv, .parquet or .h5), "
-                            "a row per edge with u < v in the input's own ids, sorted; - (or another stream): CSV on "
-                            "standard output, and the summary on standard error")
+                       help="also write the triangles each edge is in to FILE (.csv, .parquet, .h5; - for "
+                            "standard output; docs/outputs.md)")
     _labels(count)
     _common(count, quiet="print the number of triangles alone (with --json, the record alone): no summary, "
                          "progress bars or warnings")
@@ -227,13 +207,13 @@ def build_parser():
                                       "local vertices, the proxies they need and the edges between them, so parts "
                                       "are counted independently. Writes OUT.h5 for `tcdist count OUT.h5`.")
     part.add_argument("graph", nargs="?", metavar="GRAPH", help=_GRAPH_HELP)
-    part.add_argument("-o", "--output", required=True, metavar="OUT.h5")
+    part.add_argument("-o", "--output", required=True, metavar="OUT.h5", help="the partition store to write")
     part.add_argument("--force", action="store_true",
-                      help="replace OUT.h5 even when it is not a store of this graph (never an input file, a device "
-                           "or a FIFO; a symbolic link is followed and the file it names replaced)")
+                      help="replace OUT.h5 even when it is not a store of this graph (never an input file; "
+                           "docs/outputs.md)")
     part.add_argument("--backend", default=BACKENDS[0],
-                      help="where the graph and its parts are built: auto (a GPU when CuPy and a device are present "
-                           "and they fit it; each part written while the next is built), cpu or gpu [auto]")
+                      help="where the graph and its parts are built: auto (a GPU where CuPy and a device are "
+                           "present and they fit it), cpu or gpu [auto]")
     _partition_options(part, required=True)
     _common(part)
 
@@ -241,7 +221,8 @@ def build_parser():
                           description="With GRAPH: vertices, edges, degrees, wedges and the largest out-degree "
                                       "after orientation. With a partition store: the statistics of every part "
                                       "(LSTC Tables 3-4). Without: versions, threads, GPUs and MPI.")
-    info.add_argument("graph", nargs="?", metavar="GRAPH")
+    info.add_argument("graph", nargs="?", metavar="GRAPH",
+                      help="file, partition store, generator spec or - for standard input (none: the environment)")
     info.add_argument("--seed", type=_seed, default=0, help="seed for generator specs [0]")
     _labels(info)
     _common(info)
@@ -250,8 +231,8 @@ def build_parser():
                              description="Read, clean and orient GRAPH once and write it as OUT: an .h5 file "
                                          "(tcdist's binary CSR, much faster to read than text) or a text edge "
                                          "list (.txt/.tsv/.el, .gz to compress) of the clean edges in original ids.")
-    convert.add_argument("graph", metavar="GRAPH")
-    convert.add_argument("output", metavar="OUT")
+    convert.add_argument("graph", metavar="GRAPH", help="file, generator spec or - for standard input")
+    convert.add_argument("output", metavar="OUT", help="the file to write: .h5, or a text edge list by its suffix")
     convert.add_argument("--seed", type=_seed, default=0, help="seed for generator specs [0]")
     _common(convert)
 
@@ -261,7 +242,7 @@ def build_parser():
                                           "or an .h5 graph (cleaned and oriented).")
     generate.add_argument("spec", metavar="SPEC",
                           help="rmat:SCALE[:EDGEFACTOR] er:N:M grid:ROWS:COLS complete:N tripartite:A:B:C")
-    _writes(generate, "random seed [0]")
+    _writes(generate, "the file to write: .h5, or a text edge list by its suffix", "random seed [0]")
 
     listed = sub.add_parser("kernels", help="the counting kernels this machine can run, with their options",
                             description="List the kernels --kernel takes on this machine: the CPU's, and the GPU's "
@@ -275,7 +256,7 @@ def build_parser():
                                          "output), written block by block, so a listing larger than memory is "
                                          "written whole. The number listed is checked against a count.")
     listing.add_argument("graph", nargs="?", metavar="GRAPH", help=_GRAPH_HELP)
-    _writes(listing, "seed for generator specs [0]")
+    _writes(listing, ".parquet or .csv file, or - for CSV on standard output", "seed for generator specs [0]")
     _labels(listing)
 
     warm = sub.add_parser("warm-up", help="compile every kernel into the caches, so that no run compiles",
