@@ -31,21 +31,7 @@ def _emit(args, record, lines, warnings=(), out=None, json_file=True):
     if not args.quiet:
         for w in warnings:
             print(f"tcdist: warning: {w}", file=sys.stderr)
-    _print(json.dumps(record) if args.json else "\n".join(lines), out or sys.stdout)
-
-
-def _print(text, out):
-    """The run's summary, written through at once: a standard output that is closed or full is an error of the run."""
-    if out is None:  # Python's stand-in for a descriptor closed at start (>&-), which print() skips silently
-        raise TcdistError("standard output is closed; tcdist prints its result there (redirect it to a file)")
-    try:
-        print(text, file=out)
-        out.flush()
-    except BrokenPipeError:  # a reader that left (| head): the CLI's own exit status for it
-        raise
-    except OSError as e:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())  # what Python would flush again at exit goes nowhere
-        raise TcdistError(f"cannot write to standard output ({e.strerror or e})") from None
+    report.print_through(json.dumps(record) if args.json else "\n".join(lines), out or sys.stdout)
 
 
 def cmd_count(args, comm):

@@ -16,6 +16,7 @@ SCHEDULES = ("static", "dynamic")
 READERS = ("auto", "ranks", "root")  # who reads the input under several ranks
 DEFAULT_SCHEME, DEFAULT_PRUNE = "random", "lstc"
 MAX_PARTS = 2**31 - 1  # a part id is stored as int32
+MAX_BYTES = 2**63 - 1  # a memory limit is an int64 to NumPy and CuPy
 
 
 class OptionValueError(OptionError, ValueError):
@@ -89,6 +90,8 @@ class CountConfig:
         for name in ("gpu_memory_limit", "host_memory_limit"):
             if getattr(self, name) is not None:
                 _integer(name, getattr(self, name))
+                if getattr(self, name) > MAX_BYTES:  # not echoed: an int of over 4300 digits has no str()
+                    raise OptionValueError(f"{{{name}}} must be at most 2^63-1 bytes (8 EiB)")
         _integer("ranks_per_gpu", self.ranks_per_gpu)
         if self.store is not None and not isinstance(self.store, (str, os.PathLike)):
             raise OptionTypeError(f"{{store}} must be a path, got {type(self.store).__name__} {self.store!r}")

@@ -2,6 +2,7 @@
 generate | kernels | warm-up``, the types of its values and its help. Library errors name options as FLAGS says."""
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -9,6 +10,7 @@ import time
 from tcdist import __version__
 from tcdist.config import BACKENDS, DEFAULT_PRUNE, DEFAULT_SCHEME, PRUNE_MODES, READERS, SCHEDULES, SCHEMES
 from tcdist.errors import OPTIONS, TcdistError
+from tcdist.report import print_through
 
 DESCRIPTION = """\
 Exact triangle counting for graphs of up to billions of edges (LSTC: partitions that
@@ -59,6 +61,18 @@ class _Parser(argparse.ArgumentParser):
             time.sleep(_USAGE_ERROR_WAIT_S)
         raise SystemExit(2)
 
+    def _print_message(self, message, file=None):
+        """--help and --version written as a command's result is (argparse drops what it cannot write)."""
+        if file is not sys.stdout:
+            return super()._print_message(message, file)
+        try:
+            print_through(message.removesuffix("\n"), file)
+        except BrokenPipeError:  # a reader that left (| head): as a command's exit status for it
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(128 + 13) from None
+        except TcdistError as e:
+            self.exit(2, f"tcdist: error: {e}\n")
+
     def parse_known_args(self, args=None, namespace=None):
         return super().parse_known_args(None if args is None else self._negative_values_joined(list(args)), namespace)
 
@@ -77,11 +91,15 @@ class _Parser(argparse.ArgumentParser):
         return joined
 
 
+def _integer(text):
+    """An integer in ASCII digits (int() also takes any script's, ٤ for 4)."""
+    if not re.fullmatch(r"[-+]?[0-9]+", text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer")
+    return int(text)
+
+
 def _positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -102,10 +120,7 @@ def _size(text):
 
 
 def _seed(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    value = _integer(text)
     if not 0 <= value < 2**64:
         raise argparse.ArgumentTypeError(f"must be from 0 to 2^64-1, got {value}")
     return value

@@ -1,7 +1,25 @@
 """What a person reads: the summary of a count, the tables of parts (LSTC Tables 3-4) and ranks."""
 
+import os
+
 from tcdist.budget.sizes import size_text
 from tcdist.count.registry import spec_of
+from tcdist.errors import TcdistError
+
+
+def print_through(text, out):
+    """Text written through at once (a summary, --help): a standard output that is closed or full is an error of the
+    run."""
+    if out is None:  # Python's stand-in for a descriptor closed at start (>&-), which print() skips silently
+        raise TcdistError("standard output is closed; tcdist prints its result there (redirect it to a file)")
+    try:
+        print(text, file=out)
+        out.flush()
+    except BrokenPipeError:  # a reader that left (| head): the CLI's own exit status for it
+        raise
+    except OSError as e:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())  # what Python would flush again at exit goes nowhere
+        raise TcdistError(f"cannot write to standard output ({e.strerror or e})") from None
 
 
 def cleaning(r) -> str:

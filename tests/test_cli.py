@@ -190,6 +190,30 @@ def test_a_negative_size_is_refused_as_a_size(cli, args, message):
     assert result.code == 2 and result.err == f"tcdist count: error: {message} (see tcdist count --help)\n"
 
 
+@pytest.mark.parametrize("args,message", [
+    (("--gpu-memory-limit", "\u0664GiB"), "argument --gpu-memory-limit: '\u0664GiB' is not a size (write it as 4GiB, "
+                                          "512MiB or 2G)"),
+    (("--parts", "\u0664"), "argument --parts/-P: '\u0664' is not an integer"),
+    (("--seed", "1_0"), "argument --seed: '1_0' is not an integer"),
+])
+def test_numbers_are_ascii_digits(cli, args, message):
+    """int() and \\d read any script's digits: an Arabic-Indic 4 was taken as 4 (4 GiB, 4 parts)."""
+    result = cli("count", "complete:5", *args)
+    assert result.code == 2 and result.err == f"tcdist count: error: {message} (see tcdist count --help)\n"
+
+
+@pytest.mark.parametrize("flag", ["--gpu-memory-limit", "--host-memory-limit"])
+@pytest.mark.parametrize("ranks", [1, pytest.param(2, marks=pytest.mark.mpi)])
+def test_a_size_of_400_digits_is_refused_in_a_line(flag, ranks):
+    """It ended in an OverflowError's traceback, exit status 1 (a float of 400 digits is infinite)."""
+    from mpi_launch import mpiexec
+
+    args = ("count", "complete:5", flag, "9" * 400)
+    result = run_module(*args) if ranks == 1 else mpiexec(ranks, *args)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", f"tcdist: error: {flag} must be at most 2^63-1 bytes (8 EiB)\n")
+
+
 @pytest.mark.parametrize("args,unrecognized", [
     (("count", "--part", "4"), "--part"),  # GRAPH takes the 4
     (("count", "complete:5", "--thread", "1"), "--thread 1"),
@@ -338,10 +362,11 @@ def test_a_graph_piped_in_with_no_graph_named_is_refused_and_dash_reads_it(tmp_p
     assert record.get("triangles", record.get("m")) == (3 if command == "info" else 1)
 
 
-@pytest.mark.parametrize("args", [["count", "complete:5"], ["info", "complete:5"], ["count", "complete:5", "--json"]])
+@pytest.mark.parametrize("args", [["count", "complete:5"], ["info", "complete:5"], ["count", "complete:5", "--json"],
+                                  ["--version"], ["--help"], ["count", "--help"]])
 def test_a_full_or_closed_standard_output_is_an_error(args):
     """Both ended with status 0: nothing printed where stdout was closed (>&-), and Python's own
-    report of a failed flush at exit where it was full."""
+    report of a failed flush at exit where it was full (--help and --version: argparse dropped it)."""
     command = [sys.executable, "-m", "tcdist", *args]
     with open("/dev/full", "w") as full:
         result = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)

@@ -24,12 +24,13 @@ def _need_of_stats(stats: dict, col_bytes: int) -> int:
 
 
 @pytest.mark.parametrize("text,size", [("4GiB", 4 << 30), ("512M", 512 << 20), ("1.5GB", 1_500_000_000),
-                                       ("2k", 2048), ("100", 100), (" 3 TiB ", 3 << 40)])
+                                       ("2k", 2048), ("100", 100), (" 3 TiB ", 3 << 40), ("0.5k", 512),
+                                       pytest.param("9" * 400 + "G", int("9" * 400) << 30, id="400 digits")])
 def test_sizes(text, size):
     assert parse_size(text) == size
 
 
-@pytest.mark.parametrize("text", ["2KB/s", "GiB", "-1G", "0", "4 parsecs", ""])
+@pytest.mark.parametrize("text", ["2KB/s", "GiB", "-1G", "0", "4 parsecs", "", "\u0664GiB", "\u0664"])
 def test_what_is_not_a_size(text):
     with pytest.raises(TcdistError, match="is not a size"):
         parse_size(text)
