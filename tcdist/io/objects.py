@@ -7,8 +7,9 @@ vertices are numbered by label and the labels kept, so every result maps back to
 Nothing here needs scipy unless the input is a scipy matrix.
 """
 
+import operator
 import sys
-from itertools import chain, count
+from itertools import chain, count, repeat
 
 import numpy as np
 
@@ -149,6 +150,10 @@ def edge_arrays(src, dst, name):
     not non-negative int64 integers are replaced by their index among the distinct labels, told
     apart as networkx tells nodes apart (1 and '1' are two, 1 and 1.0 one); a missing id is refused."""
     xp = array_module(src, dst)
+    for end, ids in (("source", src), ("target", dst)):
+        masked = np.ma.getmaskarray(ids) if np.ma.isMaskedArray(ids) else None  # asarray reads a masked cell's data
+        if masked is not None and masked.any():
+            _refuse_missing(name, end, int(masked.argmax()), "masked")
     src, dst = _id_array(xp, src), _id_array(xp, dst)
     if src.ndim != 1 or src.shape != dst.shape:
         raise TcdistError(f"{name}: source and target arrays must be 1-D and of equal length")
@@ -168,8 +173,10 @@ def edge_arrays(src, dst, name):
     elif xp is np and kinds & set("iu") and "f" in kinds:
         src, dst = src.astype(object), dst.astype(object)  # integer ids beside floats: float64 would round past 2**53
     for end, ids in (("source", src), ("target", dst)):
-        if ids.dtype.kind == "f" and bool(xp.isnan(ids).any()):
-            _refuse_missing(name, end, int(xp.argmax(xp.isnan(ids))), "nan")
+        missing = xp.isnan(ids) if ids.dtype.kind in "fc" else xp.isnat(ids) if ids.dtype.kind in "mM" else None
+        if missing is not None and bool(missing.any()):
+            row = int(xp.argmax(missing))
+            _refuse_missing(name, end, row, ids[row])  # nan, or a date's or a duration's NaT
     if src.dtype.kind not in "OUS" and dst.dtype.kind not in "OUS":
         labels, index = xp.unique(xp.concatenate([src, dst]), return_inverse=True)
         index = index.reshape(-1).astype(xp.int64)
@@ -214,6 +221,10 @@ def _numbered_objects(src, dst, name):
     try:
         number = dict(zip(dict.fromkeys(ids), count()))  # equal and hash-equal ids are one vertex, as in networkx
     except TypeError as e:
+        masked = np.fromiter(map(operator.is_, ids, repeat(np.ma.masked)), bool, ids.size)  # a masked array's rows
+        if masked.any():
+            at = int(masked.argmax())
+            _refuse_missing(name, "source" if at < src.size else "target", at % src.size, "masked")
         raise TcdistError(f"{name}: vertex ids must be hashable, as networkx nodes are ({e})") from None
     index = np.fromiter(map(number.__getitem__, ids), np.int64, ids.size)
     labels = np.fromiter(number, object, len(number))

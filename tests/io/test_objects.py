@@ -147,6 +147,9 @@ def test_ids_that_cannot_be_hashed_are_refused():
 
 
 NAN = float("nan")
+MASKED = np.ma.array([[0, 1], [1, 2], [2, 0], [5, 6]], mask=[[0, 0], [0, 0], [0, 0], [0, 1]])  # a triangle beside
+DATES = np.array([["2020-01-01", "2020-01-02"], ["2020-01-02", "2020-01-03"], ["2020-01-03", "2020-01-01"],
+                  ["2020-01-04", "NaT"]], "datetime64[D]")
 
 
 @pytest.mark.parametrize("source,missing", [
@@ -162,12 +165,26 @@ NAN = float("nan")
      r"data frame: row 1's target is missing \((nan|None)\)"),  # pandas 3 holds text as str, with nan
     (pa.table({"src": [0, 1, 2], "dst": [1, None, 0]}), r"arrow table: row 1's target is missing \(null\)"),
     (pa.table({"src": ["a", None, "c"], "dst": ["b", "c", "a"]}), r"arrow table: row 1's source is missing \(null\)"),
+    (MASKED, r"edge array: row 3's target is missing \(masked\)"),
+    ((MASKED[:, 0], MASKED[:, 1]), r"edge arrays: row 3's target is missing \(masked\)"),
+    (MASKED.astype(str), r"edge array: row 3's target is missing \(masked\)"),
+    ([tuple(row) for row in MASKED], r"edge pairs: row 3's target is missing \(masked\)"),
+    (DATES, r"edge array: row 3's target is missing \(NaT\)"),
+    ((DATES[::-1, 1], DATES[::-1, 0]), r"edge arrays: row 0's source is missing \(NaT\)"),
+    ((np.array([1, "NaT", 3], "m8[s]"), np.array([2, 3, 1], "m8[s]")), r"edge arrays: row 1's source is missing \(NaT\)"),
 ], ids=["float arrays", "pairs of floats", "names", "numbers and names", "pandas NA in a list", "pandas float",
-        "pandas Int64", "pandas text", "arrow integers", "arrow text"])
+        "pandas Int64", "pandas text", "arrow integers", "arrow text", "masked array", "masked arrays",
+        "masked names", "a masked array's rows", "datetime64 array", "datetime64 arrays", "timedelta64 arrays"])
 def test_a_missing_id_is_refused_by_its_row(source, missing):
-    """Each was a vertex (NaN, None and <NA> counted as one more name), or an error naming no row."""
+    """Each was a vertex (NaN, None, <NA> and NaT counted as one more name, a masked cell as the data
+    under its mask: the triangle counted), or an error naming no row."""
     with pytest.raises(tcdist.TcdistError, match=f"^{missing}: drop the rows with missing ids, or fill them in$"):
         tcdist.count_triangles(source, backend="cpu")
+
+
+def test_a_masked_array_with_no_cell_masked_is_its_data():
+    assert tcdist.count_triangles(np.ma.array(MASKED.data), backend="cpu").triangles == 1
+    assert tcdist.count_triangles(DATES[:3], backend="cpu").triangles == 1
 
 
 @settings(max_examples=40, deadline=None)
