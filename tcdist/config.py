@@ -17,6 +17,12 @@ READERS = ("auto", "ranks", "root")  # who reads the input under several ranks
 DEFAULT_SCHEME, DEFAULT_PRUNE = "random", "lstc"
 MAX_PARTS = 2**31 - 1  # a part id is stored as int32
 MAX_BYTES = 2**63 - 1  # a memory limit is an int64 to NumPy and CuPy
+# The file names of each format, by suffix (each text one optionally .gz): what is read, what convert
+# and generate write, and what the help, the docs and the errors list.
+EDGE_LIST_SUFFIXES = (".txt", ".tsv", ".csv", ".el", ".edges", ".snap", ".edgelist")
+MTX_SUFFIXES = (".mtx", ".mm")
+HDF5_SUFFIXES = (".h5", ".hdf5")
+CSV_EDGE_COLUMNS = ("source", "target")  # the header row of every .csv edge list written
 
 
 class OptionValueError(OptionError, ValueError):

@@ -8,18 +8,31 @@ import sys
 import time
 
 from tcdist import __version__
-from tcdist.config import BACKENDS, DEFAULT_PRUNE, DEFAULT_SCHEME, PRUNE_MODES, READERS, SCHEDULES, SCHEMES
+from tcdist.config import (
+    BACKENDS,
+    CSV_EDGE_COLUMNS,
+    DEFAULT_PRUNE,
+    DEFAULT_SCHEME,
+    EDGE_LIST_SUFFIXES,
+    HDF5_SUFFIXES,
+    MTX_SUFFIXES,
+    PRUNE_MODES,
+    READERS,
+    SCHEDULES,
+    SCHEMES,
+)
 from tcdist.errors import OPTIONS, TcdistError
 from tcdist.report import print_through
 
-DESCRIPTION = """\
+DESCRIPTION = f"""\
 Exact triangle counting for graphs of up to billions of edges (LSTC: partitions that
 need no communication while counting, one GPU per rank, an MPI reduce of the counts).
 
 GRAPH is a file or a generator spec:
-  files       SNAP/KONECT edge lists (.txt .tsv .csv .el, '#'/'%' comments, extra columns
-              ignored), Matrix Market coordinate files (.mtx), tcdist HDF5 graphs (.h5);
-              any of the text formats may be gzip-compressed (.gz)
+  files       SNAP/KONECT edge lists ({' '.join(EDGE_LIST_SUFFIXES)};
+              '#'/'%' comments, extra columns ignored), Matrix Market coordinate files
+              ({' '.join(MTX_SUFFIXES)}), tcdist HDF5 graphs ({' '.join(HDF5_SUFFIXES)}); any of the text formats may be
+              gzip-compressed (.gz)
   generators  rmat:SCALE[:EDGEFACTOR]  er:N:M  grid:ROWS:COLS  complete:N  tripartite:A:B:C
 
 Under an MPI launcher (mpirun -n R python -m tcdist count ..., srun, sbatch slurm/cluster.sh)
@@ -38,6 +51,8 @@ fails for another reason, 128+N when ended by signal N."""
 
 _USAGE_ERROR_WAIT_S = 1  # seconds a rank other than 0 leaves rank 0 to say a usage error
 _GRAPH_HELP = "file, generator spec or - for standard input (default: embedded ego-Facebook)"
+_EDGE_LIST_OUT = (f"a text edge list ({' '.join(EDGE_LIST_SUFFIXES)}; .csv is comma-separated with a header "
+                  f"row {','.join(CSV_EDGE_COLUMNS)}, the others tab-separated; .gz to compress)")
 FLAGS = {name: "--" + name.replace("_", "-") for name in OPTIONS}  # how the library's errors name options here
 
 
@@ -244,16 +259,16 @@ def build_parser():
 
     convert = sub.add_parser("convert", help="convert a graph to tcdist HDF5 (or a clean edge list)",
                              description="Read, clean and orient GRAPH once and write it as OUT: an .h5 file "
-                                         "(tcdist's binary CSR, much faster to read than text) or a text edge "
-                                         "list (.txt/.tsv/.el, .gz to compress) of the clean edges in original ids.")
+                                         "(tcdist's binary CSR, much faster to read than text) or "
+                                         f"{_EDGE_LIST_OUT} of the clean edges in original ids.")
     convert.add_argument("graph", metavar="GRAPH", help="file, generator spec or - for standard input")
     convert.add_argument("output", metavar="OUT", help="the file to write: .h5, or a text edge list by its suffix")
     convert.add_argument("--seed", type=_seed, default=0, help="seed for generator specs [0]")
     _common(convert)
 
     generate = sub.add_parser("generate", help="write a synthetic graph",
-                              description="Write the edges of a generator spec to OUT: a text edge list "
-                                          "(raw generated edges, duplicates included, as Graph500 makes them) "
+                              description=f"Write the edges of a generator spec to OUT: {_EDGE_LIST_OUT} "
+                                          "of the raw generated edges, duplicates included, as Graph500 makes them, "
                                           "or an .h5 graph (cleaned and oriented).")
     generate.add_argument("spec", metavar="SPEC",
                           help="rmat:SCALE[:EDGEFACTOR] er:N:M grid:ROWS:COLS complete:N tripartite:A:B:C")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from tcdist.config import EDGE_LIST_SUFFIXES, HDF5_SUFFIXES, MTX_SUFFIXES
 from tcdist.errors import InputError, OptionError, TcdistError
 from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import Graph
@@ -13,10 +14,6 @@ from tcdist.io.h5graph import read_graph
 from tcdist.io.hdf5 import looks_hdf5
 from tcdist.io.mtx import read_mtx
 from tcdist.io.text import is_stream, open_binary, read_block
-
-EDGE_LIST_SUFFIXES = (".txt", ".tsv", ".csv", ".el", ".edges", ".snap", ".edgelist")
-MTX_SUFFIXES = (".mtx", ".mm")
-HDF5_SUFFIXES = (".h5", ".hdf5")
 
 
 def _sniff(path):

@@ -30,7 +30,9 @@ def header_rule(path, warnings):
     head without an edge is a header where it holds one line (a file of a header alone: an empty
     graph), else names as ids, refused at its first line by the parse. header(head, partial=True)
     looks at a head that may stop short of the first block (whole lines): None where no edge is in
-    it yet."""
+    it yet. A .csv's first line, when not an edge, is its header row: skipped without a warning."""
+    csv = str(path).lower().removesuffix(".gz").endswith(".csv")
+
     def header(head, partial=False):
         skipped, first = [], None
         for line in _leading_lines(head):
@@ -47,6 +49,8 @@ def header_rule(path, warnings):
             start, index = skipped[0][1], skipped[0][2] + 1
         else:
             return 0, 0
+        if csv and [line[2] for line in skipped] == [0]:
+            skipped = []
         if skipped:
             count = len(skipped)
             where = f"{skipped[0][2] + 1}" + (f"-{skipped[-1][2] + 1}" if count > 1 else "")

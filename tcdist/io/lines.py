@@ -1,4 +1,4 @@
-"""Edge lists as text ('u<TAB>v' lines, decimal), formatted on every thread the run may use."""
+"""Edge lists as text ('u<SEP>v' lines, decimal), formatted on every thread the run may use."""
 
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ def _put(out, end, x):
 
 
 @jit(parallel=True, nogil=True, cache=True)
-def text(src, dst):
-    """The bytes of the lines 'src[i]\\tdst[i]\\n'."""
+def text(src, dst, separator):
+    """The bytes of the lines 'src[i]<separator>dst[i]\\n' (separator: a byte's value, 9 a tab)."""
     ends = np.empty(src.size, np.int64)
     for i in prange(src.size):
         ends[i] = _width(src[i]) + _width(dst[i]) + 2
@@ -46,8 +46,8 @@ def text(src, dst):
     out = np.empty(ends[-1] if src.size else 0, np.uint8)
     for i in prange(src.size):
         _put(out, ends[i] - 1, dst[i])
-        tab = ends[i] - 2 - _width(dst[i])
-        out[tab] = 9
+        between = ends[i] - 2 - _width(dst[i])
+        out[between] = separator
         out[ends[i] - 1] = 10
-        _put(out, tab, src[i])
+        _put(out, between, src[i])
     return out

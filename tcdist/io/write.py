@@ -27,10 +27,9 @@ from contextlib import ExitStack, contextmanager
 import numpy as np
 
 from tcdist import signals
+from tcdist.config import CSV_EDGE_COLUMNS, EDGE_LIST_SUFFIXES, HDF5_SUFFIXES
 from tcdist.errors import OptionError, TcdistError
 from tcdist.io import lines
-
-TEXT_SUFFIXES = (".txt", ".tsv", ".el", ".edges", ".csv")
 
 
 class OutputExists(TcdistError):
@@ -379,27 +378,30 @@ def suffix_kind(path, kinds: dict) -> str | None:
 def output_kind(path) -> str:
     """'h5' or 'text' from an output name; any other name is refused, never written as something else."""
     name = os.fspath(path).lower()
-    if name.endswith((".h5", ".hdf5")):
+    if name.endswith(HDF5_SUFFIXES):
         return "h5"
-    if name.endswith(TEXT_SUFFIXES) or name.endswith(tuple(s + ".gz" for s in TEXT_SUFFIXES)):
+    if name.removesuffix(".gz").endswith(EDGE_LIST_SUFFIXES):
         return "text"
-    raise TcdistError(f"{path}: tcdist writes tcdist HDF5 (.h5, .hdf5) or text edge lists "
-                      f"({', '.join(TEXT_SUFFIXES)}, each optionally .gz); choose one of those names")
+    raise TcdistError(f"{path}: tcdist writes tcdist HDF5 ({', '.join(HDF5_SUFFIXES)}) or text edge lists "
+                      f"({', '.join(EDGE_LIST_SUFFIXES)}, each optionally .gz); choose one of those names")
 
 
 def write_edge_list(src, dst, path):
-    """Tab-separated 'u v' lines (gzip-compressed when path ends in .gz); a block's text is
-    written while the next one's is formatted."""
+    """Tab-separated 'u v' lines, or for a .csv a header row and comma-separated lines
+    (gzip-compressed when path ends in .gz); a block's text is written while the next one's is formatted."""
     import pyarrow as pa  # here: every command checks its outputs with this module, few write edge lists
 
     src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+    csv = os.fspath(path).lower().removesuffix(".gz").endswith(".csv")
     with atomic_path(path) as tmp:
         compression = "gzip" if str(path).endswith(".gz") else None
         with pa.output_stream(tmp, compression=compression) as out, \
                 ThreadPoolExecutor(1, thread_name_prefix="tcdist-write") as writer:
+            if csv:
+                out.write(f"{','.join(CSV_EDGE_COLUMNS)}\n".encode())
             written = None
             for lo in range(0, src.size, lines.BLOCK):
-                block = lines.text(src[lo:lo + lines.BLOCK], dst[lo:lo + lines.BLOCK])
+                block = lines.text(src[lo:lo + lines.BLOCK], dst[lo:lo + lines.BLOCK], ord("," if csv else "\t"))
                 if written is not None:
                     written.result()
                 written = writer.submit(out.write, block)

@@ -11,11 +11,11 @@ ids = st.integers(-2**63, 2**63 - 1)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(ids, ids), max_size=200))
-def test_text_is_pythons_formatting(edges):
+@given(st.lists(st.tuples(ids, ids), max_size=200), st.sampled_from("\t,"))
+def test_text_is_pythons_formatting(edges, separator):
     src = np.array([u for u, _ in edges], np.int64)
     dst = np.array([v for _, v in edges], np.int64)
-    assert lines.text(src, dst).tobytes() == "".join(f"{u}\t{v}\n" for u, v in edges).encode()
+    assert lines.text(src, dst, ord(separator)).tobytes() == "".join(f"{u}{separator}{v}\n" for u, v in edges).encode()
 
 
 def test_blocks_are_written_in_order(monkeypatch, tmp_path):
