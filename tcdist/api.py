@@ -235,6 +235,7 @@ def list_triangles(source: Source = None, output: str | os.PathLike | None = Non
     memory is written whole; returns {"triangles", "bytes", "warnings"}, its count checked
     against a count by another kernel. Without output: an iterator of (k, 3) arrays of ids.
     """
+    from tcdist.io.table import names_as_bytes
     from tcdist.io.triangles import triangle_kind, write_triangles
     from tcdist.io.write import stream_fd
 
@@ -245,7 +246,7 @@ def list_triangles(source: Source = None, output: str | os.PathLike | None = Non
     blocks = _triangles_in_source_ids(graph)
     if output is None:
         return blocks
-    listed = write_triangles(blocks, output)
+    listed = write_triangles(blocks, output, graph.labels is not None and names_as_bytes(graph.labels))
     counted = count_triangles(graph, backend="cpu", kernel="merge").triangles
     if listed != counted:
         raise TcdistError(f"listed {listed:,} triangles but counted {counted:,}: this build is broken")

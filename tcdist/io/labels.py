@@ -6,8 +6,6 @@ unless it is a comment."""
 
 from __future__ import annotations
 
-from operator import methodcaller
-
 import numpy as np
 
 from tcdist.budget import host as memory
@@ -103,10 +101,21 @@ def read_labelled(path) -> EdgeList:
     _gather(data, starts, lengths, edges, offsets, names)
     fields = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 2 * edges,
                                               [None, pa.py_buffer(offsets), pa.py_buffer(names)])
-    number, labels = numbered_texts(fields)
-    decode = methodcaller("decode", "utf-8", "backslashreplace")
-    labels = np.fromiter(map(decode, labels.to_numpy(zero_copy_only=False)), object, len(labels))
+    number, texts = numbered_texts(fields)
+    try:
+        labels = texts.cast(pa.large_string()).to_numpy(zero_copy_only=False)  # every name UTF-8, as is usual
+    except pa.ArrowInvalid:
+        labels = np.fromiter(map(_name, texts.to_numpy(zero_copy_only=False)), object, len(texts))
     return EdgeList(number[0::2].copy(), number[1::2].copy(), str(path), labels=labels)
+
+
+def _name(name: bytes) -> str | bytes:
+    """A name as str, or as its bytes where they are not UTF-8: decoded with a stand-in (b'\\xe9' as
+    '\\\\xe9'), it would be one vertex with the name written so as text."""
+    try:
+        return name.decode()
+    except UnicodeDecodeError:
+        return name
 
 
 def numbered_texts(texts):

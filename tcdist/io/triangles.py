@@ -1,5 +1,5 @@
 """The triangle file of `tcdist list`: columns u, v, w (u < v < w in the input's ids; labels as
-text, as in a result table), one row per triangle, streamed block by block as Parquet or CSV, so
+text, or bytes, as in a result table), one row per triangle, streamed block by block as Parquet or CSV, so
 a listing larger than memory is written whole."""
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ def triangle_kind(path) -> str:
     return kind
 
 
-def write_triangles(blocks, path) -> int:
-    """Every (k, 3) block of triangles to path (a stream: CSV), in order: the rows written."""
+def write_triangles(blocks, path, as_bytes: bool = False) -> int:
+    """Every (k, 3) block of triangles to path (a stream: CSV), in order: the rows written. as_bytes:
+    labels as bytes in Parquet (table.names_as_bytes of the graph's labels: each block's column alike)."""
     import pyarrow as pa  # here: only a listing writes this file
 
     rows = 0
@@ -29,14 +30,15 @@ def write_triangles(blocks, path) -> int:
         nonlocal rows
         for block in blocks:
             rows += len(block)
-            yield pa.table({name: arrow_column(block[:, corner]) for corner, name in enumerate("uvw")})
+            yield pa.table({name: arrow_column(block[:, corner], as_bytes and kind == "parquet")
+                            for corner, name in enumerate("uvw")})
 
     fd = stream_fd(path)
+    kind = "csv" if fd is not None else triangle_kind(path)
     if fd is not None:
         with stream_writer(fd, path) as out:
             _csv(tables(), out)
         return rows
-    kind = triangle_kind(path)
     with atomic_path(path) as tmp:
         if kind == "parquet":
             _parquet(tables(), tmp)

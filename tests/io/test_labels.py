@@ -159,6 +159,29 @@ def test_labels_are_refused_where_ids_are_numbers(tmp_path):
         tcdist.count_triangles(np.array([[0, 1]]), labels=True)
 
 
+def test_a_name_that_is_not_utf8_differs_from_the_text_of_its_escape(tmp_path, cli):
+    """The byte \\xe9 was decoded as the text \\xe9: two vertices came out as two rows of one name."""
+    import h5py
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(b"a b\nb \\xe9\n\\xe9 a\na \xe9\n\xe9 b\n")  # a triangle on each of the two
+    r = tcdist.count_triangles(path, labels=True, per_vertex=True, backend="cpu")
+    assert r.triangles == 2 and list(r.per_vertex.vertex) == ["\\xe9", "a", "b", b"\xe9"]
+    names = [b"\\xe9", b"a", b"b", b"\xe9"]
+    for name in ("pv.csv", "pv.parquet", "pv.h5", "t.csv", "t.parquet"):
+        args = ("list", path, "-o", tmp_path / name) if name[0] == "t" else ("count", path, "--per-vertex",
+                                                                              tmp_path / name)
+        assert cli(*args, "--labels").code == 0
+    assert (tmp_path / "pv.csv").read_text().splitlines()[1:] == [
+        '"\\xe9",1,1', '"a",2,0.6666666666666666', '"b",2,0.6666666666666666', '"b\'\\xe9\'",1,1']
+    assert (tmp_path / "t.csv").read_text().splitlines() == ["u,v,w", '"\\xe9","a","b"', '"a","b","b\'\\xe9\'"']
+    assert pq.read_table(tmp_path / "pv.parquet").column("vertex").to_pylist() == names
+    assert pq.read_table(tmp_path / "t.parquet").to_pydict() == {"u": names[:2], "v": names[1:3], "w": names[2:]}
+    with h5py.File(tmp_path / "pv.h5") as f:
+        assert list(f["vertex"][:]) == names
+
+
 def test_a_byte_order_mark_is_not_part_of_the_first_name(tmp_path):
     path = tmp_path / "bom.txt"
     path.write_bytes(b"\xef\xbb\xbfalice bob\nbob carol\ncarol alice\n")
