@@ -7,6 +7,7 @@ import sys
 from tcdist import __version__, compiled
 from tcdist.count.registry import kernels
 from tcdist.device.gpu import problem as gpu_device_problem
+from tcdist.ranks.comm import INSTALL_MPI4PY
 
 
 def _version(package):
@@ -33,7 +34,7 @@ def _mpi():
     try:
         from mpi4py import MPI
     except ImportError:
-        return "mpi4py not installed (pip install 'tcdist[mpi]')"
+        return f"mpi4py not installed ({INSTALL_MPI4PY})"
     return MPI.Get_library_version().replace("\x00", "").splitlines()[0].strip()
 
 

@@ -64,6 +64,12 @@ def _srun_tasks():
         return 0
 
 
+# how to install mpi4py, on a cluster (the site's MPI: the mpi extra's MPICH wheel knows neither its network nor its
+# launcher) and elsewhere (docs/install.md)
+INSTALL_MPI4PY = ("on a cluster, load the site's MPI module and build mpi4py against it: MPICC=mpicc pip install "
+                  "--no-binary=mpi4py mpi4py; on a workstation, pip install 'tcdist[mpi]'")
+
+
 def launched_by_mpi() -> bool:
     """True when an MPI launcher (mpirun, mpiexec, srun with several tasks) started this process."""
     return any(v in os.environ for v in _RANK_VARIABLES + _SIZE_VARIABLES) or _srun_tasks() > 1
@@ -103,8 +109,7 @@ def world():
     try:
         from mpi4py import MPI
     except ImportError:
-        raise TcdistError("started by an MPI launcher but mpi4py is not installed "
-                          "(pip install 'tcdist[mpi]')") from None
+        raise TcdistError(f"started by an MPI launcher but mpi4py is not installed: {INSTALL_MPI4PY}") from None
     comm = MPI.COMM_WORLD.Dup()
     if comm.size == 1 and _srun_tasks() > 1:
         raise TcdistError(f"srun started {_srun_tasks()} tasks but MPI sees each as a world of 1: this MPI was not "
