@@ -138,8 +138,12 @@ def build_graph(edges: EdgeList) -> Graph:
                        "smaller graph")
     with progress.bar(4, f"build {edges.name}", "steps") as bar:
         rowptr, col, original_id, counts = (_build if on_host else _build_on_gpu)(edges, bar)
+    warnings = list(edges.warnings)
+    if not col.size:  # an empty file, comments or self loops alone: most likely not the input meant
+        loops = counts["self_loops"]
+        warnings.append(f"{edges.name}: no edges" + (f" (only {loops:,} self loops, which are dropped)" * bool(loops)))
     return Graph(rowptr=rowptr, col=col, original_id=original_id, name=edges.name, **counts,
-                 warnings=list(edges.warnings), labels=edges.labels, degrees=degree_summary(rowptr, rowptr.size - 1))
+                 warnings=warnings, labels=edges.labels, degrees=degree_summary(rowptr, rowptr.size - 1))
 
 
 def drop_loops(src, dst):

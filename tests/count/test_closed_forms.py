@@ -1,9 +1,11 @@
 """Graphs whose triangle counts are known in closed form."""
 
+import json
 from math import comb
 
 import numpy as np
 import pytest
+from conftest import run_module
 
 import tcdist
 from tcdist.io import generate
@@ -46,18 +48,31 @@ def test_random_trees_have_no_triangles(seed):
 
 
 def test_empty_graph(tmp_path):
+    """Counted as 0, and said: an input with no edges was counted without a word."""
     empty = tmp_path / "empty.txt"
     empty.write_text("")
     comments = tmp_path / "comments.txt"
     comments.write_text("# nothing but a comment\n% and another\n\n")
-    for source in (empty, comments, (np.array([], np.int64), np.array([], np.int64))):
+    for source, name in ((empty, empty), (comments, comments), ((np.array([], np.int64), np.array([], np.int64)),
+                                                                 "edge arrays")):
         result = tcdist.count_triangles(source, backend="cpu")
-        assert (result.triangles, result.n, result.m) == (0, 0, 0)
+        assert (result.triangles, result.n, result.m, result.warnings) == (0, 0, 0, [f"{name}: no edges"])
 
 
 def test_only_self_loops_leaves_no_vertex():
     result = tcdist.count_triangles((np.array([1, 2, 2]), np.array([1, 2, 2])), backend="cpu")
     assert (result.n, result.m, result.self_loops, result.triangles) == (0, 0, 3, 0)
+    assert result.warnings == ["edge arrays: no edges (only 3 self loops, which are dropped)"]
+
+
+@pytest.mark.parametrize("text", ["", "# a comment\n", "1 1\n2 2\n"], ids=["empty", "comments", "self loops"])
+def test_a_file_of_no_edges_prints_its_count_and_warns_in_a_line(tmp_path, text):
+    path = tmp_path / "g.txt"
+    path.write_text(text)
+    result = run_module("count", path, "--backend", "cpu", "--json")
+    loops = " (only 2 self loops, which are dropped)" if "1 1" in text else ""
+    assert (result.returncode, json.loads(result.stdout)["triangles"]) == (0, 0)
+    assert result.stderr == f"tcdist: warning: {path}: no edges{loops}\n"
 
 
 @pytest.mark.slow
