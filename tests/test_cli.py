@@ -123,9 +123,13 @@ def test_json_on_a_terminal_is_only_json():
     ("er:5", "generator spec 'er:5': expected er:N:M"),
     ("rmat", "generator spec 'rmat': expected rmat:SCALE[:EDGEFACTOR]"),
     ("foo:3", "'foo:3' is no file and no generator spec (generators: rmat:SCALE[:EDGEFACTOR], er:N:M"),
-])
+    ("er:\u0665:\u0663", "generator spec 'er:\u0665:\u0663': expected er:N:M"),
+    (f"er:{'9' * 400}:5", f"generator spec 'er:{'9' * 400}:5': its numbers must be below 2^63\n"),
+    (f"complete:{'9' * 5000}", f"generator spec 'complete:{'9' * 5000}': its numbers must be below 2^63\n"),
+], ids=["letters", "one number", "no number", "no generator", "arabic-indic digits", "400 digits", "5000 digits"])
 def test_a_bad_generator_spec_names_the_valid_forms(cli, spec, message):
-    """These were 'no such file'."""
+    """These were 'no such file'; Arabic-Indic digits were read as numbers (\\d and int() read any
+    script's), and 400 digits ended in an OverflowError's traceback."""
     result = cli("count", spec)
     assert result.code == 2 and result.err.startswith(f"tcdist: error: {message}")
 

@@ -233,7 +233,7 @@ GENERATORS = {
     "complete": (complete, "complete:N", "K_N, C(N,3) triangles"),
     "tripartite": (tripartite, "tripartite:A:B:C", "K_{A,B,C}, A*B*C triangles"),
 }
-_SPEC = re.compile(r"([a-z]+)((?::\d+)+)")
+_SPEC = re.compile(r"([a-z]+)((?::[0-9]+)+)")  # ASCII digits: \d and int() take any script's (٤ for 4)
 _SPEC_LIKE = re.compile(r"([a-z]+)(:[^/]*)?")
 
 
@@ -257,9 +257,15 @@ def _edges_of_spec(kind, args):
 
 
 def _parsed(spec: str):
-    """(generator name, its integer arguments) of a spec's form, or None."""
+    """(generator name, its integer arguments) of a spec's form, or None; a number past int64 is refused."""
     match = _SPEC.fullmatch(spec)
-    return (match.group(1), [int(x) for x in match.group(2)[1:].split(":")]) if match else None
+    if not match:
+        return None
+    numbers = match.group(2)[1:].split(":")
+    # ids and edge counts are int64 (and int() reads no more than 4,300 digits)
+    if any(len(x.lstrip("0")) > 19 or int(x) >= 2**63 for x in numbers):
+        raise TcdistError(f"generator spec '{spec}': its numbers must be below 2^63")
+    return match.group(1), [int(x) for x in numbers]
 
 
 def permuted(spec: str) -> int:
