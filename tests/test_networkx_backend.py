@@ -112,12 +112,31 @@ def test_the_count_is_tcdist_s():
     lambda: nx.clustering(nx.complete_graph(4, nx.DiGraph), backend="tcdist"),
     lambda: nx.clustering(nx.complete_graph(4), weight="weight", backend="tcdist"),
     lambda: nx.average_clustering(nx.complete_graph(4), weight="weight", backend="tcdist"),
-    lambda: nx.transitivity(nx.complete_graph(4, nx.MultiGraph), backend="tcdist"),
-    lambda: nx.triangles(nx.complete_graph(4, nx.MultiGraph), 0, backend="tcdist"),
-], ids=["directed", "weighted", "weighted average", "multigraph transitivity", "multigraph node"])
+], ids=["directed", "weighted", "weighted average"])
 def test_what_tcdist_declines_is_networkx_s_to_run(call):
     with pytest.raises(NotImplementedError, match="not implemented by 'tcdist' backend for the given arguments"):
         call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda G, **backend: nx.transitivity(G, **backend),
+    lambda G, **backend: nx.triangles(G, 0, **backend),
+    lambda G, **backend: nx.triangles(G, [0, 1], **backend),
+    lambda G, **backend: nx.clustering(G, **backend),
+    lambda G, **backend: nx.average_clustering(G, **backend),
+    lambda G, **backend: nx.clustering(G.to_directed(), **backend),
+    lambda G, **backend: nx.clustering(G, weight="weight", **backend),
+], ids=["transitivity", "triangles of a node", "triangles of nodes", "clustering", "average clustering",
+        "directed clustering", "weighted clustering"])
+def test_what_networkx_refuses_of_a_multigraph_tcdist_refuses_with_networkx_s_exception(call):
+    """A multigraph's call that networkx refuses raised the backend's NotImplementedError, not
+    networkx's own NetworkXNotImplemented, as docs/networkx.md says."""
+    G = nx.complete_graph(4, nx.MultiGraph)
+    with pytest.raises(nx.NetworkXNotImplemented) as own:
+        call(G)
+    with pytest.raises(nx.NetworkXNotImplemented) as tcdist:
+        call(G, backend="tcdist")
+    assert str(tcdist.value) == str(own.value) == "not implemented for multigraph type"
 
 
 def test_what_tcdist_declines_raises_even_with_fallback_to_networkx(monkeypatch):

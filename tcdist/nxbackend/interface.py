@@ -1,9 +1,12 @@
 """The object networkx loads as the "tcdist" backend (the ``networkx.backends`` entry point): the
 conversions, can_run (what tcdist declines: networkx runs it itself where it chose the backend,
-and raises NotImplementedError where backend="tcdist" was asked for) and should_run (what
+and raises NotImplementedError where backend="tcdist" was asked for; what networkx refuses, refused
+with networkx's exception) and should_run (what
 networkx does faster when it may choose), and the functions info.py lists."""
 
 import inspect
+
+import networkx as nx
 
 from tcdist.nxbackend import algorithms
 from tcdist.nxbackend.graph import TcdistGraph, from_networkx, to_networkx
@@ -32,17 +35,18 @@ def _arguments(name, args, kwargs) -> dict | str:
 
 
 def can_run(name, args, kwargs):
-    """True, or why tcdist leaves this call to networkx (whose definitions differ, or who refuses it)."""
+    """True, or why tcdist leaves this call to networkx (whose definitions differ); a call networkx
+    refuses (a multigraph's clustering) raises networkx's own exception, as networkx would."""
     arguments = _arguments(name, args, kwargs)
     if isinstance(arguments, str):
         return arguments
     G = arguments["G"]
+    if G.is_multigraph() and name != "all_triangles" and not (name == "triangles" and arguments.get("nodes") is None):
+        raise nx.NetworkXNotImplemented("not implemented for multigraph type")  # directed or weighted alike
     if G.is_directed():
         return "directed graphs: tcdist counts undirected triangles"
     if arguments.get("weight") is not None:
         return "weighted clustering: tcdist counts unweighted triangles"
-    if G.is_multigraph() and name != "all_triangles" and not (name == "triangles" and arguments.get("nodes") is None):
-        return "multigraphs: networkx refuses them here"
     return True
 
 
