@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-OPTIONS = ("backend", "kernel", "threads", "parts", "scheme", "prune", "seed", "store", "schedule", "resume",
+OPTIONS = ("backend", "kernel", "threads", "parts", "scheme", "prune", "seed", "store", "schedule", "read", "resume",
            "per_vertex", "per_edge", "gpu_memory_limit", "host_memory_limit", "force", "json_file", "output", "labels",
            "ranks_per_gpu")
 _NAMED = re.compile(r"\{(" + "|".join((*OPTIONS, "count_labels")) + r")\}")  # count_labels: the count's {labels}

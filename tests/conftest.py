@@ -143,6 +143,32 @@ def edited_h5(path):
     write_seal(path, seal["format"], seal["version"])
 
 
+def bgzf(data: bytes, block: int = 65280) -> bytes:
+    """BGZF as bgzip writes it (written here from its specification, SAM v1 section 4.1): members of
+    at most 64 KiB, each with its size in a 'BC' extra field, then the empty member that ends it."""
+    import struct
+    import zlib
+
+    out = []
+    for i in range(0, len(data), block):
+        piece = data[i : i + block]
+        deflate = zlib.compressobj(6, zlib.DEFLATED, -15)
+        body = deflate.compress(piece) + deflate.flush()
+        out.append(b"\x1f\x8b\x08\x04\0\0\0\0\0\xff\x06\x00BC\x02\x00" + struct.pack("<H", 18 + len(body) + 8 - 1)
+                   + body + struct.pack("<II", zlib.crc32(piece), len(piece)))
+    return b"".join(out) + bytes.fromhex("1f8b08040000000000ff0600424302001b0003000000000000000000")
+
+
+def gzip_of(data: bytes, kinds: tuple, block: int = 65280) -> bytes:
+    """data's lines cut into len(kinds) pieces, each compressed as its kind says ('bgzf': bgzf(),
+    'gzip': one plain gzip member), end to end: a file made by `cat a.bgz b.gz ...`."""
+    import gzip
+
+    cuts = [0, *(data.rindex(b"\n", 0, len(data) * k // len(kinds)) + 1 for k in range(1, len(kinds))), len(data)]
+    return b"".join(bgzf(data[a:b], block) if kind == "bgzf" else gzip.compress(data[a:b])
+                    for kind, a, b in zip(kinds, cuts, cuts[1:]))
+
+
 def run_module(*args, **kwargs):
     """Run ``python -m tcdist ARGS`` in a child process (for exit status and no-traceback checks)."""
     kwargs.setdefault("timeout", 300)

@@ -5,6 +5,13 @@ members: rank k inflates the members from the first one at or after k/R of the f
 header's), owns the lines that start after a line end inside what they hold (rank 0: from the
 data's start) and inflates on into the next rank's members only to finish its last line.
 
+A file whose members are not all BGZF (a plain gzip member appended: cat a.bgz b.gz) cannot be
+cut. Given the communicator, the ranks tell each other whether one met such a member and where
+their walks of the members began and ended: where one did, or the walks do not join up (a rank's
+cut may skip the BGZF members just before a plain one, which no rank then reads), every rank
+reads the file as a single stream, as one process reads it. Without it, every rank walks the
+members' headers first, and cuts the file only where all are BGZF.
+
 A single gzip stream (or members that do not say their size) cannot be cut: its data is known
 only once all before it is inflated. Rank k parses the blocks of lines k, k+R, ..., so the ranks
 together parse each line once. Given the ranks' communicator, the first rank of each host
@@ -31,6 +38,11 @@ CHAIN = 4  # members a candidate's sizes must lead through (or to the file's end
 SCAN_BYTES = 4 << 10  # read at a time while looking for a member start (a member is at most 64 KiB)
 PIECE_BYTES = 4 << 20  # inflated at a time
 LF, CR = 10, 13
+
+
+class NotBgzf(Exception):
+    """A member that is not BGZF: the file cannot be cut at its members (not an OSError: that is
+    corrupt gzip data, InputError's business)."""
 
 
 def is_bgzf(head: bytes) -> bool:
@@ -80,7 +92,7 @@ def _first_member_from(f, data_start: int, size: int) -> tuple[int, int]:
         f.seek(at)
         head = f.read(BGZF_HEAD)
         if not is_bgzf(head):
-            raise InputError(f.name, "truncated or corrupt gzip data")
+            raise NotBgzf
         at += _member_size(head)
         f.seek(at - 4)
         inflated += int.from_bytes(f.read(4), "little")  # the member's ISIZE
@@ -117,19 +129,22 @@ def _pread(f, at: int, size: int) -> bytes:
     return f.read(size)
 
 
-def members(f, lo: int, span_end: int, size: int, read: list):
+def members(f, lo: int, span_end: int, size: int, taken: dict):
     """(inflated data, whether it is the span's) of the members from offset lo: each member that
     starts before span_end whole, then the next ones a little at a time (read as far as taken).
-    Bytes read are added to read[0]."""
+    Bytes read are added to taken['bytes']; taken['past_span']: the first member start at or past
+    span_end (or the file's end) that the walk reaches."""
     at = lo
     while at < size:
+        if at >= span_end:
+            taken.setdefault("past_span", at)
         head = _pread(f, at, BGZF_HEAD)
         if not is_bgzf(head):
-            raise OSError("not a BGZF member")  # (reported as corrupt gzip data)
+            raise NotBgzf
         end = at + _member_size(head)
         if at < span_end:
             member = _pread(f, at, end - at)
-            read[0] += len(member)
+            taken["bytes"] += len(member)
             yield np.frombuffer(isal_zlib.decompress(member, wbits=31), np.uint8), True
         else:
             inflate = isal_zlib.decompressobj(wbits=31)
@@ -137,9 +152,10 @@ def members(f, lo: int, span_end: int, size: int, read: list):
                 chunk = _pread(f, at, min(SCAN_BYTES, end - at))
                 if not chunk:
                     raise EOFError("a member cut short")
-                read[0], at = read[0] + len(chunk), at + len(chunk)
+                taken["bytes"], at = taken["bytes"] + len(chunk), at + len(chunk)
                 yield np.frombuffer(inflate.decompress(chunk), np.uint8), False
         at = end
+    taken.setdefault("past_span", at)
 
 
 def owned(pieces, begin: int | None, found: dict):
@@ -174,6 +190,8 @@ def owned(pieces, begin: int | None, found: dict):
 
 
 def _bgzf_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None):
+    """((rules, src, dst, bytes read) of rank's share, (the first member it read, the first member
+    start past its span its walk reached)); NotBgzf where it met a member that is not BGZF."""
     rules = byte_ranges.rules_of(path, fmt)
     start, first_line, read = byte_ranges.data_start(path, rules, check_binary=rank == 0)
     size = os.path.getsize(path)
@@ -184,9 +202,9 @@ def _bgzf_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None):
         if rank:
             lo, scanned = member_at_or_after(f, lo, size)
             looked += scanned
-        taken, found = [0], {}
+        taken, found = {"bytes": 0}, {}
         region = owned(members(f, lo, hi, size, taken), start if rank == 0 else None, found)
-        stream = _Stream(region, lambda: taken[0])
+        stream = _Stream(region, lambda: taken["bytes"])
         engine = text.engine_for(0, gpu_room)
         try:
             engine = text.parse_blocks(path, text.read_ahead(stream, stream, path, engine.allocate, start=max(lo, 1)),
@@ -194,12 +212,12 @@ def _bgzf_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None):
         except InputError as bad:
             if bad.line is None or rank == 0:
                 raise
-            before = itertools.chain((piece for piece, _ in members(f, 0, lo, lo, [0])),
-                                     byte_ranges.first_bytes((piece for piece, _ in members(f, lo, size, size, [0])),
-                                                             found["q1"]))
+            before = itertools.chain((piece for piece, _ in members(f, 0, lo, lo, {"bytes": 0})),
+                                     byte_ranges.first_bytes((piece for piece, _ in
+                                                              members(f, lo, size, size, {"bytes": 0})), found["q1"]))
             raise InputError(path, bad.problem, bad.line + byte_ranges.count_line_ends(before)) from None
     src, dst = engine.pairs()
-    return rules, src, dst, read + looked + taken[0]
+    return (rules, src, dst, read + looked + taken["bytes"]), (lo, taken["past_span"])
 
 
 def _stream_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None):
@@ -335,9 +353,44 @@ def read_pairs(path, fmt: str, rank: int, ranks: int, gpu_room: int | None, comm
     Market file ('edgelist' or 'mtx'). comm: the ranks' communicator, with which a single stream is
     inflated once per host."""
     with open(path, "rb") as f:
-        head = f.read(BGZF_HEAD)
-    if is_bgzf(head) and ranks > 1:
-        return _bgzf_share(path, fmt, rank, ranks, gpu_room)
+        cut = ranks > 1 and is_bgzf(f.read(BGZF_HEAD)) and (comm is not None or _all_bgzf(f))
+    if cut:
+        share = _cut_share(path, fmt, rank, ranks, gpu_room, comm)
+        if share is not None:
+            return share
     if comm is not None and ranks > 1:
         return _node_stream_share(path, fmt, comm, gpu_room)
     return _stream_share(path, fmt, rank, ranks, gpu_room)
+
+
+def _all_bgzf(f) -> bool:
+    """Whether every member of the open file is BGZF: their headers walked from its start."""
+    at, size = 0, os.fstat(f.fileno()).st_size
+    while at < size:
+        head = _pread(f, at, BGZF_HEAD)
+        if not is_bgzf(head):
+            return False
+        at += _member_size(head)
+    return True
+
+
+def _cut_share(path, fmt: str, rank: int, ranks: int, gpu_room: int | None, comm):
+    """Rank's share of a BGZF file cut at its members (read_pairs's), or None on every rank where
+    its members are not all BGZF. Given comm, the ranks tell each other what they walked: each
+    rank's members are BGZF from its first to the first past its span, and where each of those
+    is the next rank's first (the last rank's: the file's end), the walks together are every
+    member from the file's start."""
+    failed = share = walked = None
+    try:
+        share, walked = _bgzf_share(path, fmt, rank, ranks, gpu_room)
+    except NotBgzf:
+        pass
+    except Exception as e:  # raised once the others know whether to read the file as one stream
+        failed, walked = e, False
+    every = comm.allgather(walked) if comm is not None else [walked]
+    joined = all(a[1] == b[0] for a, b in zip(every, every[1:]) if a and b)  # (a failed rank's: unknown)
+    if None in every or not joined:
+        return None
+    if failed is not None:
+        raise failed
+    return share

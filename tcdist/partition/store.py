@@ -229,6 +229,7 @@ class Store:
         stored = plain(f.attrs.get("digest", ""))
         if stored != _root_digest(self.header, part_digests, root_checksums):
             raise InputError(self.path, "the store header does not match its digest (corrupt or altered attributes)")
+        self.digest = stored  # (covers every part: the same digest, the same store)
 
     def __enter__(self):
         return self

@@ -40,6 +40,7 @@ from tcdist.io import detect_format
 from tcdist.io.generators import is_spec
 from tcdist.io.shares import read_share
 from tcdist.io.text import is_gzip, is_stream
+from tcdist.ranks import agree
 from tcdist.ranks import nccl as nccl_link
 from tcdist.ranks.comm import is_serial, node_local, sum_to_root
 from tcdist.ranks.exchange import alltoallv
@@ -57,7 +58,7 @@ def ingests(comm, source, config, on_gpu: bool) -> bool:
     memory limit: its rows are then the graph, held once), config.read (auto: CPU ranks on several
     hosts; on GPU ranks a text or Matrix Market file, which they parse for rank 0 to build; any
     source under a host memory limit), a file or a generator spec, and nothing asked for that one
-    reader must serve."""
+    reader must serve. Raises, on every rank, where ranks would read copies of a file that differ."""
     limited = config.host_memory_limit is not None
     parse_only = config.read == "auto" and on_gpu and not limited  # (generating and building: rank 0 alone)
     if config.read == "root":
@@ -71,11 +72,13 @@ def ingests(comm, source, config, on_gpu: bool) -> bool:
         return False
     path = os.fspath(source)
     # what each rank sees, told to all (hosts with no shared file system: rank 0 reads)
-    seen = comm.allgather((os.path.exists(path), os.path.isfile(path) and os.access(path, os.R_OK)))
+    readable = os.path.isfile(path) and os.access(path, os.R_OK)
+    seen = comm.allgather((os.path.exists(path), agree.copy_of(path) if readable else None))
     if not any(exists for exists, _ in seen):
         return is_spec(path) and not parse_only  # (a name that is neither: rank 0's read says what is wrong)
-    if is_stream(path) or not all(readable for _, readable in seen):
+    if is_stream(path) or not all(copy for _, copy in seen):
         return False
+    agree.same_copies([copy for _, copy in seen])  # before any rank reads its copy, or decides by it how to
     if parse_only:
         return _plain_text(path)
     store = open_store_source(path)

@@ -40,7 +40,7 @@ from tcdist.partition.host import PartBuilder, iter_parts_host
 from tcdist.partition.journal import Journal
 from tcdist.partition.part import Part
 from tcdist.partition.store import Store
-from tcdist.ranks import per_gpu, replicate
+from tcdist.ranks import agree, per_gpu, replicate
 from tcdist.ranks.comm import is_serial, node_local, on_my_node, sum_to_root, sum_uint64
 from tcdist.ranks.gather import open_gather
 from tcdist.ranks.guard import collective, independently
@@ -62,6 +62,7 @@ def count(comm, source, config: CountConfig, *, debug: bool = False) -> Triangle
     start = time.perf_counter()
     if is_serial(comm):
         return _count(comm, source, config, start, 0, 0, debug)
+    agree.same_options(comm, source, config)  # (before any step whose path the options choose)
     local_rank, _ = node_local(comm)
     seated = collective(comm, lambda: per_gpu.seat(config.backend, local_rank), debug=debug)
     counting, counted_by = per_gpu.counting(comm, seated, config.ranks_per_gpu)
@@ -393,6 +394,8 @@ def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, i
 
     journal = Journal(prepared.store, prepared.journal, prepared.header["parts"]) if prepared.journal else None
     try:
+        if store is not None and not is_serial(comm):  # each rank opened the store at rank 0's path on its own host
+            agree.same_stores(comm, prepared.store, store.digest)
         mine, expected = _my_parts(comm, config, prepared)
         dynamic = isinstance(mine, DynamicQueue)
         if isinstance(in_memory, _OwnParts) and not dynamic:

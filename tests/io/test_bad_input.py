@@ -8,7 +8,7 @@ import subprocess
 import h5py
 import numpy as np
 import pytest
-from conftest import count_read_once, edited_h5, run_module
+from conftest import bgzf, count_read_once, edited_h5, run_module
 
 from tcdist.errors import TcdistError
 
@@ -87,29 +87,13 @@ def test_a_gzip_file_shorter_than_its_end_check_is_read(tmp_path, cli, inflater)
     assert result.code == 0 and json.loads(result.out)["m"] == 1
 
 
-def _bgzf(data: bytes) -> bytes:
-    """BGZF (bgzip, htslib): members of at most 64 KiB, each naming its size in a 'BC' extra field,
-    and an empty one last."""
-    import struct
-    import zlib
-
-    def member(piece):
-        packer = zlib.compressobj(6, zlib.DEFLATED, -15)
-        body = packer.compress(piece) + packer.flush()
-        head = b"\x1f\x8b\x08\x04\x00\x00\x00\x00\x00\xff\x06\x00BC\x02\x00"
-        return head + struct.pack("<H", len(head) + 2 + len(body) + 8 - 1) + body + \
-            struct.pack("<II", zlib.crc32(piece), len(piece))
-
-    return b"".join(member(data[i : i + 60000]) for i in range(0, len(data), 60000)) + member(b"")
-
-
 @pytest.mark.parametrize("kind", ["gzip members", "BGZF"])
 def test_gzip_of_several_members_is_read_whole_and_refused_cut(tmp_path, cli, inflater, kind):
     """Its last trailer counts only the last member's bytes: not a file cut short (BGZF's last
     member is empty); cut, it is refused."""
     path = tmp_path / "members.txt.gz"
     third = len(PATH_GRAPH) // 3
-    data = _bgzf(PATH_GRAPH) if kind == "BGZF" else \
+    data = bgzf(PATH_GRAPH) if kind == "BGZF" else \
         b"".join(gzip.compress(PATH_GRAPH[a:b]) for a, b in ((0, third), (third, None)))
     assert gzip.decompress(data) == PATH_GRAPH
     path.write_bytes(data)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import gzip_of
 from mpi_launch import launcher, makes_cliques
 
 import tcdist
@@ -72,6 +73,17 @@ def test_a_gzip_stream_is_inflated_once_per_host_and_its_blocks_shared_out(tmp_p
     hosts = cliques or 1
     assert sorted(found["read_bytes"]) == [0] * (4 - hosts) + [path.stat().st_size] * hosts  # one reader a host
     assert min(found["edges"]) > 0  # every rank parsed blocks of its own
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 4])
+@pytest.mark.parametrize("kinds", [("bgzf", "gzip"), ("bgzf", "gzip", "bgzf")])
+def test_bgzf_with_plain_gzip_members_is_read_as_one_process_reads_it(tmp_path, kinds, ranks):
+    """The ranks that cut it at its members learn together that one met a plain gzip member, and
+    all read it as one stream (before: refused as truncated or corrupt gzip data)."""
+    path = tmp_path / "g.txt.gz"
+    path.write_bytes(gzip_of(text_file(tmp_path, 20_000).read_bytes(), kinds, block=4000))
+    found = shares_run(ranks, path)
+    assert found["same"] and found["warnings_same"] and found["errors"] == [None] * ranks
 
 
 @pytest.mark.parametrize("cliques", [None, 2])
