@@ -8,11 +8,13 @@ import time
 
 import numpy as np
 
+from tcdist import compiled, warm
 from tcdist.budget import estimate, model
 from tcdist.budget.sizes import parse_size
 from tcdist.config import DEFAULT_PRUNE, DEFAULT_SCHEME, CountConfig, OptionValueError, check_partitioning
 from tcdist.device import resolve
 from tcdist.errors import OptionError, TcdistError, ids_kept_as_integers
+from tcdist.graph import check
 from tcdist.io.write import check_outputs, output_kind, output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.journal import lock_store
@@ -28,6 +30,8 @@ from tcdist.source import (
     load_graph,
     open_store_source,
 )
+
+compiled.when_loaded.append(warm.start_in_background)  # a first run's compiling, the rest begun on idle cores
 
 __all__ = ["count_triangles", "load_graph", "partition", "convert", "write_generated", "open_store_source",
            "TriangleCount", "Timings", "embedded_path", "EMBEDDED_NAME", "EMBEDDED_TRIANGLES"]
@@ -63,9 +67,9 @@ def partition(source: Source = None, *, parts: int, scheme: str = DEFAULT_SCHEME
         held = lock_store(output) if output is not None else None  # a count journalling in it is not written over
         try:
             replace = force or _same_graph_store(output, graph)
-            t0 = time.perf_counter()
+            began = Timings.clock()
             result = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=seed, lazy=output is not None)
-            timings.partition += time.perf_counter() - t0
+            timings.add("partition", began)
             if output is not None:
                 write_store(result, output, replace=replace, timings=timings)
         finally:
@@ -169,30 +173,18 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
 def warm_up(backend: str = "auto") -> dict:
     """Compile every kernel tcdist may run on this host into the caches (caches.py), so that later
     runs, and every process sharing those caches (the ranks of a host, the nodes of a cluster on a
-    shared folder), compile nothing: the CPU's Numba functions (a small text graph read, built,
-    partitioned and counted by every CPU kernel, per vertex and per edge too), and where a GPU is usable (backend
-    'auto' or 'gpu'), every CUDA kernel instance and the passes of a build. Returns the seconds
-    taken, the kernel instances and where the caches it filled are."""
-    import tempfile
-
+    shared folder), compile nothing: the CPU's Numba functions (every command, on a small graph and
+    on one past the compiled passes' thresholds, in processes side by side: tcdist/warm.py), and
+    where a GPU is usable (backend 'auto' or 'gpu'), every CUDA kernel instance and the passes of a
+    build. Returns the seconds taken, the kernel instances and where the caches it filled are."""
     from tcdist import caches
-    from tcdist.count.registry import of_backend
     from tcdist.device import gpu
-    from tcdist.partition import assign
-    from tcdist.partition.host import iter_parts_host
 
     config = CountConfig(backend=backend)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "clique.txt")
-        with open(path, "w") as f:
-            f.writelines(f"{u}\t{v}\n" for u in range(12) for v in range(u + 1, 12))
-        for kernel in of_backend("cpu"):
-            count_triangles(path, backend="cpu", kernel=kernel)
-        count_triangles(path, backend="cpu", parts=2, per_vertex=True, per_edge=True)  # parts eight a word (lanes.py)
-        clique = load_graph(path)
-        list(iter_parts_host(clique, assign(clique, DEFAULT_SCHEME, 2, 0), 2))  # the ranks' own parts, and over 64
-    estimate.prebuild()  # --parts auto's model of a part
+    warm.warm_up_cpu()
+    check.prebuild()  # both column types, the second of which only graphs of 2^31 vertices give
+    estimate.prebuild()
     problem = gpu.problem() if config.backend != "cpu" else "not asked for"
     if problem and config.backend == "gpu":
         raise TcdistError(f"cannot warm up the GPU: {problem}")

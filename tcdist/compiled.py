@@ -13,6 +13,8 @@ Numba keeps tcdist's compiled functions in caches.numba_folder(), through a cach
 tcdist's own that only tcdist's modules use: Numba's default puts them beside the installed
 package, and setting NUMBA_CACHE_DIR would move every other library's cache in the process too.
 A process that has compiled for a second says why it waits, once, on a terminal (progress.note).
+Each thread's seconds of loading Numba and compiling are kept (`spent`), so that a step that
+compiled reports them as compiling, not as its own work (results.Timings.add).
 """
 
 import os
@@ -26,7 +28,9 @@ NOTICE_AFTER = 1.0  # seconds of compiling after which a terminal is told why th
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 _numba = None  # the module, once loaded
-load_seconds = 0.0  # what loading it took: a run's compiling, not the step's that first called compiled code
+load_seconds = 0.0  # what loading it took
+_spent = threading.local()  # .seconds: this thread's loading of Numba and compiling
+when_loaded = []  # called once Numba is loaded (tcdist.warm's background warm-up)
 _declared = []  # every Compiled made before then
 _lock = threading.RLock()
 _wish = threading.local()  # .threads: this thread's count, .pending: not yet given to Numba
@@ -98,6 +102,16 @@ def set_threads(count: int) -> None:
         _wish.threads, _wish.pending = count, True
 
 
+def spent() -> float:
+    """Seconds this thread has spent loading Numba and compiling (a function's load from the cache
+    aside): what a step that called compiled code waited for that was not its own work."""
+    return getattr(_spent, "seconds", 0.0)
+
+
+def _add_spent(seconds: float) -> None:
+    _spent.seconds = spent() + seconds
+
+
 def is_loaded() -> bool:
     """Whether Numba is loaded (a compiled function has been called)."""
     return _numba is not None
@@ -111,8 +125,10 @@ def loaded():
 
 def _ready() -> None:
     global _numba, load_seconds
+    loading = False
     with _lock:
         if _numba is None:
+            loading = True
             started = time.perf_counter()
             import numba
             from numba.extending import typeof_impl
@@ -125,6 +141,10 @@ def _ready() -> None:
             for compiled in _declared:
                 _make(compiled)
             load_seconds = time.perf_counter() - started
+            _add_spent(load_seconds)
+    if loading:
+        for call in when_loaded:
+            call()
     if getattr(_wish, "pending", False):
         _wish.pending = False
         _numba.set_num_threads(min(_wish.threads, _numba.config.NUMBA_NUM_THREADS))
@@ -180,31 +200,40 @@ def _tell_a_terminal_when_compiling_is_long() -> None:
 
 
 class _CompileNotice:
-    """Once compiling has taken NOTICE_AFTER seconds in this process, the terminal is told, once,
-    what it waits for (a timer fires while a long compile is still under way)."""
+    """Each thread's compiling added to its spent(); once compiling has taken NOTICE_AFTER seconds in
+    this process, the terminal is told, once, what it waits for (a timer fires while a long compile
+    is still under way)."""
 
     def __init__(self):
-        self.spent = 0.0  # seconds of compiling before the one under way
+        self.spent = 0.0  # seconds of compiling before the ones under way
         self.said = False
-        self._depth = threading.local()  # a compile's callees compile inside it
-        self._began, self._timer = 0.0, None
+        self._thread = threading.local()  # .depth: a compile's callees compile inside it; .began
+        self._timer, self._guard = None, threading.Lock()
 
     def started(self) -> None:
-        self._depth.value = getattr(self._depth, "value", 0) + 1
-        if self._depth.value == 1 and not self.said:  # Numba compiles one function at a time (its lock)
-            if self.spent >= NOTICE_AFTER:
-                self.say()
-                return
-            self._began = time.perf_counter()
-            self._timer = threading.Timer(NOTICE_AFTER - self.spent, self.say)
-            self._timer.daemon = True
-            self._timer.start()
+        self._thread.depth = getattr(self._thread, "depth", 0) + 1
+        if self._thread.depth == 1:
+            self._thread.began = time.perf_counter()
+            with self._guard:
+                if self.said or self._timer is not None:
+                    return
+                if self.spent >= NOTICE_AFTER:
+                    self.say()
+                    return
+                self._timer = threading.Timer(NOTICE_AFTER - self.spent, self.say)
+                self._timer.daemon = True
+                self._timer.start()
 
     def ended(self) -> None:
-        self._depth.value -= 1
-        if self._depth.value == 0 and self._timer is not None:
-            self._timer.cancel()
-            self.spent += time.perf_counter() - self._began
+        self._thread.depth -= 1
+        if self._thread.depth == 0:
+            took = time.perf_counter() - self._thread.began
+            _add_spent(took)
+            with self._guard:
+                self.spent += took
+                if self._timer is not None:
+                    self._timer.cancel()
+                    self._timer = None
 
     def say(self) -> None:
         if not self.said:

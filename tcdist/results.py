@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 
+from tcdist import compiled
+
 _NOT_STAGES = ("other", "total", "compile_overlapped", "read_overlapped", "partition_overlapped",
                "transfer_overlapped")
 
@@ -39,6 +41,22 @@ class Timings:
     read_overlapped: float = 0.0  # not a stage: reading parts while others were counted (hidden)
     partition_overlapped: float = 0.0  # not a stage: building parts while others were counted (hidden)
     transfer_overlapped: float = 0.0  # not a stage: copying parts while others were counted (hidden)
+
+    @staticmethod
+    def clock() -> tuple[float, float]:
+        """A step's start, for add: now, and this thread's compiling so far."""
+        return time.perf_counter(), compiled.spent()
+
+    def add(self, stage: str, since: tuple[float, float]) -> float:
+        """Add to stage the seconds since clock() gave since, less this thread's loading of Numba and
+        compiling meanwhile, which go to compile: a first run's compiling is never a step's work.
+        Returns the stage's seconds."""
+        began, spent = since
+        compiling = compiled.spent() - spent
+        seconds = max(time.perf_counter() - began - compiling, 0.0)
+        setattr(self, stage, getattr(self, stage) + seconds)
+        self.compile += compiling
+        return seconds
 
     def finish(self, started: float) -> Timings:
         """Close the run begun at perf_counter() == started: total is the wall time since, and
@@ -99,6 +117,7 @@ class PartResult:
     slices: int = 1           # pieces it was counted in (a part too large for the device: partition/slices.py)
     launched_at: float = 0.0  # when its first kernel was launched (seconds since the epoch: comparable across ranks)
     built: bool = False       # made when due (by LSTC's partitioner), not read from a store
+    compile: float = 0.0      # of the waits and the count, the compiling (a first run's) they waited for
 
     @property
     def timings(self) -> Timings:
@@ -108,7 +127,7 @@ class PartResult:
         else:
             waited = {"store_read": self.store_read, "read_overlapped": self.read_overlapped}
         return Timings(**waited, transfer=self.transfer, prepare=self.prepare, count=self.count,
-                       transfer_overlapped=self.transfer_overlapped)
+                       transfer_overlapped=self.transfer_overlapped, compile=self.compile)
 
     def joined(self, other: PartResult) -> PartResult:
         """This result with another slice of the same part added: counts and seconds add up."""
@@ -118,6 +137,7 @@ class PartResult:
                        read_overlapped=self.read_overlapped + other.read_overlapped,
                        transfer_overlapped=self.transfer_overlapped + other.transfer_overlapped,
                        prepare=self.prepare + other.prepare, slices=self.slices + other.slices,
+                       compile=self.compile + other.compile,
                        kernel=", ".join(kernels + [other.kernel] * (other.kernel not in kernels)))
 
     def to_dict(self) -> dict:

@@ -9,7 +9,7 @@ from importlib import resources
 
 import numpy as np
 
-from tcdist import compiled, io
+from tcdist import io
 from tcdist.budget import host as memory
 from tcdist.budget import model
 from tcdist.device.core import Device
@@ -55,14 +55,6 @@ def _upload_edges(edges, timings, room: int):
     return edges
 
 
-def _numba_started(timings: Timings, loading: float) -> float:
-    """The seconds of Numba's start within a step begun where compiled.load_seconds was loading (the
-    step's first compiled call loads it): added to compiling, returned for the step to leave out."""
-    started = compiled.load_seconds - loading
-    timings.compile += started
-    return started
-
-
 def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None = None,
                device: Device | str = "cpu", labels: bool = False) -> Graph:
     """The cleaned, oriented Graph of a source.
@@ -81,7 +73,7 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     """
     on_gpu = device.is_gpu if isinstance(device, Device) else device == "gpu"
     timings = Timings() if timings is None else timings
-    t0, loading = time.perf_counter(), compiled.load_seconds
+    began = Timings.clock()
     generated = isinstance(source, (str, os.PathLike)) and io.is_spec(source) and not os.path.exists(source)
     if labels and (generated or not isinstance(source, (str, os.PathLike))):
         raise OptionError("{labels} reads text edge lists whose ids are names; give the path of one (other sources "
@@ -104,14 +96,14 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     else:
         loaded = edges_of(source)
     if generated and not isinstance(loaded, Graph):  # (a graph built from pieces has timed its steps)
-        timings.generate += time.perf_counter() - t0 - _numba_started(timings, loading)
+        timings.add("generate", began)
     elif not generated:
-        timings.read += time.perf_counter() - t0 - _numba_started(timings, loading)
+        timings.add("read", began)
     if isinstance(loaded, Graph):
         return loaded
     if on_gpu:
         loaded = _upload_edges(loaded, timings, _gpu_room(device))
-    t1, loading = time.perf_counter(), compiled.load_seconds
+    began = Timings.clock()
     try:
         graph = _edges_in_ranges(loaded, _gpu_room(device)) if on_gpu and isinstance(loaded.src, np.ndarray) else None
         if graph is None:
@@ -126,7 +118,7 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
         loaded.src, loaded.dst = loaded.src.get(), loaded.dst.get()
         cupy.get_default_memory_pool().free_all_blocks()
         graph = build_graph(loaded)
-    timings.build += time.perf_counter() - t1 - _numba_started(timings, loading)
+    timings.add("build", began)
     return graph
 
 
@@ -233,24 +225,26 @@ def _ranges_plan(room: int, span: int, m: int, name: str, permuted: int = 0) -> 
 
 
 def _timed(build, pieces, xp, timings: Timings):
-    """build(pieces), the drawing of the pieces timed as generate and the rest as build."""
-    drawn = [0.0]
+    """build(pieces), the drawing of the pieces timed as generate and the rest as build (compiling
+    as compile)."""
+    drawing = Timings()
 
     def timed():
         while True:
-            t0 = time.perf_counter()
+            began = Timings.clock()
             piece = next(pieces, None)
             if xp is not np:
                 xp.cuda.get_current_stream().synchronize()  # its draws are done when it is timed (the copies go on)
-            drawn[0] += time.perf_counter() - t0
+            drawing.add("generate", began)
             if piece is None:
                 return
             yield piece
 
-    t0 = time.perf_counter()
+    began = Timings.clock()
     graph = build(timed())
-    timings.generate += drawn[0]
-    timings.build += time.perf_counter() - t0 - drawn[0]
+    timings.add("build", began)  # the drawing's compiling (this thread's) among it
+    timings.build -= drawing.generate
+    timings.generate += drawing.generate
     return graph
 
 
@@ -264,9 +258,14 @@ def builds(source: Source) -> bool:
     return True
 
 
+def is_store(source: Source) -> bool:
+    """Whether source is the path of a partition store."""
+    if not isinstance(source, (str, os.PathLike)) or not os.path.isfile(source) or not os.access(source, os.R_OK):
+        return False  # not a readable file: reading it as a graph says why, in one line
+    found = read_seal(source)
+    return found is not None and found[0]["format"] == STORE_FORMAT
+
+
 def open_store_source(source: Source) -> Store | None:
     """A Store if source is the path of a partition store, else None."""
-    if not isinstance(source, (str, os.PathLike)) or not os.path.isfile(source) or not os.access(source, os.R_OK):
-        return None  # not a readable file: reading it as a graph says why, in one line
-    found = read_seal(source)
-    return Store(source) if found is not None and found[0]["format"] == STORE_FORMAT else None
+    return Store(source) if is_store(source) else None

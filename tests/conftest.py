@@ -29,6 +29,7 @@ def _spread_workers_over_gpus():
 
 
 _spread_workers_over_gpus()
+os.environ["TCDIST_BACKGROUND_WARM_UP"] = "0"  # the suite's many fresh caches each began one (tests of it set it back)
 
 REPO = Path(__file__).resolve().parents[1]
 # The full manifest beside the checkout (or named by TCDIST_DATASETS) when it is there; else the

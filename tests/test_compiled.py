@@ -100,19 +100,38 @@ def test_the_most_threads_before_the_load_are_numba_s(given):
     assert before == numba_s
 
 
-def test_numba_s_start_is_compiling_not_the_read_that_first_calls_compiled_code(tmp_path):
+def test_numba_s_start_and_compiling_are_compile_not_the_read_or_build_that_first_calls_compiled_code(tmp_path):
     """A text read compiled loads Numba (0.3-0.5 s on 2 cores): counted in the read, it halved the
-    read's rate against pyarrow's; Numba's start, once imported with tcdist, was in no step."""
+    read's rate against pyarrow's; Numba's start, once imported with tcdist, was in no step. With an
+    empty cache, the read's and the build's compiling (a minute of a first run) is compile too."""
     path = tmp_path / "g.txt"
-    path.write_text("".join(f"{i}\t{(i * 7919) % 400_000}\n" for i in range(400_000)))  # past parse_small's blocks
-    out = _run(f"""
+    path.write_text("".join(f"{i}\t{(i * 7919) % 1_200_000}\n" for i in range(1_200_000)))  # past parse_small's
+    # blocks and the build's COMPILED_FROM
+    done = subprocess.run([sys.executable, "-c", PROGRAM.format(code=f"""
 from tcdist import load_graph
 from tcdist.results import Timings
 timings = Timings()
 load_graph({str(path)!r}, timings=timings)
-print(compiled.is_loaded(), compiled.load_seconds > 0, timings.compile == compiled.load_seconds)
+print(compiled.is_loaded(), compiled.load_seconds > 0, timings.compile == compiled.spent() > compiled.load_seconds)
+""")], capture_output=True, text=True, timeout=600, env={**os.environ, "TCDIST_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["True", "True", "True"]
+
+
+def test_a_step_s_compiling_on_its_thread_is_compile_and_another_thread_s_is_not():
+    out = _run("""
+import time
+from tcdist.results import Timings
+timings = Timings()
+began = Timings.clock()
+elsewhere = threading.Thread(target=compiled._add_spent, args=(100.0,))
+elsewhere.start(); elsewhere.join()
+compiled._add_spent(0.25)  # as the compile listener adds this thread's compiling
+time.sleep(0.5)
+step = timings.add("build", began)
+print(timings.compile == 0.25, 0.2 < timings.build == step < 0.5)
 """)
-    assert out == ["True", "True", "True"]
+    assert out == ["True", "True"]
 
 
 def _numba_files(folder: Path) -> set:

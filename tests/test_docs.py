@@ -1,7 +1,9 @@
 """The documentation: the site builds with MkDocs in strict mode (a broken link or page is an
 error), and every `bash` and `python` block of README.md and docs/ runs as written, in a folder of
-its own (blocks fenced `sh` or `text` need a GPU, a cluster or a site's MPI: shown, not run)."""
+its own (blocks fenced `sh` or `text` need a GPU, a cluster or a site's MPI: shown, not run), after
+`tcdist warm-up` and compiling nothing more."""
 
+import fcntl
 import os
 import re
 import subprocess
@@ -23,18 +25,46 @@ def blocks():
             yield pytest.param(found.group(1), found.group(2), id=f"{page.relative_to(REPO)}:{line}")
 
 
-def environment():
-    """tcdist of this checkout, its command on PATH (the interpreter's own bin folder)."""
+def environment(cache: Path | None = None):
+    """tcdist of this checkout, its command on PATH (the interpreter's own bin folder), its compiled
+    code kept in cache where one is given."""
     path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     bin_dir = str(Path(sys.executable).parent)
-    return {**os.environ, "PYTHONPATH": path, "PATH": bin_dir + os.pathsep + os.environ["PATH"]}
+    env = {**os.environ, "PYTHONPATH": path, "PATH": bin_dir + os.pathsep + os.environ["PATH"]}
+    if cache is not None:
+        env["TCDIST_CACHE_DIR"] = str(cache)
+        env.pop("NUMBA_CACHE_DIR", None)
+    return env
+
+
+@pytest.fixture(scope="session")
+def warmed_cache(tmp_path_factory):
+    """A compile cache `tcdist warm-up --backend cpu` filled from empty, once for every pytest-xdist
+    worker (the first to come warms it up, the others wait for it)."""
+    shared = tmp_path_factory.getbasetemp().parent
+    cache = shared / "warmed-cache"
+    with open(shared / "warmed-cache.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (cache / "done").exists():
+            done = subprocess.run([sys.executable, "-m", "tcdist", "warm-up", "--backend", "cpu"],
+                                  env=environment(cache), capture_output=True, text=True, timeout=900)
+            assert done.returncode == 0, done.stderr[-3000:]
+            (cache / "done").write_text("")
+    return cache
+
+
+def compiled_files(cache: Path) -> set:
+    return {str(p.relative_to(cache)) for p in cache.rglob("*") if p.suffix in (".nbi", ".nbc")}
 
 
 @pytest.mark.parametrize("language,code", list(blocks()))
-def test_every_example_runs(tmp_path, language, code):
+def test_every_example_runs_and_compiles_nothing_after_warm_up(tmp_path, warmed_cache, language, code):
     command = ["bash", "-euo", "pipefail", "-c", code] if language == "bash" else [sys.executable, "-c", code]
-    done = subprocess.run(command, cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=300)
+    before = compiled_files(warmed_cache)
+    done = subprocess.run(command, cwd=tmp_path, env=environment(warmed_cache), capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, f"{code}\n--- stdout\n{done.stdout[-2000:]}\n--- stderr\n{done.stderr[-2000:]}"
+    assert compiled_files(warmed_cache) - before == set(), "compiled after tcdist warm-up"
 
 
 def test_the_site_builds_without_warnings(tmp_path):

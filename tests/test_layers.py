@@ -18,7 +18,7 @@ STAGES = [
     ("tcdist.device",),
     ("tcdist.clustering", "tcdist.edge_triangles", "tcdist.source"),
     ("tcdist.ranks",),
-    ("tcdist.api", "tcdist.environment"),
+    ("tcdist.api", "tcdist.environment", "tcdist.warm"),
     ("tcdist.report", "tcdist.flags", "tcdist.cli", "tcdist.__main__", "tcdist", "tcdist.nxbackend"),
 ]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 
-from tcdist import progress
+from tcdist import compiled, progress
 from tcdist.budget.model import csr_bytes
 from tcdist.budget.slices import pieces
 from tcdist.device.core import Device
@@ -24,7 +24,7 @@ from tcdist.errors import TcdistError
 from tcdist.graph.degrees import exact_sum
 from tcdist.partition import slices
 from tcdist.partition.part import Part, recorded
-from tcdist.results import PartResult
+from tcdist.results import PartResult, Timings
 from tcdist.xp import to_numpy
 
 
@@ -56,23 +56,28 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     pieces = _read_ahead(pieces, check, device, stages) if read_ahead else _read_when_due(pieces, check, device)
     with closing(pieces), progress.bar(expected, "count parts" if num_parts > 1 else "count") as bar:
         # closing: on an error, the reader thread is joined before the caller closes the device
-        for index, part, (read_wait, reading), (stage_wait, staging) in pieces:
+        for index, part, (read_wait, reading, compiling), (stage_wait, staging) in pieces:
             part, put_wait, copied = device.put(part)
             transfer = stage_wait + put_wait
-            t1, compiling = time.perf_counter(), device.warming.waited
+            compiling = min(read_wait, compiling)  # the reading's compiling that was waited for
+            t1, waited = time.perf_counter(), device.warming.waited
             credits = per_vertex is not None or per_edge is not None
             prepared = None if credits else device.prepare(part)
             t2, launched_at = time.perf_counter(), time.time()
-            t1 += device.warming.waited - compiling  # a kernel compiled when first chosen is compile, not prepare
+            t1 += device.warming.waited - waited  # a kernel compiled when first chosen is compile, not prepare
+            counting = Timings()
+            began = Timings.clock()
             if credits:
                 found, kernel = _credited(device, part, per_vertex, per_edge)
             else:
                 found, kernel = device.count(part, prepared), prepared[0]
+            counting.add("count", began)
             del prepared  # what the kernel's prepare step holds on the device goes before the next part comes
-            result = PartResult(index, rank, found, read_wait, transfer, time.perf_counter() - t2,
+            result = PartResult(index, rank, found, read_wait - compiling, transfer, counting.count,
                                 recorded(part.stats), read_overlapped=max(reading - read_wait, 0.0),
                                 transfer_overlapped=max(staging + copied - transfer, 0.0), prepare=t2 - t1,
-                                kernel=kernel, launched_at=launched_at, built=builds)
+                                kernel=kernel, launched_at=launched_at, built=builds,
+                                compile=compiling + counting.compile)
             pending = result if pending is None else pending.joined(result)
             last = part.slice is None or part.slice.k == part.slice.of - 1
             del part
@@ -86,14 +91,14 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
 
 
 def _pieces(indices: Iterable[int], fetch: Callable[[int], Part | slices.Slice], device: Device):
-    """(index, piece, seconds its fetching and cutting took) for each piece of each part: the
+    """(index, piece, seconds its fetching and cutting took, of them compiling) for each piece of each part: the
     part itself, or its slices in turn; a slice fetched (a share of a replicated graph) is one piece."""
     for index in indices:
-        t0 = time.perf_counter()
+        t0, spent = time.perf_counter(), compiled.spent()
         part = fetch(index)
         for piece in [part] if isinstance(part, slices.Slice) else pieces(device, part):
-            yield index, piece, time.perf_counter() - t0
-            t0 = time.perf_counter()
+            yield index, piece, time.perf_counter() - t0, compiled.spent() - spent
+            t0, spent = time.perf_counter(), compiled.spent()
         part = piece = None  # let go of before the next is fetched: built on a GPU, it is built beside no other
 
 
@@ -109,12 +114,12 @@ def _read_ahead(pieces, check, device: Device, stages: bool):
         item = next(pieces, None)
         if item is None:
             return None
-        index, part, reading = item
+        index, part, reading, compiling = item
         device.warming.ready()  # the main thread counts this wait as compile time, not as staging
         t0 = time.perf_counter()
         staged = device.stage(part, before) if stages or part.slice is not None else part
         before = device.need_of(part) - (csr_bytes(*part.sizes()) if staged is not part else 0)
-        return index, staged, reading, time.perf_counter() - t0 if staged is not part else 0.0
+        return index, staged, reading, compiling, time.perf_counter() - t0 if staged is not part else 0.0
 
     def take():
         if check is not None:
@@ -131,10 +136,10 @@ def _read_ahead(pieces, check, device: Device, stages: bool):
             if item is None:
                 return
             ahead = take()
-            index, part, reading, staging = item
+            index, part, reading, compiling, staging = item
             del item
             stage_wait = min(waited, staging)  # the thread stages after it reads: a wait ends in the staging
-            yield index, part, (waited - stage_wait, reading), (stage_wait, staging)
+            yield index, part, (waited - stage_wait, reading, compiling), (stage_wait, staging)
             del part
 
 
@@ -147,9 +152,9 @@ def _read_when_due(pieces, check, device: Device):
         device.warming.wait()  # the first piece was read meanwhile
         if item is None:
             return
-        index, part, seconds = item
+        index, part, seconds, compiling = item
         del item
-        yield index, part, (seconds, seconds), (0.0, 0.0)
+        yield index, part, (seconds, seconds, compiling), (0.0, 0.0)
         del part
 
 

@@ -207,13 +207,13 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
         check_parts(parts, graph)
         warnings = []
         if budgeted and not config.parts:  # no number given: as many as their slices need
-            t0 = time.perf_counter()
+            began = Timings.clock()
             parts = _sliceable(graph, config, device, scheme, prune, parts, "give the device more memory", warnings)
-            timings.partition += time.perf_counter() - t0
+            timings.add("partition", began)
         prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted, ranks, device)
         prepared.header["warnings"] += warnings
         return prepared
-    t0, budget, sliced = time.perf_counter(), device.budget(), []
+    began, budget, sliced = Timings.clock(), device.budget(), []
     try:
         at_once = model.TWO_AT_ONCE if device.is_gpu else 1
         choice = auto_parts(graph, scheme, prune, config.seed, budget, at_once, device.need)
@@ -225,7 +225,7 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
                            "memory", [])
         sliced.append(f"{e}; counting {parts} part{'s' * (parts > 1)} in slices that fit instead")
         chose = {"parts": parts, "why": sliced[-1], "seconds": round(e.seconds, 4), "built": e.built}
-    timings.partition += time.perf_counter() - t0
+    timings.add("partition", began)
     if parts == 1 and not writes:  # the whole graph fits, or is sliced
         prepared = _whole(graph, held, budget)
     else:
@@ -305,11 +305,11 @@ def _replicated(held: Held, ranks: int, reason: str, timings: Timings, gpu: str 
     or given the plan of slices of a graph that does not fit a rank's device (held in host memory),
     those slices, each a share. The estimate is timed as partition: it is what stands for LSTC's
     parts in this mode."""
-    t0 = time.perf_counter()
+    began = Timings.clock()
     try:
         return _shares_of(held, ranks, reason, gpu, plan, wedge_weight)
     finally:
-        timings.partition += time.perf_counter() - t0
+        timings.add("partition", began)
 
 
 def _shares_of(held: Held, ranks: int, reason: str, gpu: str | None, plan, wedge_weight: int) -> Prepared:
@@ -350,14 +350,14 @@ def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str
         return _reuse(config, graph, parts, scheme, prune)
     if writes and ranks > 1:  # each rank builds its own parts; a store asked for, rank 0 writes them as they come
         return _built_by_ranks(config, graph, parts, scheme, prune, timings, held)
-    t0 = time.perf_counter()
+    began = Timings.clock()
     # built as they are written or counted: on the GPU where the graph lies, and where it is on the host (a
     # GPU's budget or memory left it there) on that GPU from its rows streamed, else on the host's cores
     streamed = streaming_fits(device, graph) if graph.xp is np and not writes and parts > 1 else None
     one_by_one = writes or (budgeted or graph.xp is not np or streamed is not None) and parts > 1
     partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=config.seed, lazy=one_by_one,
                                    streamed=streamed)
-    timings.partition += time.perf_counter() - t0
+    timings.add("partition", began)
     header = _header_of_graph(graph, parts, scheme, prune)
     if not writes and one_by_one:  # one rank counts them in part order as they are built
         held.parts = _InOrder(partitioning.parts, device if streamed else None)
@@ -380,12 +380,12 @@ def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: 
     as a replicated graph does (ranks/share.py), and each rank builds the parts it counts
     (partition.host.PartBuilder). A part's work is estimated from the whole graph: the probes of
     its local rows, as a part's own statistics count them."""
-    t0 = time.perf_counter()
+    began = Timings.clock()
     graph = held.graph = graph.on_host()
     assignment = assign(graph, scheme, parts, config.seed).astype(np.uint8 if parts <= MASK_PARTS else np.int32)
     reached, work = reached_and_work(graph.rowptr, graph.col, assignment, parts,
                                      max(compiled.get_threads(), 1) * RANGES_PER_THREAD)
-    timings.partition += time.perf_counter() - t0
+    timings.add("partition", began)
     header = _header_of_graph(graph, parts, scheme, prune)
     held.shared = {"rowptr": graph.rowptr, "col": graph.col, "assignment": assignment}
     if reached is not None:  # what every rank's builder would make first, made once on every core of the node

@@ -49,6 +49,7 @@ from tcdist.ranks.ingest import Rows, build_rows, degree_summary_across, gather_
 from tcdist.ranks.prepare import Held, Prepared, _replicated
 from tcdist.ranks.row_parts import ACROSS, row_part, row_plan
 from tcdist.ranks.share import gathered
+from tcdist.results import Timings
 from tcdist.source import open_store_source
 from tcdist.xp import array_module, to_numpy
 
@@ -95,24 +96,24 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
     each rank's own part in held.parts; else ready is None and graph the whole graph on rank 0
     (None on the others), from which rank 0 prepares the run, or where rank 0 builds it
     (_gathered), every rank's raw edges there, an EdgeList."""
-    t0 = time.perf_counter()
+    began = Timings.clock()
     xp = _array_module(device)
     share = collective(comm, lambda: _read(comm, source, config, device, xp), debug=debug)
     facts = comm.allgather(share.facts)
     collective(comm, lambda: share.check_together(facts), debug=debug)
-    timings.read += time.perf_counter() - t0
+    timings.add("read", began)
     if _gathered(comm, config, device, share):  # rank 0 builds the graph from every rank's edges
         t0 = time.perf_counter()
         edges = collective(comm, lambda: _edges_at_zero(comm, share.edges, device), debug=debug)
         timings.share += time.perf_counter() - t0
         return None, edges, share.read_bytes
     gpus = collective(comm, lambda: _gpus(comm, device, share), debug=debug)
-    t0 = time.perf_counter()
+    began = Timings.clock()
     if device.is_gpu:  # a rank failing on its GPU (out of memory) between exchanges: the others stop, not wait
         rows = watched(comm, lambda watching: _rows(watching, share, device, gpus), debug=debug)
     else:
         rows = collective(comm, lambda: _rows(comm, share, device, gpus), debug=debug)
-    timings.build += time.perf_counter() - t0
+    timings.add("build", began)
     read_bytes, share = share.read_bytes, None  # its edges (or a graph file's rows) let go: the rows hold the graph
     col_bytes = np.dtype(rows.col.dtype).itemsize
     need = device.need(rows.n, rows.m, rows.n, col_bytes)
@@ -189,12 +190,12 @@ def _root_cannot_hold(comm, whole: int, limit: int | None) -> str | None:
 def _parts_across(comm, rows, config, timings, why: str, debug: bool):
     """(prepared, held, shared) of a run of parts across ranks: each rank's part of its rows in
     held.parts, by its rank; with per-vertex counts, every vertex's source id and degree on rank 0."""
-    t0 = time.perf_counter()
+    began = Timings.clock()
     vertices = collective(comm, lambda: _vertices_at_zero(comm, rows), debug=debug) if config.per_vertex else None
     plan = collective(comm, lambda: row_plan(comm, rows, config.host_memory_limit, node_local(comm)[1]), debug=debug)
     made = watched(comm, lambda watching: row_part(watching, plan), debug=debug)  # (one failing: none waits)
     work = comm.allgather(made.part.stats["work"])
-    timings.partition += time.perf_counter() - t0
+    timings.add("partition", began)
     header = {"n": rows.n, "m": rows.m, "name": rows.name, "self_loops": rows.self_loops,
               "duplicates": rows.duplicates, "reciprocal": rows.reciprocal, "warnings": list(rows.warnings),
               "parts": comm.size, "scheme": "rows", "prune": "minimal"}

@@ -1,0 +1,63 @@
+"""tcdist.warm: a first run begins the CPU warm-up in the background (once per cache, never where
+one is under way or done), and a small graph's parts need no compiler."""
+
+import fcntl
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tcdist import warm
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TCDIST_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv(warm.BACKGROUND, "1")
+    started = []
+    monkeypatch.setattr(warm.subprocess, "Popen", lambda *args, **kwargs: started.append(args[0]))
+    return tmp_path, started
+
+
+def test_a_cold_cache_begins_one_background_warm_up(cache):
+    folder, started = cache
+    assert warm.start_in_background() and len(started) == 1 and "background()" in started[0][-1]
+
+
+def test_none_begins_where_the_cache_is_warm_or_one_is_under_way_or_it_is_turned_off(cache, monkeypatch):
+    folder, started = cache
+    with open(folder / "numba" / "warm-up.lock" if (folder / "numba").mkdir() is None else None, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        assert not warm.start_in_background()
+    warm._mark_warm()
+    assert warm.is_warm() and not warm.start_in_background()
+    (folder / "numba" / "warm-up-done").write_text("tcdist 0.0.1, numba 0.1, python 3.0\n")  # another version's
+    monkeypatch.setenv(warm.BACKGROUND, "0")
+    assert not warm.is_warm() and not warm.start_in_background()
+    assert started == []
+
+
+def test_loading_numba_begins_it():
+    """compiled's first call (Numba loaded) is what begins the background warm-up, through the API."""
+    program = ("from tcdist import api, compiled, warm\n"
+               "calls = []\nwarm.start_in_background = lambda: calls.append(1)\n"
+               "compiled.when_loaded[:] = [lambda: warm.start_in_background()]\n"
+               "from tcdist.graph import check\ncheck.prebuild(); check.prebuild()\nprint(len(calls))")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["1"]
+
+
+def test_a_small_graph_s_parts_load_no_compiler():
+    """Its parts in whole-array NumPy (0.11 s for RMAT-14's four on 2 cores, against 2.2 s of
+    loading lanes.py's passes, or a minute of compiling them), the same parts as the compiled
+    builder's (tests/partition)."""
+    program = ("import numpy as np\nfrom tcdist import compiled, load_graph\nfrom tcdist.partition import "
+               "partition_graph\nedges = np.random.default_rng(1).integers(0, 3000, (40_000, 2))\ng = load_graph(edges)\nparts = partition_graph(g, 4).parts\n"
+               "print(compiled.is_loaded(), len(parts), sum(p.n_local for p in parts) == g.n)")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TCDIST_CACHE_DIR": "/nonexistent"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "4", "True"]
