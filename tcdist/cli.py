@@ -14,7 +14,7 @@ from tcdist.config import (
 )
 from tcdist.errors import TcdistError, options_named
 from tcdist.flags import FLAGS, build_parser
-from tcdist.ranks.stop import JobStop
+from tcdist.ranks.stop import JobStop, end_job
 
 
 def _write_json_file(args, record) -> None:
@@ -223,7 +223,7 @@ def _exit_status(e: BaseException, args, rank: int, stop: JobStop | None) -> int
     """The exit status of a run that ended in e, after its one line on stderr."""
     signum = e.signum if isinstance(e, signals.Stopped) else signals.received()
     if signum is not None:  # also another exception a signal caused (one raised inside a lock)
-        if stop is None or stop.says:  # under ranks: rank 0, and the rank the signal came to
+        if stop is None or stop.says:  # under ranks: rank 0 alone
             signals.say_stopped(signum)
         return 128 + signum
     if isinstance(e, BrokenPipeError):  # stdout closed early (| head): not an error of tcdist's
@@ -236,9 +236,9 @@ def _exit_status(e: BaseException, args, rank: int, stop: JobStop | None) -> int
     if isinstance(e, MemoryError):
         said = f" ({str(e).rstrip('.')})" if str(e) else ""  # CuPy says how much, and under which limit
         print(f"tcdist: error: out of memory{said}; try a smaller graph, or count in more parts (--parts auto picks "
-              "them)", file=sys.stderr)
+              f"them){signals.already_written()}", file=sys.stderr)
     elif rank == 0:  # errors are collective: every rank raised it, rank 0 says it once
-        print(f"tcdist: error: {e}", file=sys.stderr)
+        print(f"tcdist: error: {e}{signals.already_written()}", file=sys.stderr)
     return 2
 
 
@@ -285,7 +285,10 @@ def main(argv=None):
                 progress.enable(rank == 0 and not (args.json or args.quiet))
                 _refuse_unread_input(args, comm)
                 code = COMMANDS[args.command](args, comm)
-                signals.check()
+                if stop is not None:
+                    stop.end_together()
+                else:
+                    signals.check()
             return code
         except BaseException as e:  # how it ended, by kind; anything else goes on as a traceback
             code = _exit_status(e, args, rank, stop)
@@ -294,7 +297,7 @@ def main(argv=None):
                 stop.finish()  # ends the process once every rank has removed its temporaries
             if signals.received() is not None and launched_by_mpi():  # stopped before the stop could tell the
                 signals.remove_temporaries()  # others: end without MPI_Finalize, and the launcher ends them
-                os._exit(code)
+                end_job(code)
             return code
         finally:
             if stop is not None:

@@ -1,21 +1,26 @@
 """Ending on a signal: SIGINT, SIGTERM and SIGHUP (Ctrl-C, a Slurm time limit or scancel, a
-closed terminal) unwind tcdist like an error, so every temporary file is removed, and the
-process exits with 128 + the signal's number.
+closed terminal) end tcdist with 128 + the signal's number and one line, every temporary file
+removed.
 
-The handler both raises and remembers: a library can swallow an exception raised inside its
-own callbacks (h5py did, and a run then ended with status 0 after a partial write), so
-``check()`` is asked again before a file is put in place and when the command ends.
+The handler only remembers the signal; it never raises. An exception raised from a handler
+lands in whatever the main thread runs at that moment, library code included: Numba, boxing a
+compiled function's result, calls Python to unpickle the array's type and used the NULL an
+exception made of it (SIGSEGV); h5py swallowed it inside its callbacks; threading's locks turned
+it into a RuntimeError. tcdist's own code asks ``check()`` at safe points instead: before a file
+is put in place (``placing``), when a command ends.
 
 Python runs a handler only between bytecodes of the main thread, never while that thread waits
 inside C (an MPI collective, a compiled loop). So the signal is also written to a pipe
-(signal.set_wakeup_fd) that a thread of its own reads at once: ``on_signal`` callbacks run
-there (ranks/stop.py tells the other ranks and, if the main thread stays stuck, ends the
-process), after the files named by ``temporary`` are removed: at once, since a launcher may follow
-SIGTERM with SIGKILL soon after. The main thread then finds them gone, as the end it was going to
-make anyway. One process whose main thread has not ended UNWIND_S after the signal (inside a
-compiled loop, or waiting for its threads to leave theirs) is ended from there (``end_when_stuck``).
+(signal.set_wakeup_fd) that a thread of its own reads at once: it removes the files named by
+``temporary`` (a launcher may follow SIGTERM with SIGKILL soon after), then runs the
+``on_signal`` callbacks: ranks/stop.py tells the other ranks; for one process,
+``end_when_stuck`` ends it UNWIND_S later wherever its main thread is (in a compiled loop,
+waiting for its threads), unless that thread has ended the run by then. An end from another
+thread first takes ``final()``: an output being put in place is in place and named by the line
+that says the run stopped, and none is put in place after it.
 """
 
+import atexit
 import os
 import signal
 import sys
@@ -32,11 +37,12 @@ _written: list = []  # the outputs this run has put in place
 _callbacks: list[Callable[[int], None]] = []
 _wakeup = None  # the pipe's end the C handler writes each signal's number to
 _said = threading.Lock()  # held by the one say_stopped that prints
+_placing = threading.Lock()  # held while an output is put in place; taken for good by an end from another thread
 UNWIND_S = 0.5  # a process still running this long after a signal is ended (end_when_stuck)
 
 
 class Stopped(BaseException):
-    """A signal ended the run (a BaseException, so that no `except Exception` keeps it)."""
+    """A signal ended the run, raised by check() (a BaseException, so that no `except Exception` keeps it)."""
 
     def __init__(self, signum):
         super().__init__(signal.Signals(signum).name)
@@ -45,34 +51,30 @@ class Stopped(BaseException):
 
 def _handler(signum, frame):
     global _received
-    _received = signum
-    raise Stopped(signum)
+    _received = _received or signum  # (raising here would raise inside whatever runs: see the module's doc)
 
 
 def install():
-    """Handle the signals in this (main) thread; the CLI does this, the library leaves them alone.
-
-    A Stopped raised inside a callback Python cannot propagate from (a weakref's, a __del__)
-    would be printed as "Exception ignored ... Traceback"; it is dropped silently instead, and
-    ``check()`` stops the run at the next step.
-    """
+    """Handle the signals in this (main) thread; the CLI does this, the library leaves them alone."""
     global _said, _wakeup
     _written.clear()  # a new run (the CLI's main, also called again in one process) says its own stop
     _said = threading.Lock()
     for signum in HANDLED:
         signal.signal(signum, _handler)
-    default = sys.unraisablehook
-
-    def unraisable(info):
-        if not isinstance(info.exc_value, Stopped):
-            default(info)
-
-    sys.unraisablehook = unraisable
     if _wakeup is None:  # one pipe and one watching thread for the process, however often installed
+        atexit.register(_ignore)
         read, _wakeup = os.pipe()
         os.set_blocking(_wakeup, False)
         threading.Thread(target=_watch, args=(read,), name="tcdist-signals", daemon=True).start()
     signal.set_wakeup_fd(_wakeup, warn_on_full_buffer=False)
+
+
+def _ignore() -> None:
+    """At exit, the run's outcome settled: a signal is ignored. (Python's exit then gives a handled
+    signal its default action back, which killed a process that had printed its result, and a rank
+    in MPI_Finalize before MPICH removed its shared memory.)"""
+    for signum in HANDLED:
+        signal.signal(signum, signal.SIG_IGN)
 
 
 def _watch(read: int) -> None:
@@ -91,9 +93,11 @@ def _watch(read: int) -> None:
 
 @contextmanager
 def on_signal(callback: Callable[[int], None]) -> Iterator[None]:
-    """Inside the block, callback(signum) runs on the watching thread when a handled signal arrives."""
+    """Inside the block, callback(signum) runs on the watching thread when a handled signal arrives;
+    a signal that came before it raises Stopped at its start."""
     _callbacks.append(callback)
     try:
+        check()  # after the append: a signal either finds the callback or is found here
         yield
     finally:
         _callbacks.remove(callback)
@@ -107,14 +111,34 @@ def say_stopped(signum: int) -> None:
     """The one line a stopped run ends with, in one write (a launcher merges its ranks' output), once."""
     if not _said.acquire(blocking=False):
         return
-    done = f"; already written: {', '.join(map(str, _written))}" if _written else ""
-    sys.stderr.write(f"tcdist: stopped by {name(signum)} (temporary files removed{done})\n")
+    sys.stderr.write(f"tcdist: stopped by {name(signum)} (temporary files removed{already_written()})\n")
     sys.stderr.flush()
 
 
 def written(path) -> None:
-    """path was put in place: a stop from now on does not undo it, and says so."""
+    """path was put in place (inside placing()): a stop or an error from now on does not undo it, and says so."""
     _written.append(path)
+
+
+def already_written() -> str:
+    """'; already written: FILE, ...' of the outputs this run has put in place, or '': what the
+    line that ends a run after them adds."""
+    return f"; already written: {', '.join(map(str, _written))}" if _written else ""
+
+
+@contextmanager
+def placing() -> Iterator[None]:
+    """Put an output in place (and call written()) inside the block: never after a signal, and an
+    end from another thread (final()) waits for it."""
+    with _placing:
+        check()
+        yield
+
+
+def final() -> None:
+    """Before ending the process from a thread other than the main one: an output being put in
+    place is in place (and written() names it), and none is from now on. Never released."""
+    _placing.acquire()
 
 
 def end_when_stuck(signum: int) -> None:
@@ -125,7 +149,9 @@ def end_when_stuck(signum: int) -> None:
 
 def _end_after_unwind(signum: int) -> None:
     time.sleep(UNWIND_S)
+    final()
     try:
+        remove_temporaries()  # (one the main thread made since the signal)
         say_stopped(signum)  # (not stdout's flush: a reader that has stopped reading would hold it)
     finally:
         os._exit(128 + signum)
@@ -139,8 +165,8 @@ def check():
 
 def received():
     """The signal that asked tcdist to stop, or None. An exception of another kind while one is
-    pending is the signal's doing (raised inside threading's locks, say, it surfaces as a
-    RuntimeError), so the run ends as stopped by it."""
+    pending is the signal's doing (a temporary file the watching thread removed while it was
+    written, say), so the run ends as stopped by it."""
     return _received
 
 

@@ -97,3 +97,37 @@ def test_a_temporary_held_twice_stays_one_until_both_let_go(tmp_path):
     finally:
         job.kill()
     assert job.returncode == 130 and list(tmp_path.iterdir()) == [], err
+
+
+_COMPILED_STEPS = """
+import sys
+import numpy as np
+from tcdist import signals
+from tcdist.graph import build
+
+rng = np.random.default_rng(1)
+src, dst = rng.integers(0, 1 << 16, (2, 1 << 21))  # some self loops: drop_loops returns new arrays
+build.drop_loops(src, dst)  # loaded (or compiled) before the signal
+signals.install()
+with signals.on_signal(signals.end_when_stuck):
+    print("ready", flush=True)
+    while True:
+        build.drop_loops(src, dst)
+"""
+
+
+def test_a_signal_while_compiled_code_returns_arrays_ends_the_process_cleanly():
+    """Numba boxes a compiled function's array result by calling Python (to unpickle its type); a
+    Stopped raised there by the signal handler ended the process with SIGSEGV (exit -11, seen in
+    `tcdist count`'s drop_loops) or a SystemError traceback. Signals at delays across the loop."""
+    for delay in [i * 0.037 for i in range(8)]:
+        job = subprocess.Popen([sys.executable, "-c", _COMPILED_STEPS], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        try:
+            assert job.stdout.readline() == "ready\n"
+            time.sleep(delay)
+            job.send_signal(signal.SIGINT)
+            _, err = job.communicate(timeout=30)
+        finally:
+            job.kill()
+        assert (job.returncode, err) == (130, "tcdist: stopped by SIGINT (temporary files removed)\n"), delay

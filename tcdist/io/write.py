@@ -243,8 +243,7 @@ def _said(path):
 
 
 def _put_in_place(tmp, target, path, replace) -> None:
-    with _said(path):
-        signals.check()  # never put in place what a signal interrupted, even if the signal was swallowed
+    with _said(path), signals.placing():  # never after a signal; a stop from another thread waits and names it
         if replace:
             os.replace(tmp, target)
         else:

@@ -376,6 +376,75 @@ def test_a_signal_after_an_output_is_in_place_does_not_say_it_was_removed(tmp_pa
     assert out.read_text().splitlines() == ["u,v,w", "0,1,2", "0,1,3", "0,2,3", "1,2,3"]
 
 
+_SIGNAL_AFTER_PLACING = """
+import os, signal, sys
+from tcdist.cli import main
+
+replace = os.replace
+
+def then_a_signal(source, target):  # a real signal, the moment the file is in place
+    replace(source, target)
+    os.kill(os.getpid(), signal.SIGINT)
+
+os.replace = then_a_signal
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_signal_just_after_an_output_is_in_place_names_it(tmp_path):
+    """Raised by the handler between the rename and its record, the stop said nothing of the file
+    in place (6 of 20 SIGINTs near the end of `count --per-edge c.h5`)."""
+    out = tmp_path / "c.h5"
+    done = subprocess.run([sys.executable, "-c", _SIGNAL_AFTER_PLACING, "count", "complete:5", "--backend", "cpu",
+                           "--per-edge", str(out)], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (130, f"tcdist: stopped by SIGINT (temporary files removed; already "
+                                                   f"written: {out})\n")
+    assert list(tmp_path.iterdir()) == [out]
+
+
+_SIGNAL_IN_PYTHONS_EXIT = """
+import os, signal, sys
+from tcdist.cli import main
+
+class Late:
+    def __del__(self):  # run as Python's exit clears this module, after it gave the signals their default action back
+        os.kill(os.getpid(), signal.SIGINT)
+
+late = Late()
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_signal_once_the_result_is_printed_is_ignored(tmp_path):
+    """A signal in Python's exit killed the process (status -2, no line) after it had printed its
+    result and put its outputs in place."""
+    out = tmp_path / "c.csv"
+    done = subprocess.run([sys.executable, "-c", _SIGNAL_IN_PYTHONS_EXIT, "count", "complete:5", "--backend", "cpu",
+                           "-q", "--per-edge", str(out)], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "10\n", "")
+    assert out.read_text().splitlines()[:2] == ["u,v,triangles", "0,1,3"]
+
+
+@pytest.mark.parametrize("stdout", ["full", "closed"])
+def test_an_error_after_the_outputs_are_in_place_names_them(tmp_path, stdout):
+    """A full or closed standard output failed the run after its --json-file and --per-vertex were
+    put in place, and the error did not say they had been."""
+    record, vertices = tmp_path / "r.json", tmp_path / "v.csv"
+    record.write_text("the previous run's")
+    command = [sys.executable, "-m", "tcdist", "count", "complete:5", "--backend", "cpu", "--json-file", str(record),
+               "--per-vertex", str(vertices)]
+    if stdout == "full":
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        problem = "cannot write to standard output (No space left on device)"
+    else:
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120,
+                              preexec_fn=lambda: os.close(1))
+        problem = "standard output is closed; tcdist prints its result there (redirect it to a file)"
+    assert (done.returncode, done.stderr) == (2, f"tcdist: error: {problem}; already written: {vertices}, {record}\n")
+    assert json.loads(record.read_text())["triangles"] == 10 and vertices.read_text().splitlines()[1] == "0,6,1"
+
+
 def test_a_name_as_long_as_the_file_system_allows_is_written(tmp_path, cli):
     """A 250-byte name failed after the count: its temporary's name was longer than 255 bytes."""
     longest = os.pathconf(tmp_path, "PC_NAME_MAX")

@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from mpi_launch import launcher, mpiexec
+from mpi_launch import launcher, makes_cliques, mpiexec
 
 pytestmark = pytest.mark.mpi
 
@@ -141,3 +141,87 @@ def test_a_rank_killed_outright_leaves_temporaries_that_the_next_run_removes(tmp
     for name in left:
         assert f"tcdist: warning: removed {tmp_path / name}, a temporary file of a run whose process is gone" \
             in again.stderr, again.stderr
+
+
+def _in_private_shm(command, listing):
+    """command in a mount namespace of its own whose /dev/shm is an empty tmpfs, listed into the
+    file `listing` once it ends (its exit status kept): what the job left there, and no other's."""
+    script = 'mount -t tmpfs tmpfs /dev/shm || exit 99; "$@"; code=$?; ls -A /dev/shm > "$LISTING"; exit $code'
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", *command], {**os.environ,
+                                                                                              "LISTING": str(listing)}
+
+
+@pytest.fixture(scope="module")
+def text_graph(tmp_path_factory):
+    """A text edge list every rank reads a share of (--read ranks)."""
+    if subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs tmpfs /dev/shm"], capture_output=True).returncode:
+        pytest.skip("a private /dev/shm needs unshare and mount (root)")
+    if not makes_cliques():
+        pytest.skip("MPICH's shared memory files are looked for")
+    path = tmp_path_factory.mktemp("graph") / "rmat17.txt"
+    assert subprocess.run([sys.executable, "-m", "tcdist", "generate", "rmat:17", "-o", str(path)],
+                          capture_output=True, timeout=300).returncode == 0
+    return path
+
+
+def _launcher_pid(job) -> int:
+    name = os.path.basename(launcher()[0]).encode()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if os.path.basename(f.read().split(b"\0")[0]) == name and _descends(pid, job.pid):
+                    return int(pid)
+        except OSError:
+            continue
+    raise AssertionError("no launcher found")
+
+
+@pytest.mark.parametrize("ranks,cliques,target", [(3, None, "launcher"), (4, 2, "rank 1")])
+def test_a_stopped_job_ends_at_once_with_one_line_and_leaves_no_shared_memory(tmp_path, text_graph, ranks, cliques,
+                                                                              target):
+    """SIGTERM to mpiexec -n 3 took 7.1 s to end the job, every rank said so, and every signalled job
+    left MPICH's shared memory files in /dev/shm (ranks ended without MPI_Finalize); a rank signalled
+    under cliques ended the job with status 9."""
+    env_cliques = {"MPIR_CVAR_NUM_CLIQUES": str(cliques)} if cliques else {}
+    command, env = _in_private_shm([*launcher(), "-n", str(ranks), sys.executable, "-m", "tcdist", "count",
+                                    str(text_graph), "--read", "ranks", "--backend", "cpu", "--per-edge", "e.csv",
+                                    "-q"], tmp_path / "shm.txt")
+    job = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**env, **env_cliques})
+    try:
+        _wait_for(lambda: len(_rank_pids(job)) == ranks and all(map(_handling, _rank_pids(job).values())), job)
+        time.sleep(0.5)  # the ranks read their shares
+        os.kill(_launcher_pid(job) if target == "launcher" else _rank_pids(job)[1], signal.SIGTERM)
+        sent = time.monotonic()
+        out, err = job.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if job.poll() is None:
+            job.kill()
+    assert (job.returncode, out, err) == (143, "", "tcdist: stopped by SIGTERM (temporary files removed)\n")
+    assert took < 3, f"the job ran {took:.1f} s after the signal"
+    assert (tmp_path / "shm.txt").read_text() == "" and _temporaries(tmp_path) == []
+
+
+def test_a_signal_as_the_job_ends_is_no_traceback(tmp_path, text_graph):
+    """SIGINT to mpiexec just after the count was printed: every rank printed a Stopped traceback
+    (raised inside the stop's join) and the job ended with status 1. The signal comes at delays
+    after the count; each job ends with its count alone or stopped, in one line."""
+    for delay in (0, 0.002, 0.005, 0.01, 0.02):
+        command, env = _in_private_shm([*launcher(), "-n", "2", sys.executable, "-m", "tcdist", "count",
+                                        str(text_graph), "--read", "ranks", "--backend", "cpu", "-q"],
+                                       tmp_path / "shm.txt")
+        job = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=env)
+        try:
+            count = job.stdout.readline()
+            time.sleep(delay)
+            os.kill(_launcher_pid(job), signal.SIGINT)
+            _, err = job.communicate(timeout=60)
+        finally:
+            if job.poll() is None:
+                job.kill()
+        assert count.strip().isdigit(), (count, err)
+        assert (job.returncode, err) in [(0, ""), (130, "tcdist: stopped by SIGINT (temporary files removed)\n")], \
+            (delay, job.returncode, err)
+        assert (tmp_path / "shm.txt").read_text() == ""
