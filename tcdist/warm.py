@@ -69,7 +69,11 @@ BACKGROUND = "TCDIST_BACKGROUND_WARM_UP"
 
 def run_group(name: str, folder: str, main) -> None:
     """Run one group's commands in folder through main (the command line's), on the CPU, quietly;
-    a command that fails raises."""
+    a command that fails raises. Numba is loaded first: a small graph's steps take NumPy's paths only
+    while it is not, and what they take once it is must be compiled too."""
+    from tcdist.compiled import loaded
+
+    loaded()
     os.chdir(folder)
     for argv in GROUPS[name]:
         cpu = ["--backend", "cpu"] if argv[0] == "count" else []

@@ -28,6 +28,7 @@ class CpuDevice(Device):
 
     def __init__(self, *, local_rank: int = 0, **given):
         super().__init__(**given)
+        self._credits_by = "marker"  # the kernel of the last credits: a part's label names it
 
     def describe(self) -> str:
         return f"cpu ({self.threads} threads)"
@@ -51,10 +52,11 @@ class CpuDevice(Device):
         kernel given by name (or the per-vertex and per-edge ones), and the check of a part's CSR
         (compiled for large parts). Under auto, nothing: its choice is checked when a part first
         needs it, since a small part's `lookup` needs no compiler at all (and what is then compiled,
-        `marker` or the check, is serial code: no parallel region of its own). With per-vertex or
-        per-edge credits, only their kernels: the counts come from the credits, no counting kernel
-        runs (compiling those took seconds of a first run)."""
-        if self._auto is not None and not (per_vertex or per_edge):
+        `marker` or the check, is serial code: no parallel region of its own); so are per-vertex and
+        per-edge credits (a small part's from lookup's triangles). With credits, only their kernels:
+        the counts come from the credits, no counting kernel runs (compiling those took seconds of
+        a first run)."""
+        if self._auto is not None:
             self._test_when_needed = True
             return
         counting = [] if per_vertex or per_edge else list(self.candidates())
@@ -109,25 +111,52 @@ class CpuDevice(Device):
 
     def count_per_vertex(self, part: Part):
         """The triangles each vertex of the part is in, from its local rows (uint64 per row)."""
-        from tcdist.count.cpu import per_vertex
+        from tcdist.count import cpu
+        from tcdist.count.kernels import lookup
 
-        return self._interruptible(lambda: per_vertex(part.rowptr, part.col, part.n_local, part.start))
+        if self._by_lookup(part):
+            return lookup.per_vertex(part.rowptr, part.col, part.n_local, part.start)
+        self._credits_tested(part, per_vertex=True)
+        return self._interruptible(lambda: cpu.per_vertex(part.rowptr, part.col, part.n_local, part.start))
 
     def count_per_edge(self, part: Part):
         """The triangles each edge of the part is in, from its local rows (uint64 per CSR position)."""
-        from tcdist.count.cpu import per_edge
+        from tcdist.count import cpu
+        from tcdist.count.kernels import lookup
 
         self.refuse_slice(part)
-        return self._interruptible(lambda: per_edge(part.rowptr, part.col, part.n_local))
+        if self._by_lookup(part):
+            return lookup.per_edge(part.rowptr, part.col, part.n_local)
+        self._credits_tested(part, per_edge=True)
+        return self._interruptible(lambda: cpu.per_edge(part.rowptr, part.col, part.n_local))
+
+    def _by_lookup(self, part: Part) -> bool:
+        """Whether a part's credits come from lookup's triangles: under auto, a part auto would
+        count with lookup (small, while Numba is not loaded), as its count would."""
+        by_lookup = self._auto is not None and self._auto.label(part) == "lookup"
+        self._credits_by = "lookup" if by_lookup else "marker"
+        return by_lookup
+
+    def _credits_tested(self, part: Part, per_vertex: bool = False, per_edge: bool = False) -> None:
+        """The compiled credits' kernels checked on K_40, once, when a part first needs them."""
+        if not self._test_when_needed:
+            return
+        key = ("per-vertex" if per_vertex else "per-edge", part.col.dtype)
+        with self._testing:
+            if key in self._tested:
+                return
+            self._tested.add(key)  # first: the test's own credits pass through here
+        compiled.loaded()  # so that K_40's credits are the compiled kernels', not lookup's
+        self.warming.also(lambda: self.self_test([], [part.col.dtype], per_vertex, per_edge))
 
     def per_vertex_all(self, part: Part) -> list:
         return [self.count_per_vertex(part)]
 
     def per_vertex_kernel(self, part: Part) -> str:
-        return "per-vertex (marker)"
+        return f"per-vertex ({self._credits_by})"
 
     def per_edge_kernel(self, part: Part) -> str:
-        return "per-edge (marker)"
+        return f"per-edge ({self._credits_by})"
 
     def _interruptible(self, work: Callable):
         """work() on a daemon thread with this device's Numba threads, waited for in steps short

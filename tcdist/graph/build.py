@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcdist import progress
+from tcdist import compiled, progress
 from tcdist.budget import host as memory
 from tcdist.budget import model
 from tcdist.errors import TcdistError
@@ -24,13 +24,16 @@ from tcdist.graph.sort import sort
 from tcdist.xp import array_module, select
 
 COMPILED_FROM = 1 << 20  # edges from which the host's compiled passes pay for their first compile
+ARRAYS_UP_TO = 1 << 22  # while Numba is not loaded, edges NumPy's passes take (RMAT-16's million in 0.4 s on
+# 2 cores: loading the compiled passes, or a first run's compiling them, costs more)
 
 
 def _compiled(items) -> bool:
     """Whether a host step over the array items takes the compiled passes (else whole-array
     NumPy or CuPy, which compiles nothing: small graphs, a first run with an empty Numba cache,
     and arrays on a GPU)."""
-    return isinstance(items, np.ndarray) and items.size >= COMPILED_FROM
+    return isinstance(items, np.ndarray) and items.size >= COMPILED_FROM and (
+        items.size > ARRAYS_UP_TO or compiled.is_loaded())
 
 
 def unique_sorted(keys):

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from tcdist import progress
+from tcdist import compiled, progress
 from tcdist.budget import host as memory
 from tcdist.budget import model
 from tcdist.errors import TcdistError
@@ -16,6 +16,8 @@ from tcdist.xp import reserve_sort
 
 RMAT_ABC = (0.57, 0.19, 0.19)  # Graph500: d = 0.05
 _PIECE = 1 << 24  # the host makes RMAT's edges this many at a time, for the progress bar
+ARRAYS_UP_TO = 1 << 22  # edges a graph's host draws make in whole-array NumPy while Numba is not loaded
+# (RMAT-16's million: 0.5 s on 2 cores, against 5 s of a first run's compiling, or loading it)
 
 
 class _Random:
@@ -29,8 +31,11 @@ class _Random:
 
     _GOLDEN = draws.GOLDEN
 
-    def __init__(self, xp, seed):
+    def __init__(self, xp, seed, edges: int = 0):
+        """edges: how many the graph drawn has, which decides how the host draws (compiled, or in
+        whole arrays as a GPU does, for a small graph while Numba is not loaded)."""
         self.xp = xp
+        self.compiled = xp is np and (edges > ARRAYS_UP_TO or compiled.is_loaded())
         with np.errstate(over="ignore"):
             self._key = self._mix(np.uint64(seed % 2**64) * self._GOLDEN)
         self._drawn = 0
@@ -51,11 +56,14 @@ class _Random:
     def at(self, first, size):
         """size uniform uint64 values from position first of this seed's sequence (not drawn:
         raw() goes on where it was; skip() draws them)."""
-        if self.xp is np:
+        if self.compiled:
             return draws.raw(self._key, first, size)
-        index = self.xp.arange(first + 1, first + size + 1, dtype=np.uint64)
+        return self.values(self.xp.arange(first, first + size, dtype=np.uint64))
+
+    def values(self, positions):
+        """The values at these positions (uint64) of this seed's sequence."""
         with np.errstate(over="ignore"):
-            return self._mix(index * self._GOLDEN + self._key)
+            return self._mix((positions + np.uint64(1)) * self._GOLDEN + self._key)
 
     def skip(self, size) -> int:
         """Draw size values without making them: the position of the first (for at())."""
@@ -63,14 +71,14 @@ class _Random:
         return self._drawn - size
 
     def integers(self, high, size):
-        if self.xp is np:
+        if self.compiled:
             return draws.below(self._key, self.skip(size), size, np.uint64(high))
         return (self.raw(size) % np.uint64(high)).astype(np.int64)
 
     def permutation(self, n):
         keys = self.raw(n)
         if self.xp is np:
-            order = draws.stable_order(keys)
+            order = draws.stable_order(keys) if self.compiled else np.argsort(keys, kind="stable")
         else:
             try:
                 reserve_sort(keys, copies=4)  # the order, a copy of the keys, and the sort's copies of both
@@ -91,7 +99,7 @@ def _rmat_plan(scale, edge_factor, seed, xp):
     draw, the vertex permutation, the cuts)."""
     if not 1 <= scale <= 40:
         raise TcdistError(f"rmat: scale must be 1..40, got {scale}")
-    rng = _Random(xp, seed)
+    rng = _Random(xp, seed, edge_factor << scale)
     a, b, c = RMAT_ABC
     row_cut = np.uint64(round((a + b) * _ONE))  # row bit 1 with probability c + d
     col_cut = (np.uint64(round(a / (a + b) * _ONE)), np.uint64(round(c / (1 - a - b) * _ONE)))
@@ -107,6 +115,9 @@ def _rmat_piece(scale, plan, lo, src, dst):
     """RMAT's edges lo.. (as many as src holds) into src and dst: compiled on the host, one CUDA
     pass on a GPU (cuda/passes.cu), the same draws."""
     m, rng, first, perm, (row_cut, *col_cut) = plan
+    if rng.xp is np and not rng.compiled:
+        _rmat_arrays(scale, plan, lo, src, dst)
+        return
     if rng.xp is np:
         draws.rmat(rng._key, first, scale, m, _DRAW_BLOCK, np.array([row_cut, *col_cut], np.uint64), perm, lo, src,
                    dst)
@@ -116,6 +127,22 @@ def _rmat_piece(scale, plan, lo, src, dst):
 
     launch.grid_stride(PASSES, "rmat_edges", src.size, rng._key, np.int64(first), np.int32(scale), np.int64(m),
                        np.int64(_DRAW_BLOCK), row_cut, *col_cut, perm, np.int64(lo), np.int64(src.size), src, dst)
+
+
+def _rmat_arrays(scale, plan, lo, src, dst):
+    """_rmat_piece's draws in whole-array NumPy, level by level (draws.rmat's positions and cuts)."""
+    m, rng, first, perm, (row_cut, *col_cut) = plan
+    edge = np.arange(lo, lo + src.size, dtype=np.int64)
+    start = edge // _DRAW_BLOCK * _DRAW_BLOCK
+    size = np.minimum(m, start + _DRAW_BLOCK) - start
+    at = (first + start * scale + edge - start).astype(np.uint64)
+    s, d = np.zeros(src.size, np.int64), np.zeros(src.size, np.int64)
+    for level in range(scale):
+        bits = rng.values(at + (level * size).astype(np.uint64))
+        row = (bits >> draws._HIGH24) >= row_cut
+        s |= row.astype(np.int64) << level
+        d |= ((bits & draws._LOW24) >= np.where(row, col_cut[1], col_cut[0])).astype(np.int64) << level
+    src[:], dst[:] = perm[s], perm[d]
 
 
 def rmat(scale, edge_factor=16, *, seed=0, xp=np):
@@ -138,7 +165,7 @@ def erdos_renyi(n, m, *, seed=0, xp=np):
     if n < 1:
         raise TcdistError(f"er: N must be at least 1, got {n}")
     if xp is np:
-        rng = _Random(xp, seed)
+        rng = _Random(xp, seed, m)
         return rng.integers(n, m), rng.integers(n, m)
     src, dst = xp.empty(m, np.int64), xp.empty(m, np.int64)
     # a block's draws at a time
@@ -183,7 +210,7 @@ def _rmat_pieces(scale, edge_factor, seed, xp, size, within):
 
 
 def _er_pieces(n, m, seed, xp, size, within=None):
-    rng = _Random(xp, seed)
+    rng = _Random(xp, seed, m)
     firsts = rng.skip(m), rng.skip(m)  # where generate()'s src and dst draws begin
     first, last = _within(m, within)
     for lo in range(first, last, size):
@@ -198,7 +225,7 @@ def _within(m: int, within) -> tuple[int, int]:
 
 def _below(rng, first, size, high):
     """size integers below high from draw first on, as rng.integers() draws them there."""
-    if rng.xp is np:
+    if rng.compiled:
         return draws.below(rng._key, first, size, np.uint64(high))
     return (rng.at(first, size) % np.uint64(high)).astype(np.int64)
 

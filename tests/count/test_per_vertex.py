@@ -129,3 +129,23 @@ def test_the_per_vertex_file(tmp_path, cli, name):
 def test_per_vertex_refusals(tmp_path, cli, args, message):
     result = cli("count", "rmat:8", *[tmp_path / a if a.startswith("pv") else a for a in args])
     assert result.code == 2 and message in result.err and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("numba_loaded", [False, True])
+def test_small_parts_credits_are_lookup_s_while_numba_is_not_loaded_and_match_networkx(monkeypatch, numba_loaded):
+    """A small part's per-vertex and per-edge credits come from lookup's triangles in NumPy while
+    Numba is not loaded (a first run compiles nothing for them), from the compiled kernels once it
+    is: each vertex's and each edge's count as networkx's, either way."""
+    from tcdist import compiled
+
+    monkeypatch.setattr(compiled, "is_loaded", lambda: numba_loaded)
+    g = nx.relabel_nodes(nx.powerlaw_cluster_graph(400, 6, 0.4, seed=3), lambda v: v * 7 + 1)
+    ref = reference(g)
+    for parts in (None, 3):
+        result = tcdist.count_triangles(g, backend="cpu", per_vertex=True, per_edge=True, parts=parts)
+        assert_matches(result, ref)
+        by_edge = {frozenset(e): t for e, t in zip(zip(result.per_edge.u.tolist(), result.per_edge.v.tolist()),
+                                                    result.per_edge.triangles.tolist())}
+        assert by_edge == {frozenset((u, v)): len(set(g[u]) & set(g[v])) for u, v in g.edges}
+        assert set(result.kernels) == {"per-vertex (lookup), per-edge (lookup)" if not numba_loaded else
+                                       "per-vertex (marker), per-edge (marker)"}, result.kernels
