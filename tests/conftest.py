@@ -222,3 +222,36 @@ def chains_to_a_hub(chains: int, length: int = 30):
     graph = tcdist.load_graph((src, dst))
     ids = np.asarray(graph.original_id)
     return graph, np.where((ids % length == 0) | (ids == hub), 0, 1).astype(np.int64)
+
+
+def checkout_environment(cache: Path, more: dict | None = None) -> dict:
+    """The environment of a process running this checkout's tcdist with its compiled code in cache."""
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))  # the checkout first
+    env = {**os.environ, "TCDIST_CACHE_DIR": str(cache), "PYTHONPATH": path, **(more or {})}
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("CUPY_CACHE_DIR", None)
+    return env
+
+
+def warm_up_process(cache: Path, backend: str):
+    """`tcdist warm-up --backend backend --json` into cache, finished."""
+    done = subprocess.run([sys.executable, "-m", "tcdist", "warm-up", "--backend", backend, "--json"],
+                          capture_output=True, text=True, env=checkout_environment(cache), timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+@pytest.fixture(scope="session")
+def warmed_cache(tmp_path_factory):
+    """A compile cache `tcdist warm-up --backend cpu` filled from empty, once for every pytest-xdist
+    worker (the first to come warms it up, the others wait for it); its JSON in the file done."""
+    import fcntl
+
+    shared = tmp_path_factory.getbasetemp().parent
+    cache = shared / "warmed-cache"
+    with open(shared / "warmed-cache.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (cache / "done").exists():
+            cache.mkdir(exist_ok=True)
+            (cache / "done").write_text(warm_up_process(cache, "cpu").stdout)
+    return cache

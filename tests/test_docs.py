@@ -3,7 +3,6 @@ error), and every `bash` and `python` block of README.md and docs/ runs as writt
 its own (blocks fenced `sh` or `text` need a GPU, a cluster or a site's MPI: shown, not run), after
 `tcdist warm-up` and compiling nothing more."""
 
-import fcntl
 import os
 import re
 import subprocess
@@ -11,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import checkout_environment
 
 REPO = Path(__file__).parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -25,32 +25,10 @@ def blocks():
             yield pytest.param(found.group(1), found.group(2), id=f"{page.relative_to(REPO)}:{line}")
 
 
-def environment(cache: Path | None = None):
+def environment(cache: Path):
     """tcdist of this checkout, its command on PATH (the interpreter's own bin folder), its compiled
-    code kept in cache where one is given."""
-    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PYTHONPATH": path, "PATH": bin_dir + os.pathsep + os.environ["PATH"]}
-    if cache is not None:
-        env["TCDIST_CACHE_DIR"] = str(cache)
-        env.pop("NUMBA_CACHE_DIR", None)
-    return env
-
-
-@pytest.fixture(scope="session")
-def warmed_cache(tmp_path_factory):
-    """A compile cache `tcdist warm-up --backend cpu` filled from empty, once for every pytest-xdist
-    worker (the first to come warms it up, the others wait for it)."""
-    shared = tmp_path_factory.getbasetemp().parent
-    cache = shared / "warmed-cache"
-    with open(shared / "warmed-cache.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (cache / "done").exists():
-            done = subprocess.run([sys.executable, "-m", "tcdist", "warm-up", "--backend", "cpu"],
-                                  env=environment(cache), capture_output=True, text=True, timeout=900)
-            assert done.returncode == 0, done.stderr[-3000:]
-            (cache / "done").write_text("")
-    return cache
+    code kept in cache."""
+    return checkout_environment(cache, {"PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]})
 
 
 def compiled_files(cache: Path) -> set:

@@ -8,23 +8,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import warm_up_process
 
 REPO = Path(__file__).parents[1]
 
 
 def warm_up(tmp_path, backend):
-    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))  # the checkout first
-    env = {**os.environ, "TCDIST_CACHE_DIR": str(tmp_path), "PYTHONPATH": path}
-    env.pop("NUMBA_CACHE_DIR", None)
-    env.pop("CUPY_CACHE_DIR", None)
-    done = subprocess.run([sys.executable, "-m", "tcdist", "warm-up", "--backend", backend, "--json"],
-                          capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return json.loads(warm_up_process(tmp_path, backend).stdout)
 
 
-def test_the_cpu_functions_land_in_the_cache_folder_and_only_that_is_named(tmp_path):
-    done = warm_up(tmp_path, "cpu")
+def test_the_cpu_functions_land_in_the_cache_folder_and_only_that_is_named(warmed_cache):
+    tmp_path, done = warmed_cache, json.loads((warmed_cache / "done").read_text())
     assert done["caches"] == {"CPU functions (Numba)": str(tmp_path / "numba")} and not done["gpu"]  # no CuPy cache
     cached = {p.name.split(".")[0] for p in (tmp_path / "numba").rglob("*.nbi")}
     assert {"grammar", "cpu", "host", "lanes"} <= cached, cached  # the parser, the CPU kernels, both host partitioners
@@ -37,7 +31,8 @@ def test_a_run_with_per_vertex_credits_compiles_no_counting_kernel(tmp_path):
     for nothing, seconds of a first run."""
     env = {**os.environ, "TCDIST_CACHE_DIR": str(tmp_path)}
     env.pop("NUMBA_CACHE_DIR", None)
-    program = ("import tcdist; from tcdist.count import cpu\n"
+    program = ("import tcdist; from tcdist import compiled; from tcdist.count import cpu\ncompiled.loaded()  # (else "
+               "lookup's credits, nothing compiled)\n"
                "found = tcdist.count_triangles('rmat:10', backend='cpu', parts=2, per_vertex=True)\n"
                "print(3 * found.triangles == found.per_vertex.triangles.sum(), len(cpu._per_vertex_rows.signatures), "
                "*(len(f.signatures) for f in (cpu._marker, cpu._merge, cpu._middle)))")

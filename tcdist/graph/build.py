@@ -143,10 +143,14 @@ def build_graph(edges: EdgeList) -> Graph:
         rowptr, col, original_id, counts = (_build if on_host else _build_on_gpu)(edges, bar)
     warnings = list(edges.warnings)
     if not col.size:  # an empty file, comments or self loops alone: most likely not the input meant
-        loops = counts["self_loops"]
-        warnings.append(f"{edges.name}: no edges" + (f" (only {loops:,} self loops, which are dropped)" * bool(loops)))
+        warnings.append(no_edges(edges.name, counts["self_loops"]))
     return Graph(rowptr=rowptr, col=col, original_id=original_id, name=edges.name, **counts,
                  warnings=warnings, labels=edges.labels, degrees=degree_summary(rowptr, rowptr.size - 1))
+
+
+def no_edges(name: str, self_loops: int) -> str:
+    """The warning that a graph has no edges."""
+    return f"{name}: no edges" + f" (only {self_loops:,} self loops, which are dropped)" * bool(self_loops)
 
 
 def drop_loops(src, dst):

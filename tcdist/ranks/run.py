@@ -33,6 +33,7 @@ from tcdist.device import Device, resolve
 from tcdist.device.binding import idle_node_threads, numba_threads
 from tcdist.edge_triangles import EdgeCredits, per_edge_result, summed
 from tcdist.errors import InputError, TcdistError, named
+from tcdist.graph.build import no_edges
 from tcdist.io.objects import node_count
 from tcdist.partition import slices
 from tcdist.partition.build import ArrayPartBuilder
@@ -433,8 +434,15 @@ def _result(prepared: Prepared, device: Device, config: CountConfig, counted: in
         config.schedule,
         store=prepared.store,
         part_stats=[p.to_dict() for p in parts] if prepared.partitioned else [],
-        rank_stats=[r.to_dict() for r in everyone], resumed_parts=len(prepared.done), warnings=h["warnings"],
+        rank_stats=[r.to_dict() for r in everyone], resumed_parts=len(prepared.done), warnings=_with_no_edges(h),
         memory_budget=h.get("budget"), parts_auto=h.get("parts_auto"), slices=sum(p.slices for p in parts),
         gpu_peak_bytes=max((r.gpu_peak_bytes for r in everyone if r.gpu_peak_bytes is not None), default=None),
         mode=prepared.mode, mode_reason=prepared.reason,
     )
+
+
+def _with_no_edges(header: dict) -> list[str]:
+    """The run's warnings, with 'no edges' where the graph has none, whichever way it came (built by
+    one process, by the ranks, or read from a graph file or store)."""
+    said = no_edges(header["name"], header["self_loops"])
+    return header["warnings"] + [said] * (not header["m"] and said not in header["warnings"])

@@ -81,3 +81,20 @@ def test_count_above_2_32_is_exact():
     expected = 1630**3
     assert expected > 2**32
     assert count("tripartite:1630:1630:1630") == expected
+
+
+@pytest.mark.mpi
+def test_no_edges_is_said_however_the_graph_came(tmp_path):
+    """A graph file of no edges, and ranks that build the graph together (--read ranks), were
+    counted as 0 without the warning one process's build gives."""
+    from mpi_launch import mpiexec
+
+    loops = tmp_path / "loops.txt"
+    loops.write_text("1 1\n2 2\n")
+    assert run_module("convert", loops, tmp_path / "loops.h5").returncode == 0
+    said = [f"{tmp_path / 'loops.txt'}: no edges (only 2 self loops, which are dropped)"]
+    from_file = run_module("count", tmp_path / "loops.h5", "--backend", "cpu", "--json")
+    assert from_file.returncode == 0 and json.loads(from_file.stdout)["warnings"] == said
+    by_ranks = mpiexec(2, "count", loops, "--backend", "cpu", "--read", "ranks", "--json")
+    assert by_ranks.returncode == 0, by_ranks.stderr
+    assert (json.loads(by_ranks.stdout)["triangles"], json.loads(by_ranks.stdout)["warnings"]) == (0, said)
