@@ -39,7 +39,8 @@ class OutputExists(TcdistError):
 def output_target(path, inputs=(), *, replace=True) -> str:
     """The file that writing ``path`` replaces, refused now (before any work) if it must not be.
 
-    replace=False: an existing file is read or refused, never replaced (a --store), so it may be read-only.
+    replace=False: an existing file is read or refused, never replaced (a --store), so it may be read-only,
+    in a folder that cannot be written.
     """
     path = os.fspath(path)
     if not path:
@@ -58,7 +59,8 @@ def output_target(path, inputs=(), *, replace=True) -> str:
     if len(os.fsencode(os.path.basename(target))) > longest:
         raise TcdistError(f"{path}: the name is longer than the file system allows ({longest} bytes); choose a "
                           "shorter one")
-    if os.path.exists(target):
+    exists = os.path.exists(target)
+    if exists:
         mode = os.stat(target).st_mode
         if stat.S_ISDIR(mode):
             raise TcdistError(f"{path}: is a directory")
@@ -70,7 +72,7 @@ def output_target(path, inputs=(), *, replace=True) -> str:
         if replace and not (mode & 0o222 and os.access(target, os.W_OK)):  # mode bits too: root may write anything
             raise TcdistError(f"{path}: is read-only; tcdist does not replace it (make it writable or write to "
                               "another name)")
-    if not os.access(directory, os.W_OK):
+    if (replace or not exists) and not os.access(directory, os.W_OK):
         raise TcdistError(f"{path}: directory {directory} is not writable")
     return target
 
@@ -80,7 +82,8 @@ def check_outputs(outputs: dict, inputs=(), *, streams=(), kept=()) -> None:
     the same file, by identity (links, hard links, names not yet written) rather than by name.
 
     outputs: option name -> path or None (not asked for); streams: the options that may name a
-    stream (stream_fd); kept: the options whose existing file is reused, never replaced.
+    stream (stream_fd); kept: the options whose existing file is reused, never replaced (their owner checks
+    them against the inputs: a store counted may be given as its own --store).
     Errors name the options in braces (errors.OPTIONS).
     """
     seen = []
@@ -92,7 +95,7 @@ def check_outputs(outputs: dict, inputs=(), *, streams=(), kept=()) -> None:
             raise OptionError(f"{{{option}}}: the file name is empty; give a file name")
         fd = stream_fd(path) if option in streams else None
         if fd is None:
-            output_target(path, inputs, replace=option not in kept)
+            output_target(path, () if option in kept else inputs, replace=option not in kept)
         for other, other_path, other_fd in seen:
             if fd is not None or other_fd is not None:
                 same = fd == other_fd

@@ -11,6 +11,9 @@ match is ignored (its part is counted again), never trusted. A count of a store 
 One run at a time journals in a store: rank 0 holds a lock on ``STORE.lock`` (flock) from
 before it reads the graph until the run ends, so a second run never empties the journal a
 running one writes in. It refuses at once rather than waiting: a run may last hours.
+
+A store whose journal cannot be written (a read-only folder, a full disk) is counted without one
+(ranks/prepare.py start_journal), and its lock is not taken where it cannot be made.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 import os
 import shutil
 import socket
+from contextlib import suppress
 
 from tcdist import signals
 from tcdist.errors import InputError, TcdistError
@@ -57,9 +61,24 @@ class Journal:
             if not resume and os.path.isdir(self.folder):
                 shutil.rmtree(self.folder)
             os.makedirs(self.folder, exist_ok=True)
+            self._try_an_entry()
         except OSError as e:
+            if not resume:  # no empty journal left behind
+                shutil.rmtree(self.folder, ignore_errors=True)
             raise TcdistError(f"{self.folder}: cannot write the journal of finished parts ({e.strerror})") from None
         return self.finished() if resume else ({}, [])
+
+    def _try_an_entry(self) -> None:
+        """Write and remove an entry's worth of bytes: a full disk refuses them now, not at the first part."""
+        path = os.path.join(self.folder, f"try.tmp{os.getpid()}")
+        try:
+            with open(path, "w") as f:
+                f.write(" " * 512)
+                f.flush()
+                os.fsync(f.fileno())
+        finally:
+            with suppress(FileNotFoundError):  # (not made: the folder refused it)
+                os.remove(path)
 
     def finished(self) -> tuple[dict[int, PartResult], list[str]]:
         done, ignored = {}, []
@@ -105,6 +124,8 @@ class Journal:
                 os.fsync(f.fileno())
             os.replace(tmp, final)
         except OSError as e:
+            with suppress(OSError):  # a partial entry goes (never made, or its folder gone: nothing to remove)
+                os.remove(tmp)
             raise TcdistError(f"{self.folder}: cannot record part {result.part} in the journal of finished parts "
                               f"({e.strerror or e})") from None
 

@@ -31,7 +31,7 @@ from tcdist.partition.journal import Journal, StoreLock, check_name_room, lock_s
 from tcdist.partition.store import Store, write_store
 from tcdist.ranks.share import layout
 from tcdist.results import Timings
-from tcdist.source import load_graph, open_store_source
+from tcdist.source import is_store, load_graph, open_store_source
 
 
 @dataclass
@@ -136,7 +136,8 @@ def prepare(source, config: CountConfig, device: Device, ranks: int, timings: Ti
 def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: Timings, held: Held,
              rank_budget: int | None) -> Prepared:
     if config.store is not None:
-        output_target(config.store, inputs=[source], replace=False)  # before any work: a bad name fails at once
+        # before any work: a bad name fails at once (a store counted may be its own --store: it is only read)
+        output_target(config.store, inputs=[] if is_store(source) else [source], replace=False)
         check_name_room(config.store)
         held.lock(config.store)  # before any work too: another run using it is said at once
     source_store = open_store_source(source)
@@ -145,7 +146,8 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
         raise OptionError(f"{source}: {{labels}} reads text edge lists, and this is a partition store (integer ids)")
     if source_store is not None:
         with source_store:
-            held.lock(source_store.path)  # its journal is beside it
+            if config.store is None or os.path.realpath(config.store) != os.path.realpath(source_store.path):
+                held.lock(source_store.path)  # its journal is beside it (given as --store too, it is locked)
             prepared = _from_store(source_store, config)
         prepared.drop_journal = config.store is None and not config.resume
         return prepared
@@ -461,7 +463,7 @@ def start_journal(prepared: Prepared, config: CountConfig) -> None:
     except TcdistError as e:
         if config.resume:
             raise
-        prepared.journal, warnings = None, [f"{e}; this run cannot be resumed if it fails"]
+        prepared.journal, warnings = None, [f"{e}; no journal is kept, so this run cannot be resumed if it fails"]
     prepared.header["warnings"] += warnings
 
 

@@ -1,5 +1,6 @@
 """Ending badly, cleanly: signals, a full disk, too little memory, a closed stdout, noisy libraries."""
 
+import errno
 import json
 import os
 import resource
@@ -10,7 +11,7 @@ import sys
 import time
 
 import pytest
-from conftest import run_module
+from conftest import brute_force_triangles, run_module
 
 
 def one_line(text):
@@ -235,31 +236,109 @@ def test_a_store_one_rank_cannot_read_is_one_line_on_every_rank(tmp_path):
         "directory); every rank reads the store: put it on a file system that every host of the job shares")
 
 
-@pytest.mark.mpi
-def test_a_store_on_a_read_only_file_system_is_counted_under_ranks_as_in_one_process(tmp_path):
-    """A read-only bind mount stops root too (chmod does not): no lock, no journal, the same count
-    and the same warning, nothing written, with one process and with ranks."""
-    from mpi_launch import mpiexec
-
-    folder, read_only = tmp_path / "store", tmp_path / "read-only"
+@pytest.fixture
+def read_only(tmp_path):
+    """A folder, and a read-only bind mount of it: what is put in the folder is seen read-only
+    through the mount, by root too (chmod does not stop root)."""
+    folder, mounted = tmp_path / "folder", tmp_path / "read-only"
     folder.mkdir()
-    read_only.mkdir()
-    assert run_module("partition", "rmat:8", "-P", 4, "-o", folder / "s.h5").returncode == 0
-    if subprocess.run(["mount", "--bind", "-o", "ro", folder, read_only], capture_output=True).returncode:
+    mounted.mkdir()
+    if subprocess.run(["mount", "--bind", "-o", "ro", folder, mounted], capture_output=True).returncode:
         if os.environ.get("CI"):
             pytest.fail("cannot bind-mount a folder read-only (CI runs as root)")
         pytest.skip("a read-only bind mount needs root")
     try:
-        store = read_only / "s.h5"
-        alone = run_module("count", store, "--backend", "cpu", "--json")
-        ranked = mpiexec(2, "count", store, "--backend", "cpu", "--json")
+        yield folder, mounted
     finally:
-        subprocess.run(["umount", read_only], check=True)
-    direct = run_module("count", "rmat:8", "--backend", "cpu", "--json")
-    records = [json.loads(result.stdout) for result in (alone, ranked, direct)]
-    assert [r["ranks"] for r in records] == [1, 2, 1] and records[0]["triangles"] == records[1]["triangles"] == \
-        records[2]["triangles"]
-    warning = (f"{store}.journal: cannot write the journal of finished parts (Read-only file system); this run "
-               "cannot be resumed if it fails")
-    assert records[0]["warnings"] == records[1]["warnings"] == [warning]
+        subprocess.run(["umount", mounted], check=True)
+
+
+def edge_list(path):
+    """A text edge list of rmat:8 at path, and its triangles counted independently of tcdist."""
+    assert run_module("generate", "rmat:8", "-o", path).returncode == 0
+    return brute_force_triangles(tuple(line.split()) for line in path.read_text().splitlines())
+
+
+def unjournalled(store, why):
+    return (f"{store}.journal: cannot write the journal of finished parts ({why}); no journal is kept, so this run "
+            "cannot be resumed if it fails")
+
+
+def counted_without_journal(result, store, why):
+    """The record of a count that succeeded and said once, on stderr, that it kept no journal."""
+    record = json.loads(result.stdout)
+    assert result.returncode == 0 and record["warnings"] == [unjournalled(store, why)], result.stderr
+    assert result.stderr.splitlines() == [f"tcdist: warning: {unjournalled(store, why)}"]
+    return record
+
+
+@pytest.mark.mpi
+def test_a_store_on_a_read_only_file_system_is_counted_under_ranks_as_in_one_process(tmp_path, read_only):
+    """No lock, no journal, the same count and the same one warning, nothing written, with one
+    process and with ranks; counted as its own --store too, which was refused as 'the input'."""
+    from mpi_launch import mpiexec
+
+    folder, mounted = read_only
+    triangles = edge_list(tmp_path / "g.txt")
+    assert run_module("partition", tmp_path / "g.txt", "-P", 4, "-o", folder / "s.h5").returncode == 0
+    store = mounted / "s.h5"
+    for ranks in (1, 2, 3):
+        for asked in ((), ("--store", store)):
+            args = ("count", store, *asked, "--backend", "cpu", "--json")
+            result = run_module(*args) if ranks == 1 else mpiexec(ranks, *args)
+            record = counted_without_journal(result, store, "Read-only file system")
+            assert (record["ranks"], record["triangles"]) == (ranks, triangles)
     assert list(folder.iterdir()) == [folder / "s.h5"]
+
+
+def test_a_matching_store_in_a_read_only_folder_is_counted_and_a_new_one_refused(tmp_path, read_only):
+    """`count GRAPH --store STORE` with STORE in a read-only folder was refused ('directory not
+    writable') though STORE held the partitioning asked for; a STORE not there yet is still refused
+    before any work."""
+    folder, mounted = read_only
+    graph = tmp_path / "g.txt"
+    triangles = edge_list(graph)
+    assert run_module("partition", graph, "-P", 4, "-o", folder / "p.h5").returncode == 0
+    store = mounted / "p.h5"
+    result = run_module("count", graph, "-P", 4, "--store", store, "--backend", "cpu", "--json")
+    assert counted_without_journal(result, store, "Read-only file system")["triangles"] == triangles
+    result = run_module("count", graph, "-P", 4, "--store", mounted / "new.h5", "--backend", "cpu", "--json")
+    assert result.returncode == 2 and one_line(result.stderr) == (
+        f"tcdist: error: {mounted / 'new.h5'}: directory {mounted} is not writable") and result.stdout == ""
+    assert list(folder.iterdir()) == [folder / "p.h5"]
+
+
+def test_a_store_on_a_full_disk_is_counted_without_a_journal(tmp_path, full_disk):
+    """Counting a store on a full disk failed at its first finished part ('cannot record part N in
+    the journal': No space left on device), leaving a temporary in the journal folder."""
+    triangles = edge_list(tmp_path / "g.txt")
+    store = full_disk / "s.h5"
+    assert run_module("partition", tmp_path / "g.txt", "-P", 4, "-o", store).returncode == 0
+    filler = full_disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError as e:
+        assert e.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+    for asked in ((), ("--store", store)):
+        result = run_module("count", store, *asked, "--backend", "cpu", "--json")
+        assert counted_without_journal(result, store, "No space left on device")["triangles"] == triangles
+        assert sorted(full_disk.iterdir()) == [filler, store]
+
+
+def test_a_store_counted_as_its_own_store_keeps_its_journal(tmp_path):
+    """`count STORE --store STORE` was refused: 'is the input STORE; write to another name'. It is
+    the store asked for, and a run with --store keeps its journal."""
+    store = tmp_path / "s.h5"
+    triangles = edge_list(tmp_path / "g.txt")
+    assert run_module("partition", tmp_path / "g.txt", "-P", 4, "-o", store).returncode == 0
+    result = run_module("count", store, "--store", store, "--backend", "cpu", "--json")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert json.loads(result.stdout)["triangles"] == triangles
+    assert len(list((tmp_path / "s.h5.journal").glob("part*.json"))) == 4
+    result = run_module("count", tmp_path / "g.txt", "--store", tmp_path / "g.txt", "--backend", "cpu")
+    assert result.returncode == 2 and one_line(result.stderr) == (
+        f"tcdist: error: {tmp_path / 'g.txt'}: is the input {tmp_path / 'g.txt'}; write to another name")
