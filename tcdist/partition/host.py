@@ -387,7 +387,7 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, rever
             team = threads // side_by_side if builder.col.size >= _LARGE_PART * max(num_parts, 1) else 1
         team = max(1, min(team, threads))
         side_by_side = max(1, min(len(indices), threads // team))
-        if team > 1 and side_by_side > 1 and compiled.loaded().threading_layer() == "workqueue":
+        if team > 1 and side_by_side > 1 and _threading_layer() == "workqueue":
             team, side_by_side = 1, max(1, min(len(indices), threads))  # it runs one parallel region at a time
         with ThreadPoolExecutor(side_by_side) as pool:
             pending, submitted = deque(), 0
@@ -398,3 +398,20 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, rever
                 part = pending.popleft().result()
                 bar.update()
                 yield part
+
+
+def _threading_layer() -> str:
+    """Numba's threading layer, which it chooses at its first parallel region: one is run here where
+    none has been yet (a small graph's build and parts run none)."""
+    numba = compiled.loaded()
+    try:
+        return numba.threading_layer()
+    except ValueError:  # not yet chosen
+        _first_parallel_region(np.zeros(1))
+        return numba.threading_layer()
+
+
+@jit(parallel=True, cache=True, nogil=True)
+def _first_parallel_region(a):
+    for i in prange(a.size):
+        a[i] = i
