@@ -99,10 +99,7 @@ def test_a_signal_ends_every_rank_and_removes_the_temporaries(tmp_path, phase, t
             journal = tmp_path / "parts.h5.journal"
             _wait_for(lambda: journal.exists() and any(journal.glob("part*.json")), job)
         pid = job.pid if target == "launcher" else _rank_pids(job)[int(target[-1])]
-        os.kill(pid, signum)
-        sent = time.monotonic()
-        _, err = job.communicate(timeout=60)
-        took = time.monotonic() - sent
+        _, err, took = _signalled(job, pid, signum)
     finally:
         if job.poll() is None:
             job.kill()
@@ -191,10 +188,8 @@ def test_a_stopped_job_ends_at_once_with_one_line_and_leaves_no_shared_memory(tm
     try:
         _wait_for(lambda: len(_rank_pids(job)) == ranks and all(map(_handling, _rank_pids(job).values())), job)
         time.sleep(0.5)  # the ranks read their shares
-        os.kill(_launcher_pid(job) if target == "launcher" else _rank_pids(job)[1], signal.SIGTERM)
-        sent = time.monotonic()
-        out, err = job.communicate(timeout=60)
-        took = time.monotonic() - sent
+        out, err, took = _signalled(job, _launcher_pid(job) if target == "launcher" else _rank_pids(job)[1],
+                                    signal.SIGTERM)
     finally:
         if job.poll() is None:
             job.kill()
@@ -225,3 +220,11 @@ def test_a_signal_as_the_job_ends_is_no_traceback(tmp_path, text_graph):
         assert (job.returncode, err) in [(0, ""), (130, "tcdist: stopped by SIGINT (temporary files removed)\n")], \
             (delay, job.returncode, err)
         assert (tmp_path / "shm.txt").read_text() == ""
+
+
+def _signalled(job, pid: int, signum) -> tuple[str, str, float]:
+    """(stdout, stderr, seconds the job ran after the signal) of a job once pid is sent signum."""
+    os.kill(pid, signum)
+    sent = time.monotonic()
+    out, err = job.communicate(timeout=60)
+    return out, err, time.monotonic() - sent
