@@ -1,7 +1,7 @@
 """SNAP, KONECT and Graph Challenge edge lists: two integer ids per line, anything after ignored."""
 
 from tcdist.graph.edges import EdgeList
-from tcdist.io.text import NUMBER, data_lines, edge_problem, read_pairs, show, split_lines
+from tcdist.io.text import NUMBER, data_lines, edge_problem, is_csv, read_pairs, show, split_lines
 
 HEAD_BYTES = 1 << 16  # a header is looked for in the file's first 64 KiB
 
@@ -31,7 +31,7 @@ def header_rule(path, warnings):
     graph), else names as ids, refused at its first line by the parse. header(head, partial=True)
     looks at a head that may stop short of the first block (whole lines): None where no edge is in
     it yet. A .csv's first line, when not an edge, is its header row: skipped without a warning."""
-    csv = str(path).lower().removesuffix(".gz").endswith(".csv")
+    csv = is_csv(path)
 
     def header(head, partial=False):
         skipped, first = [], None

@@ -2,7 +2,7 @@
 taken as written (3 and 03 are two vertices), the vertices numbered by their names in byte order,
 and the names kept as the graph's labels, so every output shows them. Lines, separators and
 comments are those of an edge list of integer ids (grammar.py); a header line is an edge here,
-unless it is a comment."""
+unless it is a comment or a .csv's header row as tcdist writes it (config.CSV_EDGE_COLUMNS)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import numpy as np
 
 from tcdist.budget import host as memory
 from tcdist.compiled import jit, prange
+from tcdist.config import CSV_EDGE_COLUMNS
 from tcdist.errors import InputError
 from tcdist.graph.edges import EdgeList
-from tcdist.io.text import open_binary, read_block, refuse_binary, split_lines
+from tcdist.io.text import is_csv, open_binary, read_block, refuse_binary, split_lines
 
 LF, CR, NUL = 10, 13, 0
-
+CSV_HEADER = tuple(column.encode() for column in CSV_EDGE_COLUMNS)
 
 @jit(cache=True, nogil=True)
 def _separates(b) -> bool:
@@ -94,6 +95,8 @@ def read_labelled(path) -> EdgeList:
         before = data[:offset].tobytes()
         line = len(split_lines(before)) + (not before or before[-1:] in (b"\n", b"\r"))  # a line end ends a line
         raise InputError(path, PROBLEMS[problem], line)
+    if edges and is_csv(path) and tuple(data[a:a + n].tobytes() for a, n in zip(starts[0], lengths[0])) == CSV_HEADER:
+        starts, lengths, edges = starts[1:], lengths[1:], edges - 1  # tcdist's own .csv, read back
     offsets = np.zeros(2 * edges + 1, np.int64)
     np.cumsum(lengths[:edges].ravel(), out=offsets[1:])
     memory.require(3 * int(offsets[-1]) + 48 * edges, f"numbering the names of {path}", "give the graph integer ids")

@@ -106,6 +106,11 @@ def foreign_text(path, encoding, order) -> InputError:
                             f"(iconv -f {encoding}{'BE' if order == 'big-endian' else 'LE'} -t UTF-8)")
 
 
+def is_csv(path) -> bool:
+    """Whether a path names a .csv file (gzipped or not), whose first line may be its header row."""
+    return str(path).lower().removesuffix(".gz").endswith(".csv")
+
+
 def is_gzip(path) -> bool:
     """Whether the file at path starts with gzip's magic bytes."""
     with open(path, "rb") as f:

@@ -209,3 +209,14 @@ def test_partition_and_convert_advise_a_count_that_reads_names_and_it_counts_the
     with pytest.raises(InputError, match=r"use count_triangles\(labels=True\); a partition store"):
         call[command[0]]()
     assert tcdist.count_triangles(path, labels=True).triangles == 2
+
+
+def test_tcdist_s_own_csv_reads_back_with_labels(tmp_path, cli):
+    """A .csv tcdist writes starts with its header row: read with --labels, it was an edge between
+    two vertices named source and target."""
+    path = tmp_path / "g.csv"
+    assert cli("generate", "rmat:8", "-o", path).code == 0
+    by_ids, by_names = cli("count", path, "--json").json(), cli("count", path, "--labels", "--json").json()
+    assert (by_names["n"], by_names["m"], by_names["triangles"]) == (by_ids["n"], by_ids["m"], by_ids["triangles"])
+    path.write_text("source,target\nsource,x\nx,target\n")  # a file whose edges merely name those vertices
+    assert cli("count", path, "--labels", "--json").json()["m"] == 2
