@@ -259,6 +259,8 @@ def _refuse_unread_input(args, comm) -> None:
                           f"(tcdist {args.command} - ...)")
 
 
+FAILED_WAIT_S = 5  # a failed rank's wait for the others at the end: those stuck elsewhere, its exit ends
+
 COMMANDS = {"count": cmd_count, "partition": _on_rank_zero(cmd_partition), "info": _on_rank_zero(cmd_info),
             "convert": _on_rank_zero(cmd_convert), "generate": _on_rank_zero(cmd_generate),
             "kernels": _on_rank_zero(cmd_kernels), "list": _on_rank_zero(cmd_list),
@@ -292,6 +294,8 @@ def main(argv=None):
             return code
         except BaseException as e:  # how it ended, by kind; anything else goes on as a traceback
             code = _exit_status(e, args, rank, stop)
+            if stop is not None and signals.received() is None:  # the ranks whose work went on wait for this one
+                stop.end_together(within=FAILED_WAIT_S)
             if stop is not None and signals.received() is not None:
                 stop.stop(signals.received())  # the other ranks are told, if the watching thread has not yet
                 stop.finish()  # ends the process once every rank has removed its temporaries

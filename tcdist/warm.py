@@ -148,8 +148,11 @@ def start_in_background() -> bool:
     fcntl.flock(lock, fcntl.LOCK_UN)
     lock.close()
     program = "from tcdist.warm import background; background()"
-    subprocess.Popen([sys.executable, "-c", program], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, start_new_session=True, env={**os.environ, BACKGROUND: "0"})
+    try:
+        subprocess.Popen([sys.executable, "-c", program], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, env={**os.environ, BACKGROUND: "0"})
+    except OSError:  # (no process to be had: a limit on a node of many ranks) a help, never the run's failure
+        return False
     return True
 
 

@@ -24,7 +24,7 @@ from tcdist.errors import TcdistError
 from tcdist.graph.degrees import exact_sum
 from tcdist.partition import slices
 from tcdist.partition.part import Part, recorded
-from tcdist.results import PartResult, Timings
+from tcdist.results import PartResult
 from tcdist.xp import to_numpy
 
 
@@ -59,25 +59,26 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
         for index, part, (read_wait, reading, compiling), (stage_wait, staging) in pieces:
             part, put_wait, copied = device.put(part)
             transfer = stage_wait + put_wait
-            compiling = min(read_wait, compiling)  # the reading's compiling that was waited for
+            read_compiling = min(read_wait, compiling)  # the reading's compiling that was waited for
             t1, waited = time.perf_counter(), device.warming.waited
             credits = per_vertex is not None or per_edge is not None
             prepared = None if credits else device.prepare(part)
             t2, launched_at = time.perf_counter(), time.time()
             t1 += device.warming.waited - waited  # a kernel compiled when first chosen is compile, not prepare
-            counting = Timings()
-            began = Timings.clock()
+            waited, spent = device.warming.waited, compiled.spent()
             if credits:
                 found, kernel = _credited(device, part, per_vertex, per_edge)
             else:
                 found, kernel = device.count(part, prepared), prepared[0]
-            counting.add("count", began)
+            tested = device.warming.waited - waited  # kernels checked when first needed: the run's compile already
+            count_compiling = max(compiled.spent() - spent - tested, 0.0)  # what else this thread compiled meanwhile
             del prepared  # what the kernel's prepare step holds on the device goes before the next part comes
-            result = PartResult(index, rank, found, read_wait - compiling, transfer, counting.count,
+            result = PartResult(index, rank, found, read_wait - read_compiling, transfer,
+                                max(time.perf_counter() - t2 - tested - count_compiling, 0.0),
                                 recorded(part.stats), read_overlapped=max(reading - read_wait, 0.0),
                                 transfer_overlapped=max(staging + copied - transfer, 0.0), prepare=t2 - t1,
                                 kernel=kernel, launched_at=launched_at, built=builds,
-                                compile=compiling + counting.compile)
+                                compile=read_compiling + count_compiling)
             pending = result if pending is None else pending.joined(result)
             last = part.slice is None or part.slice.k == part.slice.of - 1
             del part

@@ -112,12 +112,16 @@ class JobStop:
             time.sleep(2e-4)
         os._exit(128 + self.signum)
 
-    def end_together(self) -> None:
+    def end_together(self, within: float | None = None) -> None:
         """Wait, asleep, until every rank's work is over, then close: the job ends on every rank at
         once, and a signal from then on changes nothing (as one in Python's exit). One before is
-        the stop's: its thread ends the process."""
+        the stop's: its thread ends the process. within: seconds to wait at most (a rank that
+        failed: the others may have ended, or wait elsewhere for the launcher to end them)."""
         together = self.ending.Ibarrier()
+        deadline = None if within is None else time.monotonic() + within
         while not together.Test():
+            if deadline is not None and time.monotonic() > deadline:
+                break
             time.sleep(_POLL_S / 5)
         self.close()
 

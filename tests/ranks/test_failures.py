@@ -342,3 +342,20 @@ def test_a_store_counted_as_its_own_store_keeps_its_journal(tmp_path):
     result = run_module("count", tmp_path / "g.txt", "--store", tmp_path / "g.txt", "--backend", "cpu")
     assert result.returncode == 2 and one_line(result.stderr) == (
         f"tcdist: error: {tmp_path / 'g.txt'}: is the input {tmp_path / 'g.txt'}; write to another name")
+
+
+@pytest.mark.mpi
+def test_rank_0_failing_after_the_count_ends_the_job(tmp_path):
+    """Rank 0 writes the outputs after every rank has counted: when that failed (a full disk), the
+    other ranks waited at the end for it forever."""
+    from mpi_launch import launcher
+
+    script = tmp_path / "fail.py"
+    script.write_text("import sys\nfrom mpi4py import MPI\nfrom tcdist import cli\nfrom tcdist.errors import TcdistError\n"
+                      "import tcdist.io.per_vertex as per_vertex\n"
+                      "def full(*args):\n    raise TcdistError('disk full (as a test)')\n"
+                      "if MPI.COMM_WORLD.rank == 0:\n    per_vertex.write_per_vertex = full\n"
+                      "sys.exit(cli.main(sys.argv[1:]))\n")
+    done = subprocess.run([*launcher(), "-n", "2", sys.executable, str(script), "count", "rmat:8", "--backend", "cpu",
+                           "--per-vertex", str(tmp_path / "v.csv"), "-q"], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (2, "tcdist: error: disk full (as a test)\n")

@@ -50,3 +50,20 @@ def test_a_stop_between_parts_reads_no_further():
     with pytest.raises(RuntimeError, match="another rank failed"):
         count_parts(resolve("cpu"), range(5), lambda i: read.append(i) or parts[i], num_parts=5, check=check)
     assert read == [0, 1]
+
+
+def test_the_stages_add_up_to_the_total_when_credits_kernels_are_checked_when_first_needed(tmp_path):
+    """Under --kernel auto the per-vertex kernels are checked on K_40 when a part first needs them:
+    that check was timed as count and as compile both, and the stages passed the total."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "tcdist", "count", "rmat:14", "--backend", "cpu", "--per-vertex",
+                           str(tmp_path / "v.csv"), "--json"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = json.loads(done.stdout)
+    timings = record["timings"]
+    assert record["kernels"] == {"per-vertex (marker)": 1}  # the compiled kernel, checked when first needed
+    staged = sum(v for k, v in timings.items() if k not in ("total", "other") and not k.endswith("_overlapped"))
+    assert staged <= timings["total"] + 1e-3, timings
