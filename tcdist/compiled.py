@@ -13,10 +13,14 @@ Numba keeps tcdist's compiled functions in caches.numba_folder(), through a cach
 tcdist's own that only tcdist's modules use: Numba's default puts them beside the installed
 package, and setting NUMBA_CACHE_DIR would move every other library's cache in the process too.
 A process that has compiled for a second says why it waits, once, on a terminal (progress.note).
+While the cache is not warm (`beside_others`), processes may compile the same function at once (a
+warm-up's workers, and runs): each compiles a function's new signature holding that function's lock
+in the cache folder, so that the second to come waits and loads what the first compiled.
 Each thread's seconds of loading Numba and compiling are kept (`spent`), so that a step that
 compiled reports them as compiling, not as its own work (results.Timings.add).
 """
 
+import fcntl
 import os
 import threading
 import time
@@ -34,6 +38,7 @@ when_loaded = []  # called once Numba is loaded (tcdist.warm's background warm-u
 _declared = []  # every Compiled made before then
 _lock = threading.RLock()
 _wish = threading.local()  # .threads: this thread's count, .pending: not yet given to Numba
+beside_others = False  # set while the cache is not warm: other processes may be compiling into it
 
 
 def prange(*args):
@@ -52,7 +57,28 @@ class Compiled:
     def __call__(self, *args):
         if self.dispatcher is None or getattr(_wish, "pending", False):
             _ready()
+        if beside_others:
+            signature = tuple(self.dispatcher.typeof_pyval(arg) for arg in args)
+            if signature not in self.dispatcher.overloads:
+                self.compile_alone(signature)
         return self.dispatcher(*args)
+
+    def compile_alone(self, signature: tuple) -> None:
+        """Compile (or load) signature holding this function's lock in the cache folder: another
+        process compiling it meanwhile is waited for, and its work loaded from the cache."""
+        _ready()
+        folder = os.path.join(caches.numba_folder(), "compiling")
+        try:
+            os.makedirs(folder, exist_ok=True)
+            lock = open(os.path.join(folder, f"{self.__module__}.{self.__qualname__}.lock"), "a")
+        except OSError:  # a read-only cache: nothing is shared through it
+            self.dispatcher.compile(signature)
+            return
+        with lock:
+            waited = time.perf_counter()
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            _add_spent(time.perf_counter() - waited)  # another process's compiling, waited for
+            self.dispatcher.compile(signature)
 
     def __getattr__(self, name):  # (stats, signatures, ...: the dispatcher's)
         if name.startswith("__"):

@@ -1,25 +1,28 @@
-"""`tcdist warm-up` on the CPU: every compiled CPU function a command may call, compiled (or loaded)
-into the cache by running the commands themselves, each kind of input on a graph small enough to
-take the whole-array NumPy paths and on one large enough for the compiled passes, so that every
-function meets the argument types a real run gives it. The commands fall into groups of about
-equal compiling, each run in a process of its own, side by side on the cores this process may use.
+"""`tcdist warm-up` on the CPU: every compiled CPU function, for every signature a command may give
+it (data/signatures.txt), compiled (or loaded) into the cache by processes side by side, each a
+share of the list. The list is recorded by `python -m tcdist.warm` running the commands of GROUPS
+(each kind of input on a graph small enough to take the whole-array NumPy paths and on one large
+enough for the compiled passes), and begins with what a count of a text file needs, in the order
+it needs it.
 
 A run that loads Numba while the cache holds no finished warm-up of this tcdist and Numba starts
-one in the background (`start_in_background`): detached, at low priority, one per cache folder,
-so the compiling a first run does not need yet is done on the idle cores before it is needed, by
-this run or the next. TCDIST_BACKGROUND_WARM_UP=0 turns that off.
+one in the background (`start_in_background`): detached, one per cache folder, on every core but
+one. Its workers compile the functions the run is about to call while the run compiles the one it
+calls now; the run waits for one under way and loads it (compiled.beside_others), so that a first
+run's compiling is spread over the cores. TCDIST_BACKGROUND_WARM_UP=0 turns that off.
 """
 
 from __future__ import annotations
 
 import fcntl
+import importlib
 import os
 import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from tcdist import __version__, caches
+from tcdist import __version__, caches, compiled
 from tcdist.count.registry import of_backend
 from tcdist.errors import TcdistError
 
@@ -65,6 +68,7 @@ GROUPS = {
 }
 
 BACKGROUND = "TCDIST_BACKGROUND_WARM_UP"
+SIGNATURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "signatures.txt")
 
 
 def run_group(name: str, folder: str, main) -> None:
@@ -82,26 +86,44 @@ def run_group(name: str, folder: str, main) -> None:
             raise TcdistError(f"the CPU warm-up's `tcdist {' '.join(argv)}` failed (exit status {code})")
 
 
+def signatures() -> list[tuple[str, str, str]]:
+    """The list: each compiled function's module, name and a signature (a Numba types expression)."""
+    with open(SIGNATURES) as f:
+        return [tuple(line.rstrip("\n").split("\t")) for line in f if not line.startswith("#")]
+
+
+def _read(signature: str) -> tuple:
+    """A signature's Numba types from their repr (the list is tcdist's own file)."""
+    from numba.core import types
+
+    return eval(signature, {**vars(types), "dtype": types.DType, "omitted": lambda default: types.Omitted(default)})
+
+
+def compile_share(first: int, step: int) -> None:
+    """Compile (or load) the list's entries first, first + step, ... in order."""
+    for module, name, signature in signatures()[first::step]:
+        function = getattr(importlib.import_module(module), name)
+        function.compile_alone(_read(signature))
+
+
 def warm_up_cpu(processes: int | None = None) -> None:
-    """Every group, each in a process of its own, as many at once as processes (else the cores this
+    """The list compiled by processes side by side, as many as processes (else the cores this
     process may use); then the mark that the cache is warm."""
     from tcdist.compiled import most_threads
 
-    processes = max(1, min(processes or most_threads(), len(GROUPS)))
-    with tempfile.TemporaryDirectory(prefix="tcdist-warm-up-") as folder:
-        def one(name):
-            os.makedirs(os.path.join(folder, name))
-            program = (f"from tcdist.cli import main; from tcdist.warm import run_group; "
-                       f"run_group({name!r}, {os.path.join(folder, name)!r}, main)")
-            env = {**os.environ, BACKGROUND: "0", "NUMBA_NUM_THREADS": str(max(1, most_threads() // processes))}
-            done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env)
-            if done.returncode:
-                last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-                raise TcdistError(f"the CPU warm-up's group {name} failed: {last}")
+    processes = max(1, min(processes or most_threads(), len(signatures())))
 
-        with ThreadPoolExecutor(processes) as pool:
-            for finished in [pool.submit(one, name) for name in GROUPS]:
-                finished.result()
+    def share(first):
+        program = f"from tcdist.warm import compile_share; compile_share({first}, {processes})"
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                              env={**os.environ, BACKGROUND: "0"})
+        if done.returncode:
+            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise TcdistError(f"the CPU warm-up failed: {last}")
+
+    with ThreadPoolExecutor(processes) as pool:
+        for finished in [pool.submit(share, first) for first in range(processes)]:
+            finished.result()
     _mark_warm()
 
 
@@ -131,9 +153,13 @@ def is_warm() -> bool:
 
 
 def start_in_background() -> bool:
-    """Where the cache is not warm and no warm-up is under way for it, start one, detached and at
-    low priority, that outlives this process; whether one was started."""
-    if os.environ.get(BACKGROUND, "1") == "0" or is_warm():
+    """Where the cache is not warm: compile beside other processes (compiled.beside_others), and
+    where no warm-up is under way for it, start one, detached, that outlives this process; whether
+    one was started."""
+    if is_warm():
+        return False
+    compiled.beside_others = True
+    if os.environ.get(BACKGROUND, "1") == "0":
         return False
     try:
         os.makedirs(caches.numba_folder(), exist_ok=True)
@@ -157,9 +183,7 @@ def start_in_background() -> bool:
 
 
 def background() -> None:
-    """The background warm-up: the cache's lock held throughout, one group at a time, leaving a
-    core to the runs it serves."""
-    os.nice(10)
+    """The background warm-up: the cache's lock held throughout, leaving a core to the runs it serves."""
     with open(os.path.join(caches.numba_folder(), "warm-up.lock"), "a") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -169,3 +193,60 @@ def background() -> None:
             from tcdist.compiled import most_threads
 
             warm_up_cpu(max(1, most_threads() - 1))
+
+
+def record(path: str = SIGNATURES) -> None:
+    """Write the list: every signature compiled, in the order first compiled (a callee before its
+    caller), by a count of a text file and then every group's commands, in this process on an empty
+    cache (and the passes compiled for both column types, which only huge graphs call with both)."""
+    from numba.core import event
+
+    from tcdist.budget import estimate
+    from tcdist.cli import main
+    from tcdist.graph import check
+
+    found = {}
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            pass
+
+        def on_end(self, ev):
+            function = ev.data["dispatcher"].py_func
+            if not function.__module__.startswith("tcdist.") or "<" in function.__qualname__:
+                return  # Numba's own, compiled inside tcdist's
+            signature = repr(tuple(ev.data["args"]))
+            try:
+                read = _read(signature) == tuple(ev.data["args"])
+            except Exception:  # (a repr that is no expression: a type object, a literal)
+                read = False
+            if not read:  # a constant or a type a compiled caller gives: compiled inside that caller only
+                print(f"not listed: {function.__qualname__}{signature}", file=sys.stderr)
+                return
+            found.setdefault((function, signature))
+
+    with tempfile.TemporaryDirectory(prefix="tcdist-record-") as folder:
+        os.environ.update({"TCDIST_CACHE_DIR": folder, BACKGROUND: "0"})
+        os.environ.pop("NUMBA_CACHE_DIR", None)
+        subprocess.run([sys.executable, "-m", "tcdist", "generate", LARGE, "-o", os.path.join(folder, "first.txt")],
+                       check=True, capture_output=True,  # (compiling into a cache of its own: all is listed here)
+                       env={**os.environ, "TCDIST_CACHE_DIR": os.path.join(folder, "generate")})
+        compiled.loaded()
+        event.register("numba:compile", Listener())
+        if main(["count", os.path.join(folder, "first.txt"), "--backend", "cpu", "--quiet"]):
+            raise TcdistError("the first count failed")
+        for name in GROUPS:
+            os.makedirs(os.path.join(folder, name))
+            run_group(name, os.path.join(folder, name), main)
+        check.prebuild()
+        estimate.prebuild()
+    named = {id(value.py_func): (module.__name__, name) for module in list(sys.modules.values())
+             if getattr(module, "__name__", "").startswith("tcdist.")
+             for name, value in vars(module).items() if isinstance(value, compiled.Compiled)}
+    with open(path, "w") as f:
+        f.write("# module, function, signature: written by `python -m tcdist.warm` (tcdist/warm.py)\n")
+        f.writelines("\t".join((*named[id(function)], signature)) + "\n" for function, signature in found)
+
+
+if __name__ == "__main__":
+    record()

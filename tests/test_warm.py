@@ -61,3 +61,27 @@ def test_a_small_graph_s_parts_load_no_compiler():
                           env={**os.environ, "TCDIST_CACHE_DIR": "/nonexistent"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["False", "4", "True"]
+
+
+def test_a_function_another_process_compiles_is_waited_for_and_loaded_from_the_cache(tmp_path):
+    """While the cache is cold, a run calling a function whose lock another process holds (a warm-up
+    worker compiling it) waits, then loads that process's work: its compiling is never done twice."""
+    env = {**os.environ, "TCDIST_CACHE_DIR": str(tmp_path), warm.BACKGROUND: "0"}
+    env.pop("NUMBA_CACHE_DIR", None)
+    (module, name, signature), = [e for e in warm.signatures() if e[:2] == ("tcdist.graph.passes", "loops")]
+    (tmp_path / "numba" / "compiling").mkdir(parents=True)
+    with open(tmp_path / "numba" / "compiling" / f"{module}.{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        caller = subprocess.Popen(
+            [sys.executable, "-c", "import numpy as np\nfrom tcdist import api, compiled\nfrom tcdist.graph import passes\n"
+             "compiled.loaded()\nprint(passes.loops(np.arange(5), np.array([0, 1, 0, 3, 0])), "
+             "sum(passes.loops.stats.cache_hits.values()), sum(passes.loops.stats.cache_misses.values()))"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        with pytest.raises(subprocess.TimeoutExpired):
+            caller.wait(timeout=5)  # it waits for the lock
+        compiler = f"from tcdist.warm import _read\nfrom tcdist.graph import passes\npasses.loops.compile(_read({signature!r}))"
+        done = subprocess.run([sys.executable, "-c", compiler], capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+    out, err = caller.communicate(timeout=300)
+    assert caller.returncode == 0, err[-2000:]
+    assert out.split() == ["3", "1", "0"]  # 3 loops; loaded from the cache once, never compiled
