@@ -15,9 +15,10 @@ from tcdist.budget import model
 from tcdist.device.core import Device
 from tcdist.device.gpu import free_bytes as free_gpu_bytes
 from tcdist.errors import OptionError, TcdistError
-from tcdist.graph import Graph, build_graph, pieces_build, ranges_build
+from tcdist.graph import Graph, build_graph, pieces_build, ranges_build, redrawn_build
 from tcdist.graph.check import csr_problem
 from tcdist.graph.edges import EdgeList
+from tcdist.graph.graph import col_dtype
 from tcdist.io import generators
 from tcdist.io.objects import edges_of
 from tcdist.io.seal import read_seal
@@ -30,6 +31,8 @@ EMBEDDED_NAME = "ego-Facebook (embedded)"
 EMBEDDED_TRIANGLES = 1_612_010
 RANGE_KEYS_AT_LEAST = 1 << 22  # keys a range below which copies and launches cost more than the host's build
 PIECE_EDGES_AT_LEAST = 1 << 18  # and below this many edges a piece
+REDRAWN_RANGES_AT_MOST = 64  # a graph drawn again for each of more ranges than this takes longer than it is worth
+REDRAWN_PIECE_EDGES_AT_LEAST = 1 << 16  # or in pieces smaller than this
 
 
 def embedded_path() -> str:
@@ -150,7 +153,8 @@ def _generated(spec: str, seed: int, gpu, timings: Timings):
         cupy.get_default_memory_pool().free_all_blocks()  # here, where the failed arrays are gone
     room, _ = memory.available()
     if raw * (model.GENERATED_BYTES_PER_EDGE + model.BUILD_BYTES_PER_EDGE) > room:
-        graph = _from_pieces(spec, io.pieces(spec, seed=seed), np, room, timings)
+        graph = _from_pieces(spec, io.pieces(spec, seed=seed), np, room, timings) or \
+            _redrawn(spec, seed, np, room, timings)
         if graph is not None:
             return graph
     return io.generate(spec, seed=seed)  # (on the host: it says so if that does not fit either)
@@ -164,7 +168,8 @@ def _from_pieces(spec: str, made, xp, room: int, timings: Timings) -> Graph | No
             model.pieces_build_bytes(made[1], made[0], generators.PIECE_EDGES, pieces_build.STEP) > room:
         return None
     span, m, pieces = made
-    return _timed(lambda pieces: pieces_build.build_from_pieces(span, m, pieces, spec, xp), pieces, xp, timings)
+    return _timed(lambda drawn: pieces_build.build_from_pieces(span, m, drawn(), spec, xp), lambda: pieces, xp,
+                  timings)
 
 
 def _in_ranges(spec: str, seed: int, room: int, timings: Timings) -> Graph | None:
@@ -173,14 +178,37 @@ def _in_ranges(spec: str, seed: int, room: int, timings: Timings) -> Graph | Non
     import cupy
 
     made = io.pieces(spec)
-    planned = made and _ranges_plan(room, made[0], made[1], spec, generators.permuted(spec))
+    planned = made and _ranges_plan(room, made[0], made[1], spec, generators.permuted(spec), redraw=True)
     if not planned:
         return None
+    if planned == "redraw":
+        return _redrawn(spec, seed, cupy, room, timings)
     span, m, _ = made
     piece, keys, ranked = planned
     pieces = io.pieces(spec, seed=seed, xp=cupy, size=piece)[2]
-    return _timed(lambda pieces: ranges_build.build_in_ranges(span, m, pieces, spec, cupy, keys, ranked), pieces,
-                  cupy, timings)
+    return _timed(lambda drawn: ranges_build.build_in_ranges(span, m, drawn(), spec, cupy, keys, ranked),
+                  lambda: pieces, cupy, timings)
+
+
+def _redrawn(spec: str, seed: int, xp, room: int, timings: Timings) -> Graph | None:
+    """The Graph of a spec, on the host, its pieces drawn again for every range of keys on xp's
+    device (graph/redrawn_build.py) in room bytes there; None where a range or a piece worth the
+    passes does not fit; refused where the host cannot hold the graph."""
+    made = io.pieces(spec)
+    if not made or not pieces_build.packs(made[0]):
+        return None
+    span, m, _ = made
+    host = np.dtype(col_dtype(span)).itemsize * m + model.REDRAWN_HOST_BYTES_PER_ID * span  # (its columns at most)
+    memory.require(host, f"building the graph of {spec} ({m:,} raw edges)", "count it on a host with more memory")
+    if xp is np:  # the host's room holds the graph too
+        room -= host
+    piece = min(generators.PIECE_EDGES, max(0, room // 4) // model.PIECE_BYTES_PER_EDGE)
+    keys = ranges_build.range_keys(room - model.GPU_PERMUTATION_BYTES_PER_ID * generators.permuted(spec)
+                                   - model.PIECE_BYTES_PER_EDGE * piece, span)
+    if keys < m / REDRAWN_RANGES_AT_MOST or piece < min(m, REDRAWN_PIECE_EDGES_AT_LEAST):
+        return None
+    return _timed(lambda drawn: redrawn_build.build_redrawn(span, drawn, spec, xp, keys),
+                  lambda: io.pieces(spec, seed=seed, xp=xp, size=piece)[2], xp, timings)
 
 
 def _edges_in_ranges(edges, room: int) -> Graph | None:
@@ -206,11 +234,12 @@ def _edges_in_ranges(edges, room: int) -> Graph | None:
     return graph
 
 
-def _ranges_plan(room: int, span: int, m: int, name: str, permuted: int = 0) -> tuple[int, int, bool] | None:
+def _ranges_plan(room: int, span: int, m: int, name: str, permuted: int = 0, redraw: bool = False):
     """(raw edges a piece, keys a range, whether the vertices are ranked on the GPU) of m raw
     edges with ids below span built in ranges in room bytes of a GPU (permuted: ids of RMAT's
     permutation drawn there); None where the ids do not pack or a range or a piece worth the
-    passes does not fit; refused where the host cannot hold the build."""
+    passes does not fit; where the host cannot hold the build, "redraw" where redraw (a generator,
+    drawn again instead: redrawn_build.py), else refused."""
     if not pieces_build.packs(span):
         return None
     keys = ranges_build.range_keys(room, span)
@@ -219,20 +248,23 @@ def _ranges_plan(room: int, span: int, m: int, name: str, permuted: int = 0) -> 
     piece = min(generators.PIECE_EDGES, 1 << max(0, spare.bit_length() - 1))
     if keys < RANGE_KEYS_AT_LEAST or spare < PIECE_EDGES_AT_LEAST:
         return None
-    memory.require(model.RANGES_HOST_BYTES_PER_EDGE * m + model.RANGES_HOST_BYTES_PER_ID * span,
-                   f"building the graph of {name} ({m:,} raw edges)", "count it on a host with more memory")
+    host = model.RANGES_HOST_BYTES_PER_EDGE * m + model.RANGES_HOST_BYTES_PER_ID * span
+    if redraw and host > memory.available()[0]:
+        return "redraw"
+    memory.require(host, f"building the graph of {name} ({m:,} raw edges)", "count it on a host with more memory")
     return piece, keys, model.GPU_RANK_BYTES_PER_ID * span <= room
 
 
 def _timed(build, pieces, xp, timings: Timings):
-    """build(pieces), the drawing of the pieces timed as generate and the rest as build (compiling
-    as compile)."""
+    """build(drawn): drawn() the pieces of a fresh pieces(), their drawing timed as generate and the
+    rest as build (compiling as compile)."""
     drawing = Timings()
 
-    def timed():
+    def drawn():
+        made = pieces()
         while True:
             began = Timings.clock()
-            piece = next(pieces, None)
+            piece = next(made, None)
             if xp is not np:
                 xp.cuda.get_current_stream().synchronize()  # its draws are done when it is timed (the copies go on)
             drawing.add("generate", began)
@@ -241,7 +273,7 @@ def _timed(build, pieces, xp, timings: Timings):
             yield piece
 
     began = Timings.clock()
-    graph = build(timed())
+    graph = build(drawn)
     timings.add("build", began)  # the drawing's compiling (this thread's) among it
     timings.build -= drawing.generate
     timings.generate += drawing.generate

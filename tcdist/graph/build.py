@@ -38,10 +38,10 @@ def _compiled(items) -> bool:
 
 def unique_sorted(keys):
     """Sorted distinct values of keys."""
-    return _distinct(sort(keys))
+    return distinct_sorted(sort(keys))
 
 
-def _distinct(keys):
+def distinct_sorted(keys):
     """The distinct values of sorted keys."""
     if _compiled(keys):
         return passes.distinct(keys.view(np.uint64))[0].view(keys.dtype)  # equal as uint64 where equal as int64
@@ -76,8 +76,8 @@ def distinct_undirected(directed):
     if _compiled(directed):
         keys, distinct = passes.distinct(directed, 1)
         return keys.view(np.int64), int(directed.size - distinct), int(distinct - keys.size)  # keys < 2^63
-    once = _distinct(directed)
-    keys = _distinct(once >> np.uint64(1))
+    once = distinct_sorted(directed)
+    keys = distinct_sorted(once >> np.uint64(1))
     return keys.astype(np.int64), int(directed.size - once.size), int(once.size - keys.size)
 
 

@@ -45,7 +45,7 @@ def build_in_ranges(span: int, m: int, pieces, name: str, xp, keys_per_range: in
             registered.append(_register(undirected, xp))
             kept, degree, duplicates, reciprocal = _distinct(runs, bounds, span, keys_per_range, undirected, xp)
             bar.update()
-            order, rank, n = _rank(degree, name, xp, rank_on_device)
+            order, rank, n = ranked(degree, name, xp, rank_on_device)
             del degree
             bounds, row_length = _oriented_runs(undirected[:kept], runs, span, n, rank, keys_per_range, xp)
             del rank
@@ -55,7 +55,7 @@ def build_in_ranges(span: int, m: int, pieces, name: str, xp, keys_per_range: in
             col, at = np.empty(kept, col_dtype(n)), 0
             registered.append(_register(col, xp))
             for keys in _merged(runs, bounds, keys_per_range, xp, even=False):
-                _to_host((keys % np.uint64(n)).astype(col.dtype), col[at : at + keys.size], xp)
+                to_host((keys % np.uint64(n)).astype(col.dtype), col[at : at + keys.size], xp)
                 at += keys.size
             bar.update()
     finally:  # (before the arrays are freed)
@@ -83,7 +83,7 @@ def _sorted_runs(span: int, pieces, runs, xp):
         for src, dst in pieces:
             keys, dropped = pack(xp.asarray(src), xp.asarray(dst), span, xp)
             del src, dst
-            _sort(keys, xp)
+            sort_in_place(keys, xp)
             copies.down(keys, runs[bounds[-1] : bounds[-1] + keys.size])
             bounds.append(bounds[-1] + keys.size)
             loops += dropped
@@ -100,24 +100,31 @@ def _distinct(runs, bounds, span: int, keys_per_range: int, undirected, xp):
     degree = xp.zeros(span, np.uint64)
     kept = duplicates = reciprocal = 0
     for directed in _merged(runs, bounds, keys_per_range, xp, even=True):
-        if xp is np:
-            keys, repeated, both_ways = build.distinct_undirected(directed)
-            keys = keys.view(np.uint64)
-            for end in (keys // np.uint64(span), keys % np.uint64(span)):
-                degree += np.bincount(end.astype(np.int64), minlength=span).astype(np.uint64)
-        else:
-            from tcdist.graph import gpu_build
-
-            keys, repeated, both_ways = gpu_build.distinct_undirected(directed, directed.size)
-            gpu_build.add_degrees(keys, span, degree)
+        keys, repeated, both_ways = distinct_counted(directed, span, degree, xp)
         del directed
         duplicates, reciprocal = duplicates + repeated, reciprocal + both_ways
-        _to_host(keys, undirected[kept : kept + keys.size], xp)
+        to_host(keys, undirected[kept : kept + keys.size], xp)
         kept += keys.size
     return kept, degree, duplicates, reciprocal
 
 
-def _rank(degree, name: str, xp, on_device: bool):
+def distinct_counted(directed, span: int, degree, xp):
+    """(the distinct undirected keys (uint64) of sorted directed keys, repeated edges, edges given
+    both ways), their ends' degrees added to degree (every id's, on xp's device)."""
+    if xp is np:
+        keys, repeated, both_ways = build.distinct_undirected(directed)
+        keys = keys.view(np.uint64)
+        for end in (keys // np.uint64(span), keys % np.uint64(span)):
+            degree += np.bincount(end.astype(np.int64), minlength=span).astype(np.uint64)
+        return keys, repeated, both_ways
+    from tcdist.graph import gpu_build
+
+    keys, repeated, both_ways = gpu_build.distinct_undirected(directed, directed.size)
+    gpu_build.add_degrees(keys, span, degree)
+    return keys, repeated, both_ways
+
+
+def ranked(degree, name: str, xp, on_device: bool):
     """(the ids that have an edge by (degree, id) rank, on the host, every id's rank on xp's device
     (int32 where it fits), how many there are): ranked on the device where on_device (it holds
     GPU_RANK_BYTES_PER_ID an id), else on the host's threads."""
@@ -130,7 +137,7 @@ def _rank(degree, name: str, xp, on_device: bool):
         raise TcdistError(f"{name}: {n} vertices; tcdist handles at most {MAX_VERTICES}")
     if on_device:
         by_rank = degree[ids].astype(np.int64) * n + xp.arange(n, dtype=np.int64)
-        _sort(by_rank, xp)
+        sort_in_place(by_rank, xp)
         order = ids[by_rank % n]
     else:
         order = ids[build.rank_order(degree[ids])]
@@ -157,8 +164,8 @@ def _oriented_runs(undirected, runs, span: int, n: int, rank, keys_per_range: in
             xp.add.at(row_length, row, np.uint64(1))  # (CuPy's bincount takes a workspace per bin)
         keys = (row * n + xp.maximum(a, b)).astype(np.uint64)
         del a, b, row
-        _sort(keys, xp)
-        _to_host(keys, runs[lo : lo + keys.size], xp)
+        sort_in_place(keys, xp)
+        to_host(keys, runs[lo : lo + keys.size], xp)
         bounds.append(lo + keys.size)
     return np.array(bounds, np.int64), row_length
 
@@ -192,7 +199,7 @@ def _merged(runs, bounds, keys_per_range: int, xp, even: bool):
             copies.wait(copied)
             if k + 1 < sizes.size:
                 pending = gather(k + 1)
-            _sort(keys, xp)
+            sort_in_place(keys, xp)
             yield keys
             del keys
     finally:
@@ -224,7 +231,7 @@ def _cuts(runs, bounds, keys_per_range: int, even: bool):
     return np.concatenate([whole[:1], np.array(chosen, np.int64).reshape(-1, count), whole[1:]])
 
 
-def _sort(keys, xp) -> None:
+def sort_in_place(keys, xp) -> None:
     if xp is np:
         keys.sort()
     else:
@@ -233,7 +240,7 @@ def _sort(keys, xp) -> None:
         gpu_build.sort(keys)
 
 
-def _to_host(values, out, xp) -> None:
+def to_host(values, out, xp) -> None:
     if xp is np:
         out[...] = values
     else:

@@ -1,0 +1,115 @@
+"""A generated graph built where not even its sorted keys fit the host: nothing of its raw edges is
+kept anywhere, its pieces are drawn again for every range of keys instead (a generator's pieces are
+a pure function of the spec and the seed; drawing them on a GPU is faster than a disk gives them).
+
+Four kinds of pass, each over every piece: the raw edges counted by their lower end (and the self
+loops dropped); then, a range of lower ends at a time, the range's directed keys gathered, sorted and
+made distinct, the ends' degrees counted as in ranges_build; the vertices ranked; the raw edges
+counted by their oriented row; then, a range of rows at a time, the range's oriented keys gathered,
+sorted and made distinct, and laid out as the range's rows of the CSR on the host. A range holds at
+most keys_per_range keys (a vertex with more is a range of its own). The same Graph as build_graph
+makes of the raw edges; the host holds only the CSR and the rank order (model.REDRAWN_HOST_BYTES_PER_ID).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcdist import progress
+from tcdist.graph import build
+from tcdist.graph.degrees import degree_summary
+from tcdist.graph.graph import Graph, col_dtype
+from tcdist.graph.pieces_build import pack
+from tcdist.graph.ranges_build import distinct_counted, ranked, sort_in_place, to_host
+from tcdist.xp import to_numpy
+
+
+def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int) -> Graph:
+    """The Graph, on the host, of the raw edges (ids below span) that pieces() draws, afresh on each
+    call, as (src, dst) pieces on xp's device, keys_per_range keys held there at a time."""
+    with progress.bar(4, f"build {name}", "passes") as bar:
+        loops = []
+        directed = _Directed(pieces, span, xp, loops)
+        by_lower = _counted(directed, lambda keys: keys // np.uint64(2 * span), span, xp)
+        bar.update()
+        degree, kept, duplicates, reciprocal = xp.zeros(span, np.uint64), 0, 0, 0
+        for lo, hi in _ranges(by_lower, keys_per_range):
+            keys = _gathered(directed, lambda keys: keys, 2 * span * lo, 2 * span * hi, by_lower[lo:hi], xp)
+            keys, repeated, both_ways = distinct_counted(keys, span, degree, xp)
+            kept, duplicates, reciprocal = kept + keys.size, duplicates + repeated, reciprocal + both_ways
+            del keys
+        del by_lower
+        bar.update()
+        order, rank, n = ranked(degree, name, xp, True)
+        del degree
+
+        def oriented(keys):
+            """Directed keys as (rank of the lower-ranked end) * n + rank of the other."""
+            undirected = keys >> np.uint64(1)
+            a = rank[(undirected // np.uint64(span)).astype(np.int64)]
+            b = rank[(undirected % np.uint64(span)).astype(np.int64)]
+            return xp.minimum(a, b).astype(np.uint64) * np.uint64(n) + xp.maximum(a, b).astype(np.uint64)
+
+        by_row = _counted(directed, lambda keys: oriented(keys) // np.uint64(n), n, xp)
+        bar.update()
+        rowptr, col = np.zeros(n + 1, np.int64), np.empty(kept, col_dtype(n))
+        for lo, hi in _ranges(by_row, keys_per_range):
+            keys = build.distinct_sorted(_gathered(directed, oriented, n * lo, n * hi, by_row[lo:hi], xp))
+            lengths = xp.bincount((keys // np.uint64(n)).astype(np.int64) - lo, minlength=hi - lo)
+            np.cumsum(to_numpy(lengths), out=rowptr[lo + 1 : hi + 1])
+            rowptr[lo + 1 : hi + 1] += rowptr[lo]
+            to_host((keys % np.uint64(n)).astype(col.dtype), col[rowptr[lo] : rowptr[hi]], xp)
+            del keys, lengths
+        bar.update()
+    return Graph(rowptr=rowptr, col=col, original_id=order, name=name, self_loops=loops[0],
+                 duplicates=duplicates, reciprocal=reciprocal, degrees=degree_summary(rowptr, n))
+
+
+class _Directed:
+    """The pieces drawn again on each iteration, as their directed keys (pieces_build.pack); the
+    self loops dropped, counted on the first (into loops)."""
+
+    def __init__(self, pieces, span: int, xp, loops: list):
+        self.pieces, self.span, self.xp, self.loops = pieces, span, xp, loops
+
+    def __iter__(self):
+        dropped = 0
+        for src, dst in self.pieces():
+            keys, more = pack(src, dst, self.span, self.xp)
+            del src, dst
+            dropped += more
+            yield keys
+        if not self.loops:
+            self.loops.append(dropped)
+
+
+def _counted(directed, bin_of, bins: int, xp):
+    """How many of the directed keys fall in each bin (int64, on xp's device)."""
+    counts = xp.zeros(bins, np.int64)
+    for keys in directed:
+        counts += xp.bincount(bin_of(keys).astype(np.int64), minlength=bins)
+    return counts
+
+
+def _ranges(counts, keys_per_range: int):
+    """(lo, hi) bins in order, each holding at most keys_per_range of counts (or one bin, over it)."""
+    ends = to_numpy(counts.cumsum())
+    lo = 0
+    while lo < ends.size:
+        below = int(ends[lo - 1]) if lo else 0
+        hi = max(lo + 1, int(np.searchsorted(ends, below + keys_per_range, side="right")))
+        yield lo, hi
+        lo = hi
+
+
+def _gathered(directed, key_of, low: int, high: int, counts, xp):
+    """The keys key_of(directed keys) in [low, high), sorted: as many as counts sum to."""
+    out, at = xp.empty(int(counts.sum()), np.uint64), 0
+    low, last = np.uint64(low), np.uint64(high - 1)  # (high may be 2^64)
+    for keys in directed:
+        keys = key_of(keys)
+        keys = keys[(keys >= low) & (keys <= last)]
+        out[at : at + keys.size] = keys
+        at += keys.size
+    sort_in_place(out, xp)
+    return out
