@@ -55,8 +55,9 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int) -> Grap
         rowptr, col = np.zeros(n + 1, np.int64), np.empty(kept, col_dtype(n))
         for lo, hi in _ranges(by_row, keys_per_range):
             keys = build.distinct_sorted(_gathered(directed, oriented, n * lo, n * hi, by_row[lo:hi], xp))
-            lengths = xp.bincount((keys // np.uint64(n)).astype(np.int64) - lo, minlength=hi - lo)
-            np.cumsum(to_numpy(lengths), out=rowptr[lo + 1 : hi + 1])
+            lengths = xp.zeros(hi - lo, np.uint64)
+            _add_counts(lengths, (keys // np.uint64(n)).astype(np.int64) - lo, xp)
+            np.cumsum(to_numpy(lengths).astype(np.int64), out=rowptr[lo + 1 : hi + 1])
             rowptr[lo + 1 : hi + 1] += rowptr[lo]
             to_host((keys % np.uint64(n)).astype(col.dtype), col[rowptr[lo] : rowptr[hi]], xp)
             del keys, lengths
@@ -84,11 +85,20 @@ class _Directed:
 
 
 def _counted(directed, bin_of, bins: int, xp):
-    """How many of the directed keys fall in each bin (int64, on xp's device)."""
-    counts = xp.zeros(bins, np.int64)
+    """How many of the directed keys fall in each bin (uint64, on xp's device)."""
+    counts = xp.zeros(bins, np.uint64)
     for keys in directed:
-        counts += xp.bincount(bin_of(keys).astype(np.int64), minlength=bins)
+        _add_counts(counts, bin_of(keys).astype(np.int64), xp)
     return counts
+
+
+def _add_counts(counts, bins, xp) -> None:
+    """counts[b] += 1 for each b of bins (on a GPU by atomic adds: CuPy's bincount takes a workspace
+    per bin, and there are as many bins as ids)."""
+    if xp is np:
+        counts += np.bincount(bins, minlength=counts.size).astype(np.uint64)
+    else:
+        xp.add.at(counts, bins, np.uint64(1))
 
 
 def _ranges(counts, keys_per_range: int):
