@@ -1,6 +1,6 @@
 """`tcdist warm-up` on the CPU: every compiled CPU function, for every signature a command may give
 it (data/signatures.txt), compiled (or loaded) into the cache by processes side by side, each a
-share of the list. The list is recorded by `python -m tcdist.warm` running the commands of GROUPS
+share of the list. The list is recorded by `python jobs/record_signatures.py` running the commands of GROUPS
 (each kind of input on a graph small enough to take the whole-array NumPy paths and on one large
 enough for the compiled passes), and begins with what a count of a text file needs, in the order
 it needs it.
@@ -195,14 +195,14 @@ def background() -> None:
             warm_up_cpu(max(1, most_threads() - 1))
 
 
-def record(path: str = SIGNATURES) -> None:
+def record(main, path: str = SIGNATURES) -> None:
     """Write the list: every signature compiled, in the order first compiled (a callee before its
-    caller), by a count of a text file and then every group's commands, in this process on an empty
-    cache (and the passes compiled for both column types, which only huge graphs call with both)."""
+    caller), by a count of a text file and then every group's commands, through main (the command
+    line's), in this process on an empty cache (and the passes compiled for both column types,
+    which only huge graphs call with both)."""
     from numba.core import event
 
     from tcdist.budget import estimate
-    from tcdist.cli import main
     from tcdist.graph import check
 
     found = {}
@@ -244,9 +244,5 @@ def record(path: str = SIGNATURES) -> None:
              if getattr(module, "__name__", "").startswith("tcdist.")
              for name, value in vars(module).items() if isinstance(value, compiled.Compiled)}
     with open(path, "w") as f:
-        f.write("# module, function, signature: written by `python -m tcdist.warm` (tcdist/warm.py)\n")
+        f.write("# module, function, signature: written by `python jobs/record_signatures.py` (tcdist/warm.py)\n")
         f.writelines("\t".join((*named[id(function)], signature)) + "\n" for function, signature in found)
-
-
-if __name__ == "__main__":
-    record()

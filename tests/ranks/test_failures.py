@@ -119,14 +119,16 @@ def test_a_store_gathered_from_ranks_on_a_full_disk_is_one_line_on_every_rank(fu
 
 
 def test_too_little_memory_is_refused_with_an_estimate():
-    """rmat:24 under a 4 GiB limit (the kind Slurm sets) was a silent OOM kill."""
+    """rmat:26 under a 4 GiB limit (the kind Slurm sets) was a silent OOM kill; drawn again for every
+    range of keys, its CSR alone takes 4 GiB."""
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 
-    result = run_module("count", "rmat:24", "--backend", "cpu", preexec_fn=limit)
+    result = run_module("count", "rmat:26", "--backend", "cpu", preexec_fn=limit)
     assert result.returncode == 2
-    assert "generating 'rmat:24' needs about 12.0 GiB of memory but the address-space limit" in one_line(result.stderr)
-    result = run_module("count", "er:1000:3000000000", "--backend", "cpu")
+    assert ("building the graph of rmat:26 (1,073,741,824 raw edges) needs about 5.5 GiB of memory but the "
+            "address-space limit") in one_line(result.stderr)
+    result = run_module("count", "er:100000000000:3000000000", "--backend", "cpu")  # (ids too many to draw again)
     assert result.returncode == 2 and "needs about 134.1 GiB of memory" in one_line(result.stderr)
 
 
