@@ -19,9 +19,13 @@ from tcdist.graph import Graph, build_graph, pieces_build, ranges_build, redrawn
 from tcdist.graph.check import csr_problem
 from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import col_dtype
-from tcdist.io import generators
+from tcdist.io import byte_ranges, generators
+from tcdist.io.byte_ranges import count_line_ends, file_pieces
+from tcdist.io.engines import PAIR_BYTES
 from tcdist.io.objects import edges_of
 from tcdist.io.seal import read_seal
+from tcdist.io.shares import read_share
+from tcdist.io.text import is_gzip, is_stream
 from tcdist.partition.store import FORMAT as STORE_FORMAT
 from tcdist.partition.store import Store
 from tcdist.results import Timings
@@ -33,6 +37,8 @@ RANGE_KEYS_AT_LEAST = 1 << 22  # keys a range below which copies and launches co
 PIECE_EDGES_AT_LEAST = 1 << 18  # and below this many edges a piece
 REDRAWN_RANGES_AT_MOST = 64  # a graph drawn again for each of more ranges than this takes longer than it is worth
 REDRAWN_PIECE_EDGES_AT_LEAST = 1 << 16  # or in pieces smaller than this
+REREAD_SAMPLE_BYTES = 1 << 22  # a file's first bytes, whose lines estimate its edges
+REREAD_PIECE_SHARE = 4  # a file read again in pieces that take at most this fraction of the host's room
 
 
 def embedded_path() -> str:
@@ -94,6 +100,9 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     elif generated:
         loaded = _generated(str(source), seed, device if on_gpu else None, timings)
     elif isinstance(source, (str, os.PathLike)):
+        reread = None if labels else _reread(os.fspath(source), device if on_gpu else None, timings)
+        if reread is not None:
+            return reread
         loaded = io.read(os.fspath(source), gpu_room=_gpu_room(device) if on_gpu and not labels else None,
                          labels=labels)
     else:
@@ -192,23 +201,83 @@ def _in_ranges(spec: str, seed: int, room: int, timings: Timings) -> Graph | Non
 
 def _redrawn(spec: str, seed: int, xp, room: int, timings: Timings) -> Graph | None:
     """The Graph of a spec, on the host, its pieces drawn again for every range of keys on xp's
-    device (graph/redrawn_build.py) in room bytes there; None where a range or a piece worth the
-    passes does not fit; refused where the host cannot hold the graph."""
+    device (graph/redrawn_build.py) in room bytes there; None where its ids do not pack or a range
+    or a piece worth the passes does not fit; refused where the host cannot hold the graph."""
     made = io.pieces(spec)
     if not made or not pieces_build.packs(made[0]):
         return None
     span, m, _ = made
-    host = np.dtype(col_dtype(span)).itemsize * m + model.REDRAWN_HOST_BYTES_PER_ID * span  # (its columns at most)
-    memory.require(host, f"building the graph of {spec} ({m:,} raw edges)", "count it on a host with more memory")
-    if xp is np:  # the host's room holds the graph too
-        room -= host
+    _require_redrawn_host(span, m, spec)
+    room -= model.GPU_PERMUTATION_BYTES_PER_ID * generators.permuted(spec) + _redrawn_host(span, m) * (xp is np)
     piece = min(generators.PIECE_EDGES, max(0, room // 4) // model.PIECE_BYTES_PER_EDGE)
-    keys = ranges_build.range_keys(room - model.GPU_PERMUTATION_BYTES_PER_ID * generators.permuted(spec)
-                                   - model.PIECE_BYTES_PER_EDGE * piece, span)
-    if keys < m / REDRAWN_RANGES_AT_MOST or piece < min(m, REDRAWN_PIECE_EDGES_AT_LEAST):
+    if piece < min(m, REDRAWN_PIECE_EDGES_AT_LEAST):
         return None
-    return _timed(lambda drawn: redrawn_build.build_redrawn(span, drawn, spec, xp, keys),
-                  lambda: io.pieces(spec, seed=seed, xp=xp, size=piece)[2], xp, timings)
+    return _redrawn_from(span, m, lambda: io.pieces(spec, seed=seed, xp=xp, size=piece)[2], spec, xp,
+                         room - model.PIECE_BYTES_PER_EDGE * piece, timings, "generate")
+
+
+def _reread(path: str, gpu, timings: Timings) -> Graph | None:
+    """The Graph of a text or Matrix Market file (not compressed) whose edges and their build the
+    host cannot hold, built on the GPU given (a Device or 'gpu') or the host's cores, the file read
+    again for every range of keys (graph/redrawn_build.py) in pieces of its lines, each parsed as a
+    rank parses its share; None where the file is read whole (it fits, it is another kind, or its
+    ids do not pack: the reading says what it needs)."""
+    if is_stream(path) or is_gzip(path) or io.detect_format(path) == "h5":
+        return None
+    size = os.path.getsize(path)
+    sample = min(size, REREAD_SAMPLE_BYTES)
+    edges = max(1, count_line_ends(file_pieces(path, 0, sample))) * size // max(1, sample)  # comments too: at most
+    room, _ = memory.available()
+    if edges * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) <= room:
+        return None
+    count = max(1, -(-edges * model.PIECE_BYTES_PER_EDGE * REREAD_PIECE_SHARE // room))  # a piece: a share of the room
+    gpu_room = _gpu_room(gpu) // REREAD_PIECE_SHARE if gpu is not None else None  # a piece parsed there
+    xp = np
+    if gpu is not None:
+        import cupy as xp
+
+    def pieces():
+        for k in range(count):
+            share = read_share(path, k, count, gpu_room=gpu_room)
+            yield xp.asarray(share.edges.src), xp.asarray(share.edges.dst)
+
+    began, shares, top = Timings.clock(), [], -1
+    for k in range(count):  # a first reading: the ids' bound, and what the pieces check together
+        shares.append(read_share(path, k, count, gpu_room=gpu_room))
+        src, dst = shares[-1].edges.src, shares[-1].edges.dst
+        top = max(top, int(max(src.max(), dst.max())) if src.size else -1)
+        shares[-1].edges = None
+    shares[0].check_together([share.facts for share in shares])
+    timings.add("read", began)
+    span = top + 1
+    if not span or not pieces_build.packs(span):
+        return None
+    _require_redrawn_host(span, edges, path)
+    room = gpu_room * (REREAD_PIECE_SHARE - 1) if gpu is not None else room - _redrawn_host(span, edges)
+    room -= model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece: its pairs, keys and selections
+    graph = _redrawn_from(span, edges, pieces, path, xp, room, timings, "read")
+    if graph is not None:
+        graph.warnings = list(byte_ranges.rules_of(path, io.detect_format(path)).warnings)
+    return graph
+
+
+def _redrawn_host(span: int, m: int) -> int:
+    """Host bytes a graph built drawn again holds: its columns (m at most) and per-id arrays."""
+    return np.dtype(col_dtype(span)).itemsize * m + model.REDRAWN_HOST_BYTES_PER_ID * span
+
+
+def _require_redrawn_host(span: int, m: int, name: str) -> None:
+    memory.require(_redrawn_host(span, m), f"building the graph of {name} ({m:,} raw edges)",
+                   "count it on a host with more memory")
+
+
+def _redrawn_from(span: int, m: int, pieces, name: str, xp, room: int, timings: Timings, stage: str) -> Graph | None:
+    """build_redrawn of m raw edges (at most) with ids below span, pieces() afresh on each pass, in
+    room bytes of xp's device beside a piece; None where a range worth the passes does not fit."""
+    keys = ranges_build.range_keys(room, span)
+    if keys < m / REDRAWN_RANGES_AT_MOST:
+        return None
+    return _timed(lambda drawn: redrawn_build.build_redrawn(span, drawn, name, xp, keys), pieces, xp, timings, stage)
 
 
 def _edges_in_ranges(edges, room: int) -> Graph | None:
@@ -255,10 +324,10 @@ def _ranges_plan(room: int, span: int, m: int, name: str, permuted: int = 0, red
     return piece, keys, model.GPU_RANK_BYTES_PER_ID * span <= room
 
 
-def _timed(build, pieces, xp, timings: Timings):
-    """build(drawn): drawn() the pieces of a fresh pieces(), their drawing timed as generate and the
-    rest as build (compiling as compile)."""
-    drawing = Timings()
+def _timed(build, pieces, xp, timings: Timings, stage: str = "generate"):
+    """build(drawn): drawn() the pieces of a fresh pieces(), their making timed as stage (generate
+    or read) and the rest as build (compiling as compile)."""
+    making = Timings()
 
     def drawn():
         made = pieces()
@@ -267,7 +336,7 @@ def _timed(build, pieces, xp, timings: Timings):
             piece = next(made, None)
             if xp is not np:
                 xp.cuda.get_current_stream().synchronize()  # its draws are done when it is timed (the copies go on)
-            drawing.add("generate", began)
+            making.add(stage, began)
             if piece is None:
                 return
             yield piece
@@ -275,8 +344,8 @@ def _timed(build, pieces, xp, timings: Timings):
     began = Timings.clock()
     graph = build(drawn)
     timings.add("build", began)  # the drawing's compiling (this thread's) among it
-    timings.build -= drawing.generate
-    timings.generate += drawing.generate
+    timings.build -= getattr(making, stage)
+    setattr(timings, stage, getattr(timings, stage) + getattr(making, stage))
     return graph
 
 

@@ -26,9 +26,9 @@ def test_a_graph_drawn_again_for_every_range_is_the_graph_build_graph_builds(spe
                reference)
 
 
-def _small_host(monkeypatch) -> list:
-    """From now on a host with 100 MB to give; the redrawn builds it makes."""
-    monkeypatch.setattr(host, "available", lambda: (100_000_000, "a test's limit"))
+def _small_host(monkeypatch, room: int = 100_000_000) -> list:
+    """From now on a host with room bytes to give; the redrawn builds it makes."""
+    monkeypatch.setattr(host, "available", lambda: (room, "a test's limit"))
     built = []
     monkeypatch.setattr(redrawn_build, "build_redrawn",
                         lambda *args, build=redrawn_build.build_redrawn: built.append(build(*args)) or built[-1])
@@ -60,3 +60,38 @@ def test_drawn_again_on_the_gpu_is_the_same_graph(spec):
     span = generators.pieces(spec)[0]
     pieces = lambda: generators.pieces(spec, seed=2, xp=cupy, size=1 << 18)[2]  # noqa: E731
     same_graph(redrawn_build.build_redrawn(span, pieces, spec, cupy, 1 << 20), reference)
+
+
+def _rmat_16(path):
+    """RMAT-16's raw edges written to path: an edge list, or Matrix Market (1-based, its header)."""
+    edges = io.generate("rmat:16")
+    pairs = np.stack([edges.src, edges.dst], axis=1) + (path.suffix == ".mtx")
+    header = f"%%MatrixMarket matrix coordinate pattern general\n{1 << 16} {1 << 16} {len(edges)}"
+    np.savetxt(path, pairs, fmt="%d", header=header if path.suffix == ".mtx" else "", comments="")
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".mtx"])
+def test_a_file_too_large_for_the_host_is_read_again_for_every_range_and_counted_exactly(tmp_path, monkeypatch, suffix):
+    """RMAT-16 as text (1 M lines: 80 MB to read and build on the host) in 40 MB: refused before;
+    now read again in pieces of its lines for every range, the graph the one read whole makes,
+    with its header's warnings (Matrix Market's entries checked by the pieces together)."""
+    path = _rmat_16(tmp_path / f"g{suffix}")
+    reference = source.load_graph(str(path))
+    built = _small_host(monkeypatch, 40_000_000)
+    graph = source.load_graph(str(path))
+    assert len(built) == 1 and built[0] is graph
+    same_graph(graph, reference)
+    assert graph.warnings == reference.warnings
+
+
+def test_a_matrix_market_file_short_of_its_entries_is_refused_when_read_again(tmp_path, monkeypatch):
+    path = _rmat_16(tmp_path / "g.mtx")
+    with open(path, "rb+") as f:  # its last line gone
+        data = f.read()
+        f.seek(0)
+        f.truncate()
+        f.write(data[: data.rstrip(b"\n").rfind(b"\n") + 1])
+    _small_host(monkeypatch, 40_000_000)
+    with pytest.raises(TcdistError, match="entries"):
+        source.load_graph(str(path))
