@@ -95,3 +95,13 @@ def test_a_matrix_market_file_short_of_its_entries_is_refused_when_read_again(tm
     _small_host(monkeypatch, 40_000_000)
     with pytest.raises(TcdistError, match="entries"):
         source.load_graph(str(path))
+
+
+@pytest.mark.gpu
+def test_a_file_too_large_for_the_host_is_read_again_on_the_gpu(tmp_path, monkeypatch):
+    path = _rmat_16(tmp_path / "g.txt")
+    reference = source.load_graph(str(path))
+    built = _small_host(monkeypatch, 40_000_000)
+    graph = source.load_graph(str(path), device="gpu")
+    assert len(built) == 1
+    same_graph(graph, reference)
