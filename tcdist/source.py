@@ -222,11 +222,14 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     again for every range of keys (graph/redrawn_build.py) in pieces of its lines, each parsed as a
     rank parses its share; None where the file is read whole (it fits, it is another kind, or its
     ids do not pack: the reading says what it needs)."""
-    if is_stream(path) or is_gzip(path) or io.detect_format(path) == "h5":
+    try:
+        if is_stream(path) or not os.path.isfile(path) or is_gzip(path) or io.detect_format(path) == "h5":
+            return None
+        size = os.path.getsize(path)
+        sample = min(size, REREAD_SAMPLE_BYTES)
+        edges = max(1, count_line_ends(file_pieces(path, 0, sample))) * size // max(1, sample)  # comments: at most
+    except OSError:  # the reading says what is wrong with the path
         return None
-    size = os.path.getsize(path)
-    sample = min(size, REREAD_SAMPLE_BYTES)
-    edges = max(1, count_line_ends(file_pieces(path, 0, sample))) * size // max(1, sample)  # comments too: at most
     room, _ = memory.available()
     if edges * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) <= room:
         return None
@@ -252,7 +255,7 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     span = top + 1
     if not span or not pieces_build.packs(span):
         return None
-    _require_redrawn_host(span, edges, path)
+    _require_redrawn_host(span, edges, path, estimated=True)
     room = gpu_room * (REREAD_PIECE_SHARE - 1) if gpu is not None else room - _redrawn_host(span, edges)
     room -= model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece: its pairs, keys and selections
     graph = _redrawn_from(span, edges, pieces, path, xp, room, timings, "read")
@@ -266,8 +269,8 @@ def _redrawn_host(span: int, m: int) -> int:
     return np.dtype(col_dtype(span)).itemsize * m + model.REDRAWN_HOST_BYTES_PER_ID * span
 
 
-def _require_redrawn_host(span: int, m: int, name: str) -> None:
-    memory.require(_redrawn_host(span, m), f"building the graph of {name} ({m:,} raw edges)",
+def _require_redrawn_host(span: int, m: int, name: str, estimated: bool = False) -> None:
+    memory.require(_redrawn_host(span, m), f"building the graph of {name} ({'about ' * estimated}{m:,} raw edges)",
                    "count it on a host with more memory")
 
 

@@ -134,17 +134,26 @@ def test_too_little_memory_is_refused_with_an_estimate():
 
 def test_a_text_file_too_large_for_memory_is_refused_while_reading(tmp_path, cli, monkeypatch):
     """Reading held every chunk's pairs and then a concatenated copy, unchecked: a file larger
-    than memory ended in an OOM kill. Now what it needs is estimated from the first chunk."""
+    than memory ended in an OOM kill. Now what it needs is estimated from the first chunk (a gzip
+    stream, which cannot be read again in pieces); a plain file is read again for every range of
+    keys, refused where even its graph does not fit."""
+    import gzip
+
     from tcdist.budget import host as memory
 
     path = tmp_path / "g.txt"
     path.write_text("".join(f"{i} {i + 1}\n" for i in range(20000)))
+    (tmp_path / "g.txt.gz").write_bytes(gzip.compress(path.read_bytes()))
     monkeypatch.setattr(memory, "available", lambda: (100_000, "the cgroup's memory limit"))
+    result = cli("count", tmp_path / "g.txt.gz", "--backend", "cpu")
+    assert result.code == 2 and one_line(result.err).startswith(f"tcdist: error: reading {tmp_path / 'g.txt.gz'} (")
+    assert one_line(result.err).endswith(
+        "of memory but the cgroup's memory limit leaves 97.7 KiB; convert it once on a machine with more memory "
+        "(tcdist convert GRAPH OUT.h5), or give the job more memory")
     result = cli("count", path, "--backend", "cpu")
     assert result.code == 2 and one_line(result.err) == (
-        f"tcdist: error: reading {path} (about 20,000 edges) needs about 334.8 KiB of memory but the cgroup's "
-        "memory limit leaves 97.7 KiB; convert it once on a machine with more memory (tcdist convert GRAPH OUT.h5), or give "
-        "the job more memory")
+        f"tcdist: error: building the graph of {path} (about 20,000 raw edges) needs about 546.9 KiB of memory but the "
+        "cgroup's memory limit leaves 97.7 KiB; count it on a host with more memory")
 
 
 def test_a_closed_stdout_is_not_a_traceback():
