@@ -10,6 +10,7 @@ import numpy as np
 
 from tcdist import compiled, warm
 from tcdist.budget import estimate, model
+from tcdist.budget import host as memory
 from tcdist.budget.sizes import parse_size
 from tcdist.config import DEFAULT_PRUNE, DEFAULT_SCHEME, CountConfig, OptionValueError, check_partitioning
 from tcdist.device import resolve
@@ -20,7 +21,7 @@ from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.journal import lock_store
 from tcdist.partition.store import write_store
 from tcdist.ranks import run
-from tcdist.ranks.comm import as_comm
+from tcdist.ranks.comm import as_comm, is_serial
 from tcdist.results import Timings, TriangleCount
 from tcdist.source import (
     EMBEDDED_NAME,
@@ -150,10 +151,11 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     edges in no triangle too, sorted by (u, v).
     gpu_memory_limit: bytes or a size such as '4GiB': the most the run's GPU arrays hold at once; parts='auto'
     picks the fewest parts whose largest fits it (else nine tenths of the free memory).
-    host_memory_limit: bytes or a size: what the ranks of one host may hold of the graph in host
-    memory, together; a graph whose copies on rank 0's host would exceed it is counted in parts across
-    the ranks, each rank holding its own rows and their out-neighbours' rows (else where rank 0's host
-    has not the room for them; docs/ranks.md).
+    host_memory_limit: bytes or a size: in one process, the most host memory the count takes beyond
+    what the process holds when it begins (a graph whose build does not fit is drawn or read again
+    for every range of keys; docs/memory.md); under ranks, what the ranks of one host may hold of the
+    graph, together: a graph whose copies on rank 0's host would exceed it is counted in parts across
+    the ranks, each rank holding its own rows and their out-neighbours' rows (docs/ranks.md).
     labels: the source is a text edge list whose ids are names (load_graph).
     """
     gpu_memory_limit, host_memory_limit = (_size("gpu_memory_limit", gpu_memory_limit),
@@ -165,7 +167,8 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
                          ranks_per_gpu=ranks_per_gpu)
     comm = as_comm(comm)
     try:
-        return run.count(comm, source, config, debug=debug)
+        with memory.bounded(host_memory_limit if is_serial(comm) else None):  # (ranks: what a host's ranks hold)
+            return run.count(comm, source, config, debug=debug)
     finally:
         comm.Free()
 

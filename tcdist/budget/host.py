@@ -3,15 +3,19 @@ so a step that cannot fit is refused with an estimate and a way out, instead of 
 silent OOM kill.
 
 The limit is the smallest of: the memory the kernel reports available, the cgroup's limit
-less its usage (what Slurm and containers enforce), and RLIMIT_AS less the address space
-already mapped.
+less its usage (what Slurm and containers enforce), RLIMIT_AS less the address space
+already mapped, and, inside `bounded(limit)` (one process given --host-memory-limit), the limit
+less what the process's resident memory has grown by since it was set.
 """
 
 import os
 import resource
+from contextlib import contextmanager
 
 from tcdist.budget.sizes import size_text
-from tcdist.errors import TcdistError
+from tcdist.errors import TcdistError, named
+
+_bound = None  # inside bounded(): (the limit, the resident bytes when it was set)
 
 
 def bound_cores() -> int:
@@ -69,11 +73,33 @@ def _address_space_room():
     return soft - mapped
 
 
+def _resident() -> int:
+    """This process's resident memory, in bytes."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@contextmanager
+def bounded(limit: int | None):
+    """Inside the block, this process takes at most limit bytes more than it holds now (None: no bound)."""
+    global _bound
+    before, _bound = _bound, _bound if limit is None else (limit, _resident())
+    try:
+        yield
+    finally:
+        _bound = before
+
+
+def _bound_room():
+    return None if _bound is None else _bound[0] - max(0, _resident() - _bound[1])
+
+
 def available() -> tuple[int, str]:
     """(bytes this process may still allocate, what limits it)."""
     limits = [(v, what) for v, what in ((_meminfo("MemAvailable"), "available memory"),
                                         (_cgroup_room(), "the cgroup's memory limit"),
-                                        (_address_space_room(), "the address-space limit (ulimit -v)"))
+                                        (_address_space_room(), "the address-space limit (ulimit -v)"),
+                                        (_bound_room(), named("{host_memory_limit}")))
               if v is not None]
     return min(limits) if limits else (1 << 62, "no known limit")
 

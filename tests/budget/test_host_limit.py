@@ -1,0 +1,28 @@
+"""--host-memory-limit binds one process: its peak resident memory stays within the limit plus the
+fixed footprint of a small count that loads the same libraries, and the count is exact."""
+
+import json
+import subprocess
+import sys
+
+PEAK = ("import resource, sys\nfrom tcdist import compiled\nfrom tcdist.cli import main\n{load}"
+        "code = main(sys.argv[1:])\nprint('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)\n"
+        "sys.exit(code)")
+
+
+def peak_run(*args, load_numba=False):
+    """(the JSON result, the peak resident bytes) of `tcdist count ARGS --json` in a process of its own."""
+    program = PEAK.format(load="compiled.loaded()\n" if load_numba else "")
+    done = subprocess.run([sys.executable, "-c", program, "count", *args, "--backend", "cpu", "--json"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout), int(done.stderr.split("peak")[-1])
+
+
+def test_one_process_under_a_host_memory_limit_stays_within_it_and_counts_exactly():
+    limit = 80 << 20
+    footprint = peak_run("rmat:10", load_numba=True)[1]  # Python, NumPy, h5py, Numba and LLVM: 160 MB here
+    free, free_peak = peak_run("rmat:18")
+    bound, bound_peak = peak_run("rmat:18", "--host-memory-limit", str(limit))
+    assert bound["triangles"] == free["triangles"] and (bound["n"], bound["m"]) == (free["n"], free["m"])
+    assert bound_peak <= limit + footprint < free_peak, (bound_peak, limit, footprint, free_peak)
