@@ -20,9 +20,9 @@ def peak_run(*args, load_numba=False):
 
 
 def test_one_process_under_a_host_memory_limit_stays_within_it_and_counts_exactly():
-    limit = 80 << 20
+    limit = 48 << 20
     footprint = peak_run("rmat:10", load_numba=True)[1]  # Python, NumPy, h5py, Numba and LLVM: 160 MB here
-    free, free_peak = peak_run("rmat:18")
-    bound, bound_peak = peak_run("rmat:18", "--host-memory-limit", str(limit))
+    free, free_peak = peak_run("rmat:17")
+    bound, bound_peak = peak_run("rmat:17", "--host-memory-limit", str(limit))
     assert bound["triangles"] == free["triangles"] and (bound["n"], bound["m"]) == (free["n"], free["m"])
     assert bound_peak <= limit + footprint < free_peak, (bound_peak, limit, footprint, free_peak)
