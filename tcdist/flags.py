@@ -220,8 +220,8 @@ def build_parser():
                        help="the most tcdist allocates on the GPU (e.g. 4GiB): parts and slices are sized to it "
                             "(docs/memory.md) [nine tenths of the free memory]")
     count.add_argument("--host-memory-limit", metavar="SIZE", type=_size,
-                       help="the most memory one process takes beyond its own code (e.g. 8GiB; docs/memory.md), or "
-                            "under ranks the most of the graph one host's ranks hold (docs/ranks.md) [the free memory]")
+                       help="host memory one process may take beyond its code, or under ranks what of the graph "
+                            "a host's ranks may hold (e.g. 8GiB; docs/memory.md) [all free]")
     count.add_argument("--per-vertex", metavar="FILE",
                        help="also write each vertex's triangles and clustering coefficient to FILE (.csv, "
                             ".parquet, .h5; - for standard output; docs/counting.md)")
