@@ -5,9 +5,11 @@ import json
 import subprocess
 import sys
 
-PEAK = ("import resource, sys\nfrom tcdist import compiled\nfrom tcdist.cli import main\n{load}"
-        "code = main(sys.argv[1:])\nprint('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)\n"
-        "sys.exit(code)")
+# the peak from /proc (VmHWM: this program's own), not getrusage (whose maximum a child keeps from its parent)
+PEAK = ("import sys\nfrom tcdist import compiled\nfrom tcdist.cli import main\n{load}"
+        "code = main(sys.argv[1:])\n"
+        "peak = next(int(line.split()[1]) for line in open('/proc/self/status') if line.startswith('VmHWM'))\n"
+        "print('peak', peak * 1024, file=sys.stderr)\nsys.exit(code)")
 
 
 def peak_run(*args, load_numba=False):

@@ -21,6 +21,7 @@ import tcdist
 import tcdist.io
 from tcdist.budget.model import csr_bytes
 from tcdist.budget.sizes import size_text
+from tcdist.errors import TcdistError
 from tcdist.graph.build import build_graph
 from tcdist.ranks import replicate
 from tcdist.ranks.comm import SerialComm
@@ -196,17 +197,14 @@ def test_a_graph_file_read_by_rows_counts_across_ranks(tmp_path, grid):
     held_within_bounds(record, graph)
 
 
-def test_the_api_takes_the_limit_as_a_size(grid):
-    """One process (no ranks) holds the whole graph as it would without the limit, and says so where
-    the graph exceeds it."""
+def test_one_process_takes_the_limit_as_a_size_and_is_bound_by_it(grid):
+    """One process (no ranks) counts within the limit, or is refused naming it: the limit bound only
+    ranks, and one process held the whole graph past it with a warning."""
     _, _, whole = grid
-    assert tcdist.count_triangles(GRID, backend="cpu", host_memory_limit=f"{whole}B").warnings == []
-    counted = tcdist.count_triangles(GRID, backend="cpu", host_memory_limit=whole - 1)
-    assert counted.triangles == 2 * 199 * 199
-    assert counted.warnings == [f"rank 0 read the graph alone and holds {size_text(whole)} of it, over the "
-                                f"{size_text(whole - 1)} of host_memory_limit: ranks count parts across them only "
-                                "where every rank reads its share (no per_edge, labels, store, partitioning asked "
-                                "for, or standard input)"]
+    counted = tcdist.count_triangles(GRID, backend="cpu", host_memory_limit="64MiB")
+    assert counted.triangles == 2 * 199 * 199 and counted.warnings == []
+    with pytest.raises(TcdistError, match=r"^generating 'grid:200:200' needs about .* but host_memory_limit leaves"):
+        tcdist.count_triangles(GRID, backend="cpu", host_memory_limit=f"{whole}B")
 
 
 @pytest.mark.mpi
