@@ -26,6 +26,7 @@ import threading
 import time
 
 from tcdist import caches, progress
+from tcdist.budget import host
 
 NOTICE_AFTER = 1.0  # seconds of compiling after which a terminal is told why the run waits
 
@@ -156,16 +157,17 @@ def _ready() -> None:
         if _numba is None:
             loading = True
             started = time.perf_counter()
-            import numba
-            from numba.extending import typeof_impl
+            with host.code_loading():
+                import numba
+                from numba.extending import typeof_impl
 
-            # compiled code calls a Compiled as the Numba function it holds
-            typeof_impl.register(Compiled)(lambda value, context: numba.typeof(value.dispatcher))
-            _keep_cache_in_tcdist_folder(numba)
-            _tell_a_terminal_when_compiling_is_long()
-            _numba = numba
-            for compiled in _declared:
-                _make(compiled)
+                # compiled code calls a Compiled as the Numba function it holds
+                typeof_impl.register(Compiled)(lambda value, context: numba.typeof(value.dispatcher))
+                _keep_cache_in_tcdist_folder(numba)
+                _tell_a_terminal_when_compiling_is_long()
+                _numba = numba
+                for compiled in _declared:
+                    _make(compiled)
             load_seconds = time.perf_counter() - started
             _add_spent(load_seconds)
     if loading:
@@ -240,6 +242,8 @@ class _CompileNotice:
         self._thread.depth = getattr(self._thread, "depth", 0) + 1
         if self._thread.depth == 1:
             self._thread.began = time.perf_counter()
+            self._thread.code = host.code_loading()  # what compiling takes of memory: code, not the count's
+            self._thread.code.__enter__()
             with self._guard:
                 if self.said or self._timer is not None:
                     return
@@ -253,6 +257,7 @@ class _CompileNotice:
     def ended(self) -> None:
         self._thread.depth -= 1
         if self._thread.depth == 0:
+            self._thread.code.__exit__(None, None, None)
             took = time.perf_counter() - self._thread.began
             _add_spent(took)
             with self._guard:

@@ -38,6 +38,7 @@ PIECE_EDGES_AT_LEAST = 1 << 18  # and below this many edges a piece
 REDRAWN_RANGES_AT_MOST = 64  # a graph drawn again for each of more ranges than this takes longer than it is worth
 REDRAWN_PIECE_EDGES_AT_LEAST = 1 << 16  # or in pieces smaller than this
 REREAD_SAMPLE_BYTES = 1 << 22  # a file's first bytes, whose lines estimate its edges
+SHORTEST_LINE_BYTES = 4  # an edge's line: "0 1\n"
 REREAD_PIECE_SHARE = 4  # a file read again in pieces that take at most this fraction of the host's room
 
 
@@ -222,15 +223,19 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     again for every range of keys (graph/redrawn_build.py) in pieces of its lines, each parsed as a
     rank parses its share; None where the file is read whole (it fits, it is another kind, or its
     ids do not pack: the reading says what it needs)."""
+    room, _ = memory.available()
     try:
-        if is_stream(path) or not os.path.isfile(path) or is_gzip(path) or io.detect_format(path) == "h5":
+        if is_stream(path) or not os.path.isfile(path):
             return None
         size = os.path.getsize(path)
+        if size // SHORTEST_LINE_BYTES * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) <= room:
+            return None  # (every file that fits, known from its size alone: no byte read here)
+        if is_gzip(path) or io.detect_format(path) == "h5":
+            return None
         sample = min(size, REREAD_SAMPLE_BYTES)
         edges = max(1, count_line_ends(file_pieces(path, 0, sample))) * size // max(1, sample)  # comments: at most
     except OSError:  # the reading says what is wrong with the path
         return None
-    room, _ = memory.available()
     if edges * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) <= room:
         return None
     count = max(1, -(-edges * model.PIECE_BYTES_PER_EDGE * REREAD_PIECE_SHARE // room))  # a piece: a share of the room

@@ -5,7 +5,9 @@ silent OOM kill.
 The limit is the smallest of: the memory the kernel reports available, the cgroup's limit
 less its usage (what Slurm and containers enforce), RLIMIT_AS less the address space
 already mapped, and, inside `bounded(limit)` (one process given --host-memory-limit), the limit
-less what the process's resident memory has grown by since it was set.
+less what the process's resident memory has grown by since it was set, its code aside: what it
+grows by while a library loads or a function compiles (`code_loading`) is the process's footprint,
+not the count's.
 """
 
 import os
@@ -15,7 +17,7 @@ from contextlib import contextmanager
 from tcdist.budget.sizes import size_text
 from tcdist.errors import TcdistError, named
 
-_bound = None  # inside bounded(): (the limit, the resident bytes when it was set)
+_bound = None  # inside bounded(): [the limit, the resident bytes when it was set, and the code's since]
 
 
 def bound_cores() -> int:
@@ -81,17 +83,33 @@ def _resident() -> int:
 
 @contextmanager
 def bounded(limit: int | None):
-    """Inside the block, this process takes at most limit bytes more than it holds now (None: no bound)."""
+    """Inside the block, this process takes at most limit bytes more than it holds now, its code aside
+    (None: no bound)."""
     global _bound
-    before, _bound = _bound, _bound if limit is None else (limit, _resident())
+    before, _bound = _bound, _bound if limit is None else [limit, _resident(), 0]
     try:
         yield
     finally:
         _bound = before
 
 
+@contextmanager
+def code_loading():
+    """Inside the block, what resident memory grows by is code (a library loaded, a function
+    compiled): outside the bound. (Another thread's data made meanwhile is taken for code too.)"""
+    bound = _bound
+    if bound is None:
+        yield
+        return
+    began = _resident()
+    try:
+        yield
+    finally:
+        bound[2] += max(0, _resident() - began)
+
+
 def _bound_room():
-    return None if _bound is None else _bound[0] - max(0, _resident() - _bound[1])
+    return None if _bound is None else _bound[0] - max(0, _resident() - _bound[1] - _bound[2])
 
 
 def available() -> tuple[int, str]:

@@ -10,7 +10,7 @@ from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
-from tcdist.budget import model
+from tcdist.budget import host, model
 from tcdist.budget.sizes import size_text
 from tcdist.budget.slices import kept_for_slices
 from tcdist.count.auto import Auto
@@ -57,13 +57,14 @@ class GpuDevice(Device):
     kind = "gpu"
 
     def __init__(self, *, local_rank: int = 0, **given):
-        import cupy
-
         from tcdist.device.binding import bus_id, gpu_index
 
         super().__init__(**given)
-        self.gpu = gpu_index(local_rank, cupy.cuda.runtime.getDeviceCount())
-        self.using().use()
+        with host.code_loading():  # CuPy and the CUDA context: the process's footprint, not the count's
+            import cupy
+
+            self.gpu = gpu_index(local_rank, cupy.cuda.runtime.getDeviceCount())
+            self.using().use()
         self.bus_id = bus_id(self.gpu)
         self.name = cupy.cuda.runtime.getDeviceProperties(self.gpu)["name"].decode()
         self._held = ExitStack()

@@ -28,8 +28,7 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int) -> Grap
     """The Graph, on the host, of the raw edges (ids below span) that pieces() draws, afresh on each
     call, as (src, dst) pieces on xp's device, keys_per_range keys held there at a time."""
     with progress.bar(4, f"build {name}", "passes") as bar:
-        loops = []
-        directed = _Directed(pieces, span, xp, loops)
+        directed = _Directed(pieces, span, xp)
         by_lower = _counted(directed, lambda keys: keys // np.uint64(2 * span), span, xp)
         bar.update()
         degree, kept, duplicates, reciprocal = xp.zeros(span, np.uint64), 0, 0, 0
@@ -62,16 +61,16 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int) -> Grap
             to_host((keys % np.uint64(n)).astype(col.dtype), col[rowptr[lo] : rowptr[hi]], xp)
             del keys, lengths
         bar.update()
-    return Graph(rowptr=rowptr, col=col, original_id=order, name=name, self_loops=loops[0],
+    return Graph(rowptr=rowptr, col=col, original_id=order, name=name, self_loops=directed.loops,
                  duplicates=duplicates, reciprocal=reciprocal, degrees=degree_summary(rowptr, n))
 
 
 class _Directed:
     """The pieces drawn again on each iteration, as their directed keys (pieces_build.pack); the
-    self loops dropped, counted on the first (into loops)."""
+    self loops dropped, counted once a whole iteration has been made (loops)."""
 
-    def __init__(self, pieces, span: int, xp, loops: list):
-        self.pieces, self.span, self.xp, self.loops = pieces, span, xp, loops
+    def __init__(self, pieces, span: int, xp):
+        self.pieces, self.span, self.xp, self.loops = pieces, span, xp, None
 
     def __iter__(self):
         dropped = 0
@@ -80,8 +79,7 @@ class _Directed:
             del src, dst
             dropped += more
             yield keys
-        if not self.loops:
-            self.loops.append(dropped)
+        self.loops = dropped
 
 
 def _counted(directed, bin_of, bins: int, xp):
