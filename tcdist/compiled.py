@@ -58,10 +58,11 @@ class Compiled:
     def __call__(self, *args):
         if self.dispatcher is None or getattr(_wish, "pending", False):
             _ready()
-        if beside_others:
+        if beside_others or host.is_bounded():
             signature = tuple(self.dispatcher.typeof_pyval(arg) for arg in args)
             if signature not in self.dispatcher.overloads:
-                self.compile_alone(signature)
+                with host.code_loading():  # a function loaded or compiled: the process's code, not the count's data
+                    self.compile_alone(signature) if beside_others else self.dispatcher.compile(signature)
         return self.dispatcher(*args)
 
     def compile_alone(self, signature: tuple) -> None:

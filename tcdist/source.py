@@ -3,6 +3,7 @@ or a partition store (which is counted as it was written)."""
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from importlib import resources
@@ -25,7 +26,8 @@ from tcdist.io.engines import PAIR_BYTES
 from tcdist.io.objects import edges_of
 from tcdist.io.seal import read_seal
 from tcdist.io.shares import read_share
-from tcdist.io.text import is_gzip, is_stream
+from tcdist.io.grammar import SMALL_BLOCK_BYTES
+from tcdist.io.text import is_gzip, is_stream, parse_peak_bytes
 from tcdist.partition.store import FORMAT as STORE_FORMAT
 from tcdist.partition.store import Store
 from tcdist.results import Timings
@@ -228,7 +230,7 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
         if is_stream(path) or not os.path.isfile(path):
             return None
         size = os.path.getsize(path)
-        if size // SHORTEST_LINE_BYTES * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) <= room:
+        if size // SHORTEST_LINE_BYTES * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) + parse_peak_bytes(size) <= room:
             return None  # (every file that fits, known from its size alone: no byte read here)
         if is_gzip(path) or io.detect_format(path) == "h5":
             return None
@@ -236,9 +238,13 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
         edges = max(1, count_line_ends(file_pieces(path, 0, sample))) * size // max(1, sample)  # comments: at most
     except OSError:  # the reading says what is wrong with the path
         return None
-    if edges * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) <= room:
+    if edges * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) + parse_peak_bytes(size) <= room:
         return None
-    count = max(1, -(-edges * model.PIECE_BYTES_PER_EDGE * REREAD_PIECE_SHARE // room))  # a piece: a share of the room
+    budget, per_byte = room // REREAD_PIECE_SHARE, edges * model.PIECE_BYTES_PER_EDGE / size
+    piece = budget / (model.PARSE_BYTES_PER_TEXT_BYTE + per_byte)  # its parse's peak, then its pairs and keys
+    if piece <= SMALL_BLOCK_BYTES:  # (parsed in whole-array NumPy while Numba is not loaded)
+        piece = budget / (model.SMALL_PARSE_BYTES_PER_TEXT_BYTE + per_byte)
+    count = max(1, math.ceil(size / piece))
     gpu_room = _gpu_room(gpu) // REREAD_PIECE_SHARE if gpu is not None else None  # a piece parsed there
     xp = np
     if gpu is not None:
@@ -262,8 +268,12 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
         return None
     _require_redrawn_host(span, edges, path, estimated=True)
     room = gpu_room * (REREAD_PIECE_SHARE - 1) if gpu is not None else room - _redrawn_host(span, edges)
-    room -= model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece: its pairs, keys and selections
+    room -= parse_peak_bytes(-(-size // count)) + model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece
     graph = _redrawn_from(span, edges, pieces, path, xp, room, timings, "read")
+    if graph is None and gpu is None:  # (the whole reading, next, could not fit either)
+        least = model.RANGES_BYTES_PER_ID * span + model.RANGES_BYTES_PER_KEY * -(-edges // REDRAWN_RANGES_AT_MOST)
+        memory.require(memory.available()[0] - room + least, f"reading {path} (about {edges:,} raw edges) again for "
+                       f"every range of keys, in at most {REDRAWN_RANGES_AT_MOST} ranges", "give the job more memory")
     if graph is not None:
         graph.warnings = list(byte_ranges.rules_of(path, io.detect_format(path)).warnings)
     return graph

@@ -12,12 +12,14 @@ not the count's.
 
 import os
 import resource
+import threading
 from contextlib import contextmanager
 
 from tcdist.budget.sizes import size_text
 from tcdist.errors import TcdistError, named
 
 _bound = None  # inside bounded(): [the limit, the resident bytes when it was set, and the code's since]
+_loading = threading.local()  # .depth: code_loading blocks open on this thread (the outermost measures)
 
 
 def bound_cores() -> int:
@@ -93,18 +95,25 @@ def bounded(limit: int | None):
         _bound = before
 
 
+def is_bounded() -> bool:
+    """Whether this process is inside bounded(limit) with a limit."""
+    return _bound is not None
+
+
 @contextmanager
 def code_loading():
     """Inside the block, what resident memory grows by is code (a library loaded, a function
-    compiled): outside the bound. (Another thread's data made meanwhile is taken for code too.)"""
-    bound = _bound
-    if bound is None:
+    compiled or loaded from a cache): outside the bound. (Another thread's data made meanwhile is
+    taken for code too.)"""
+    bound, depth = _bound, getattr(_loading, "depth", 0)
+    if bound is None or depth:
         yield
         return
-    began = _resident()
+    began, _loading.depth = _resident(), 1
     try:
         yield
     finally:
+        _loading.depth = 0
         bound[2] += max(0, _resident() - began)
 
 

@@ -31,6 +31,9 @@ RANGES_HELD_BYTES_PER_EDGE = 8  # and per raw edge of a piece: its sorted keys, 
 GPU_RANK_BYTES_PER_ID = 48  # ranking the ids on the GPU between ranges: degrees, ids, rank keys and their sort
 RANGES_HOST_BYTES_PER_EDGE = 24  # and on the host: the sorted runs, the distinct keys, the columns (int64 or int32)
 RANGES_HOST_BYTES_PER_ID = 64  # and per id: degrees, ids, ranks and their sort where ranked there, row pointers
+PARSE_BYTES_PER_TEXT_BYTE = 6  # a text block's parse on the host at its peak beyond its pairs, per byte of the
+#                                block: the compiled parser's scratch and the buffers read ahead (4.7 measured)
+SMALL_PARSE_BYTES_PER_TEXT_BYTE = 24  # and a small block's in whole-array NumPy, before Numba is loaded (22)
 REDRAWN_HOST_BYTES_PER_ID = 24  # a graph built drawn again (graph/redrawn_build.py), on the host beside its
 #                                 columns, per id: row pointers, the rank order, a range plan's counts
 GPU_PART_BUILD_BYTES_PER_EDGE = 8  # building a part on the GPU (partition/gpu_parts.py): its columns (int64 at most)

@@ -18,8 +18,10 @@ import numpy as np
 
 from tcdist import progress
 from tcdist.budget import host as memory
+from tcdist.budget import model
 from tcdist.errors import InputError, names_advice
 from tcdist.io import engines, gzipped
+from tcdist.io.grammar import SMALL_BLOCK_BYTES
 
 CHUNK_BYTES = 32 << 20  # a block: large enough for every core, small enough to read ahead
 MAX_LINE_BYTES = 64 << 20  # no edge-list line is this long: past it the input is not an edge list
@@ -363,6 +365,13 @@ def parse_blocks(path, blocks, engine, validate=None, header=None, bar=None, lin
     if first:
         header(b"")
     return engine
+
+
+def parse_peak_bytes(file_bytes: int) -> int:
+    """Host bytes a reading of file_bytes of text takes at its peak beyond the pairs it makes: a
+    block's parse, the compiled one's or, for a small block, whole-array NumPy's."""
+    return max(model.SMALL_PARSE_BYTES_PER_TEXT_BYTE * min(file_bytes, SMALL_BLOCK_BYTES),
+               model.PARSE_BYTES_PER_TEXT_BYTE * min(file_bytes, CHUNK_BYTES))
 
 
 def engine_for(file_bytes: int, gpu_room: int | None):

@@ -3,6 +3,9 @@ edges kept) is the graph build_graph makes of all its raw edges at once: every a
 with ranges of any size (one vertex a range, or all); and a host that cannot hold the ranges
 build's runs builds it so, exactly, where it refused before."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from conftest import same_graph
@@ -105,3 +108,28 @@ def test_a_file_too_large_for_the_host_is_read_again_on_the_gpu(tmp_path, monkey
     graph = source.load_graph(str(path), device="gpu")
     assert len(built) == 1
     same_graph(graph, reference)
+
+
+@pytest.mark.parametrize("damage", [b"12 x7", b"1 99999999999999999999", b"-3 4", b"5"])
+def test_a_damaged_file_read_again_is_refused_as_the_whole_reading_refuses_it(tmp_path, monkeypatch, damage):
+    """The same one line (the problem and its line number) whichever piece meets the bad line."""
+    path = _rmat_16(tmp_path / "g.txt")
+    lines = path.read_bytes().split(b"\n")
+    lines[len(lines) * 2 // 3] = damage
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(TcdistError) as whole:
+        source.load_graph(str(path))
+    built = _small_host(monkeypatch, 40_000_000)
+    with pytest.raises(TcdistError) as again:
+        source.load_graph(str(path))
+    assert str(again.value) == str(whole.value) and not built
+
+
+def test_a_file_read_again_under_the_command_lines_limit_is_counted_exactly(tmp_path):
+    """RMAT-16 as text under --host-memory-limit 32MiB: its pieces' parse counted in the limit
+    (refused before: whole-array NumPy's temporaries and the functions loaded from Numba's cache
+    took the room the pieces were planned in)."""
+    path = _rmat_16(tmp_path / "g.txt")
+    done = subprocess.run([sys.executable, "-m", "tcdist", "count", str(path), "--backend", "cpu", "--quiet",
+                           "--host-memory-limit", "32MiB"], capture_output=True, text=True)
+    assert (done.returncode, done.stdout.strip()) == (0, str(tcdist.count_triangles("rmat:16", backend="cpu").triangles))
