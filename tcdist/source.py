@@ -23,10 +23,10 @@ from tcdist.graph.graph import col_dtype
 from tcdist.io import byte_ranges, generators
 from tcdist.io.byte_ranges import count_line_ends, file_pieces
 from tcdist.io.engines import PAIR_BYTES
+from tcdist.io.grammar import SMALL_BLOCK_BYTES
 from tcdist.io.objects import edges_of
 from tcdist.io.seal import read_seal
 from tcdist.io.shares import read_share
-from tcdist.io.grammar import SMALL_BLOCK_BYTES
 from tcdist.io.text import is_gzip, is_stream, parse_peak_bytes
 from tcdist.partition.store import FORMAT as STORE_FORMAT
 from tcdist.partition.store import Store
