@@ -8,7 +8,8 @@ made distinct, the ends' degrees counted as in ranges_build; the vertices ranked
 counted by their oriented row; then, a range of rows at a time, the range's oriented keys gathered,
 sorted and made distinct, and laid out as the range's rows of the CSR on the host. A range holds at
 most keys_per_range keys (a vertex with more is a range of its own). The same Graph as build_graph
-makes of the raw edges; the host holds only the CSR and the rank order (model.REDRAWN_HOST_BYTES_PER_ID).
+makes of the raw edges; the host holds only the CSR and the rank order (model.REDRAWN_HOST_BYTES_PER_ID),
+or, where a GPU holds the graph its host cannot, the CSR is laid out on the GPU.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from tcdist.graph.ranges_build import distinct_counted, ranked, sort_in_place, t
 from tcdist.xp import to_numpy
 
 
-def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int) -> Graph:
-    """The Graph, on the host, of the raw edges (ids below span) that pieces() draws, afresh on each
-    call, as (src, dst) pieces on xp's device, keys_per_range keys held there at a time."""
+def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_device: bool = False) -> Graph:
+    """The Graph of the raw edges (ids below span) that pieces() draws, afresh on each call, as
+    (src, dst) pieces on xp's device, keys_per_range keys held there at a time; laid out on the
+    host, or on xp's device where csr_on_device (a GPU that holds the graph its host cannot)."""
     with progress.bar(4, f"build {name}", "passes") as bar:
         directed = _Directed(pieces, span, xp)
         by_lower = _counted(directed, lambda keys: keys // np.uint64(2 * span), span, xp)
@@ -41,6 +43,7 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int) -> Grap
         bar.update()
         order, rank, n = ranked(degree, name, xp, True)
         del degree
+        where = xp if csr_on_device else np
 
         def oriented(keys):
             """Directed keys as (rank of the lower-ranked end) * n + rank of the other."""
@@ -51,17 +54,22 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int) -> Grap
 
         by_row = _counted(directed, lambda keys: oriented(keys) // np.uint64(n), n, xp)
         bar.update()
-        rowptr, col = np.zeros(n + 1, np.int64), np.empty(kept, col_dtype(n))
+        rowptr, col = where.zeros(n + 1, np.int64), where.empty(kept, col_dtype(n))
         for lo, hi in _ranges(by_row, keys_per_range):
             keys = build.distinct_sorted(_gathered(directed, oriented, n * lo, n * hi, by_row[lo:hi], xp))
             lengths = xp.zeros(hi - lo, np.uint64)
             _add_counts(lengths, (keys // np.uint64(n)).astype(np.int64) - lo, xp)
-            np.cumsum(to_numpy(lengths).astype(np.int64), out=rowptr[lo + 1 : hi + 1])
+            lengths = lengths.astype(np.int64) if csr_on_device else to_numpy(lengths).astype(np.int64)
+            where.cumsum(lengths, out=rowptr[lo + 1 : hi + 1])
             rowptr[lo + 1 : hi + 1] += rowptr[lo]
-            to_host((keys % np.uint64(n)).astype(col.dtype), col[rowptr[lo] : rowptr[hi]], xp)
-            del keys, lengths
+            first, end, values = int(rowptr[lo]), int(rowptr[hi]), (keys % np.uint64(n)).astype(col.dtype)
+            if csr_on_device:
+                col[first:end] = values
+            else:
+                to_host(values, col[first:end], xp)
+            del keys, lengths, values
         bar.update()
-    return Graph(rowptr=rowptr, col=col, original_id=order, name=name, self_loops=directed.loops,
+    return Graph(rowptr=rowptr, col=col, original_id=where.asarray(order), name=name, self_loops=directed.loops,
                  duplicates=duplicates, reciprocal=reciprocal, degrees=degree_summary(rowptr, n))
 
 

@@ -55,14 +55,35 @@ def test_a_host_too_small_for_the_graph_itself_is_refused_with_what_it_needs(mon
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("spec", ["rmat:18", "er:200000:3000000"])
-def test_drawn_again_on_the_gpu_is_the_same_graph(spec):
+@pytest.mark.parametrize("spec, on_gpu", [("rmat:18", False), ("er:200000:3000000", False), ("rmat:18", True)])
+def test_drawn_again_on_the_gpu_is_the_same_graph(spec, on_gpu):
+    """Laid out on the host, or on the GPU (where it holds the graph its host cannot)."""
     import cupy
 
     reference = build_graph(io.generate(spec, seed=2))
     span = generators.pieces(spec)[0]
     pieces = lambda: generators.pieces(spec, seed=2, xp=cupy, size=1 << 18)[2]  # noqa: E731
-    same_graph(redrawn_build.build_redrawn(span, pieces, spec, cupy, 1 << 20), reference)
+    graph = redrawn_build.build_redrawn(span, pieces, spec, cupy, 1 << 20, csr_on_device=on_gpu)
+    same_graph(graph, reference)
+    assert all(isinstance(a, cupy.ndarray) == on_gpu for a in (graph.rowptr, graph.col, graph.original_id))
+
+
+def _small_gpu(monkeypatch, room: int = 60_000_000) -> None:
+    monkeypatch.setattr(source, "_gpu_room", lambda device: room)
+
+
+@pytest.mark.gpu
+def test_a_graph_its_host_cannot_hold_is_drawn_again_onto_the_gpu_and_counted_exactly(monkeypatch):
+    """RMAT-18 (its CSR 19 MB) on a host with 10 MB to give and a GPU with 60 MB: drawn again for
+    every range, laid out on the GPU and counted there."""
+    import cupy
+
+    reference = tcdist.count_triangles("rmat:18", backend="cpu")
+    built = _small_host(monkeypatch, 10_000_000)
+    _small_gpu(monkeypatch)
+    counted = tcdist.count_triangles("rmat:18", backend="gpu")
+    assert len(built) == 1 and isinstance(built[0].col, cupy.ndarray)
+    assert (counted.n, counted.m, counted.triangles) == (reference.n, reference.m, reference.triangles)
 
 
 def _rmat_16(path):
@@ -101,12 +122,17 @@ def test_a_matrix_market_file_short_of_its_entries_is_refused_when_read_again(tm
 
 
 @pytest.mark.gpu
-def test_a_file_too_large_for_the_host_is_read_again_on_the_gpu(tmp_path, monkeypatch):
+@pytest.mark.parametrize("host_room, on_gpu", [(40_000_000, False), (4_000_000, True)])
+def test_a_file_too_large_for_the_host_is_read_again_on_the_gpu(tmp_path, monkeypatch, host_room, on_gpu):
+    """Laid out on the host, or on the GPU where the host cannot hold the graph (its CSR 4.3 MB)."""
+    import cupy
+
     path = _rmat_16(tmp_path / "g.txt")
     reference = source.load_graph(str(path))
-    built = _small_host(monkeypatch, 40_000_000)
+    built = _small_host(monkeypatch, host_room)
+    _small_gpu(monkeypatch)
     graph = source.load_graph(str(path), device="gpu")
-    assert len(built) == 1
+    assert len(built) == 1 and isinstance(graph.col, cupy.ndarray) == on_gpu
     same_graph(graph, reference)
 
 
