@@ -26,6 +26,7 @@ from tcdist.io.byte_ranges import count_line_ends, file_pieces
 from tcdist.io.engines import PAIR_BYTES
 from tcdist.io.grammar import SMALL_BLOCK_BYTES
 from tcdist.io.objects import edges_of
+from tcdist.io.scratch import DiskColumns
 from tcdist.io.seal import read_seal
 from tcdist.io.shares import read_share
 from tcdist.io.text import is_gzip, is_stream, parse_peak_bytes
@@ -211,13 +212,13 @@ def _redrawn(spec: str, seed: int, xp, room: int, timings: Timings) -> Graph | N
     if not made or not pieces_build.packs(made[0]):
         return None
     span, m, _ = made
-    room, on_device = _redrawn_room(span, m, spec, xp, room - model.GPU_PERMUTATION_BYTES_PER_ID *
+    room, csr = _redrawn_room(span, m, spec, xp, room - model.GPU_PERMUTATION_BYTES_PER_ID *
                                     generators.permuted(spec))
     piece = min(generators.PIECE_EDGES, max(0, room // 4) // model.PIECE_BYTES_PER_EDGE)
     if piece < min(m, REDRAWN_PIECE_EDGES_AT_LEAST):
         return None
     return _redrawn_from(span, m, lambda: io.pieces(spec, seed=seed, xp=xp, size=piece)[2], spec, xp,
-                         room - model.PIECE_BYTES_PER_EDGE * piece, timings, "generate", on_device)
+                         room - model.PIECE_BYTES_PER_EDGE * piece, timings, "generate", csr)
 
 
 def _reread(path: str, gpu, timings: Timings) -> Graph | None:
@@ -267,10 +268,10 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     span = top + 1
     if not span or not pieces_build.packs(span):
         return None
-    room, on_device = _redrawn_room(span, edges, path, xp, gpu_room * (REREAD_PIECE_SHARE - 1) if gpu is not None
+    room, csr = _redrawn_room(span, edges, path, xp, gpu_room * (REREAD_PIECE_SHARE - 1) if gpu is not None
                                     else room - parse_peak_bytes(-(-size // count)), estimated=True)
     room -= model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece's pairs, keys and selections
-    graph = _redrawn_from(span, edges, pieces, path, xp, room, timings, "read", on_device)
+    graph = _redrawn_from(span, edges, pieces, path, xp, room, timings, "read", csr)
     if graph is None and gpu is None:  # (the whole reading, next, could not fit either)
         least = model.RANGES_BYTES_PER_ID * span + model.RANGES_BYTES_PER_KEY * -(-edges // REDRAWN_RANGES_AT_MOST)
         memory.require(memory.available()[0] - room + least, f"reading {path} (about {edges:,} raw edges) again for "
@@ -280,30 +281,36 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     return graph
 
 
-def _redrawn_room(span: int, m: int, name: str, xp, room: int, estimated: bool = False) -> tuple[int, bool]:
-    """(xp's device's room left beside the graph, whether the graph is laid out there) of a graph
-    built drawn again, of m raw edges (at most) with ids below span, in room bytes of xp's device:
-    on the host where it holds it, else on a GPU that does; refused where neither does."""
-    csr = np.dtype(col_dtype(span)).itemsize * m + 8 * span  # its columns and row pointers
+def _redrawn_room(span: int, m: int, name: str, xp, room: int, estimated: bool = False) -> tuple[int, str]:
+    """(xp's device's room left beside the graph, where its CSR is laid out: "host", "device" or
+    "disk") of a graph built drawn again, of m raw edges (at most) with ids below span, in room
+    bytes of xp's device: on the host where it holds it, else on a GPU that does, else its columns
+    on disk (io/scratch.py), the host holding the row pointers; refused where it cannot hold those."""
+    columns = np.dtype(col_dtype(span)).itemsize * m
+    pointers = 8 * span
     host = model.REDRAWN_HOST_BYTES_PER_ID * span  # its rank order and a range plan's counts
-    what = f"building the graph of {name} ({'about ' * estimated}{m:,} raw edges)"
-    if xp is not np and csr + host > memory.available()[0] and csr + 8 * span < room:  # (and the rank order there)
-        memory.require(host, what, "count it on a host with more memory")
-        return room - csr - 8 * span, True
-    memory.require(csr + host, what, "count it on a host with more memory" if xp is np else
-                   f"count it on a host with more memory, or a GPU with more than {size_text(csr + 8 * span)}")
-    return room - (csr + host) * (xp is np), False
+    free = memory.available()[0]
+    if columns + pointers + host <= free:
+        return room - (columns + pointers + host) * (xp is np), "host"
+    if xp is not np and columns + 2 * pointers < room:  # (the rank order there too)
+        memory.require(host, f"building the graph of {name}", "count it on a host with more memory")
+        return room - columns - 2 * pointers, "device"
+    memory.require(pointers + host, f"building the graph of {name} ({'about ' * estimated}{m:,} raw edges) with its "
+                   "columns on disk", "count it on a host with more memory")
+    return room - (pointers + host) * (xp is np), "disk"
 
 
 def _redrawn_from(span: int, m: int, pieces, name: str, xp, room: int, timings: Timings, stage: str,
-                  csr_on_device: bool) -> Graph | None:
+                  csr: str) -> Graph | None:
     """build_redrawn of m raw edges (at most) with ids below span, pieces() afresh on each pass, in
-    room bytes of xp's device beside a piece; None where a range worth the passes does not fit."""
+    room bytes of xp's device beside a piece, its CSR laid out where csr says (_redrawn_room); None
+    where a range worth the passes does not fit."""
     keys = ranges_build.range_keys(room, span)
     if keys < m / REDRAWN_RANGES_AT_MOST:
         return None
-    return _timed(lambda drawn: redrawn_build.build_redrawn(span, drawn, name, xp, keys, csr_on_device), pieces, xp,
-                  timings, stage)
+    columns = DiskColumns if csr == "disk" else None
+    return _timed(lambda drawn: redrawn_build.build_redrawn(span, drawn, name, xp, keys, csr == "device", columns),
+                  pieces, xp, timings, stage)
 
 
 def _edges_in_ranges(edges, room: int) -> Graph | None:

@@ -18,6 +18,7 @@ import numpy as np
 from tcdist.budget import model
 from tcdist.budget.sizes import size_text
 from tcdist.errors import OptionError, TcdistError
+from tcdist.io.scratch import on_disk
 from tcdist.partition import slices
 from tcdist.partition.part import Part
 from tcdist.xp import to_numpy
@@ -173,7 +174,9 @@ def _with_wedges(part: Part, rowptr: np.ndarray, s_bounds, t_bounds) -> list[tup
         rows = ends > starts
         if not rows.any():
             continue
-        least, most = int(col[starts[rows]].min()), int(col[ends[rows] - 1].max())
+        first = int(starts[0]) if on_disk(col) else 0  # (columns on disk: the range's run read, a share's bytes)
+        run = col[first : int(ends[-1])] if on_disk(col) else col
+        least, most = int(run[starts[rows] - first].min()), int(run[ends[rows] - 1 - first].max())
         slices += [(int(a), int(b), int(c), int(d)) for c, d in zip(t_bounds[:-1], t_bounds[1:])
                    if c <= most and d > least]
     return slices

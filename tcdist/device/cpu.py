@@ -9,6 +9,7 @@ from contextlib import nullcontext
 
 from tcdist import compiled
 from tcdist.budget.host import available
+from tcdist.io.scratch import on_disk
 from tcdist.device.core import Device
 from tcdist.graph import check
 from tcdist.partition import slices
@@ -44,8 +45,8 @@ class CpuDevice(Device):
 
     def sliced(self, part: Part) -> bool:
         """Under a memory limit the CPU plans slices as a GPU with that limit would (so the plans
-        are tested without a GPU)."""
-        return self.memory_limit is not None
+        are tested without a GPU); a part whose columns lie on disk is read a slice at a time."""
+        return self.memory_limit is not None or on_disk(part.col)
 
     def start_warm_up(self, per_vertex: bool = False, builds: bool = True, per_edge: bool = False) -> None:
         """Now, not on a thread: Numba's compiling must not meet a partitioning's parallel loops. The

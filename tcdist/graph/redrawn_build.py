@@ -25,10 +25,12 @@ from tcdist.graph.ranges_build import distinct_counted, ranked, sort_in_place, t
 from tcdist.xp import to_numpy
 
 
-def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_device: bool = False) -> Graph:
+def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_device: bool = False,
+                  columns=None) -> Graph:
     """The Graph of the raw edges (ids below span) that pieces() draws, afresh on each call, as
     (src, dst) pieces on xp's device, keys_per_range keys held there at a time; laid out on the
-    host, or on xp's device where csr_on_device (a GPU that holds the graph its host cannot)."""
+    host, or on xp's device where csr_on_device (a GPU that holds the graph its host cannot), its
+    columns written where columns(size, dtype) makes them where given (io.scratch's on disk)."""
     with progress.bar(4, f"build {name}", "passes") as bar:
         directed = _Directed(pieces, span, xp)
         by_lower = _counted(directed, lambda keys: keys // np.uint64(2 * span), span, xp)
@@ -54,7 +56,8 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_
 
         by_row = _counted(directed, lambda keys: oriented(keys) // np.uint64(n), n, xp)
         bar.update()
-        rowptr, col = where.zeros(n + 1, np.int64), where.empty(kept, col_dtype(n))
+        rowptr = where.zeros(n + 1, np.int64)
+        col = where.empty(kept, col_dtype(n)) if columns is None else columns(kept, col_dtype(n))
         for lo, hi in _ranges(by_row, keys_per_range):
             keys = build.distinct_sorted(_gathered(directed, oriented, n * lo, n * hi, by_row[lo:hi], xp))
             lengths = xp.zeros(hi - lo, np.uint64)
@@ -65,6 +68,8 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_
             first, end, values = int(rowptr[lo]), int(rowptr[hi]), (keys % np.uint64(n)).astype(col.dtype)
             if csr_on_device:
                 col[first:end] = values
+            elif columns is not None:
+                col.write(first, to_numpy(values))
             else:
                 to_host(values, col[first:end], xp)
             del keys, lengths, values

@@ -74,13 +74,14 @@ def _small_gpu(monkeypatch, room: int = 60_000_000) -> None:
 
 @pytest.mark.gpu
 def test_a_graph_its_host_cannot_hold_is_drawn_again_onto_the_gpu_and_counted_exactly(monkeypatch):
-    """RMAT-18 (its CSR 19 MB) on a host with 10 MB to give and a GPU with 60 MB: drawn again for
-    every range, laid out on the GPU and counted there."""
+    """RMAT-18 (its CSR 19 MB) on a host with 10 MB to give and a GPU with 400 MB, where its build
+    from pieces does not fit: drawn again for every range, laid out on the GPU and counted there."""
     import cupy
 
     reference = tcdist.count_triangles("rmat:18", backend="cpu")
     built = _small_host(monkeypatch, 10_000_000)
-    _small_gpu(monkeypatch)
+    _small_gpu(monkeypatch, 400_000_000)
+    monkeypatch.setattr(source, "_from_pieces", lambda *args: None)
     counted = tcdist.count_triangles("rmat:18", backend="gpu")
     assert len(built) == 1 and isinstance(built[0].col, cupy.ndarray)
     assert (counted.n, counted.m, counted.triangles) == (reference.n, reference.m, reference.triangles)

@@ -1,0 +1,127 @@
+"""A CSR's columns on disk, in a scratch file: where neither the host nor a GPU can hold a graph,
+its build writes them there a range of rows at a time, and its count reads the runs each slice
+takes (partition/slices.py), so that memory holds the row pointers and a slice at a time.
+
+The file is the process's own (named by host and process id, so that a later run removes what a
+killed one left), removed when the columns are closed, and at the latest when the process ends.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+
+import numpy as np
+
+from tcdist.budget.sizes import size_text
+from tcdist.errors import OptionError, TcdistError
+from tcdist.io.write import remove_stale, this_process
+
+_PATTERN = r"tcdist-scratch-(.+-\d+)-\d+\.col"  # (a group HOST-PID, as io.write.remove_stale reads it)
+_numbers = itertools.count()
+_open = set()  # the columns not yet closed, closed when the process ends
+_folder = None  # inside using(folder): that folder
+
+
+@contextmanager
+def using(folder: str | None):
+    """Inside the block, scratch files go to folder (None: TMPDIR, else the system's temporary folder)."""
+    global _folder
+    before, _folder = _folder, folder
+    try:
+        yield
+    finally:
+        _folder = before
+
+
+def folder() -> str:
+    """Where scratch files go now."""
+    return _folder or tempfile.gettempdir()
+
+
+def on_disk(array) -> bool:
+    return isinstance(array, DiskColumns)
+
+
+class DiskColumns:
+    """size values of dtype in a scratch file (in folder(), its room checked first): read a run at
+    a time as a NumPy array (columns[a:b]), written a run at a time (write); removed by close()."""
+
+    ndim = 1
+
+    def __init__(self, size: int, dtype):
+        self.size, self.dtype = int(size), np.dtype(dtype)
+        where = folder()
+        try:
+            remove_stale(where, _PATTERN)
+            free = shutil.disk_usage(where).free
+        except OSError as e:
+            raise OptionError(f"{{scratch}} {where}: {e.strerror or e}") from None
+        if self.nbytes > free:
+            raise TcdistError(f"the graph's columns need about {size_text(self.nbytes)} of scratch space but "
+                              f"{where} has {size_text(free)} free; give {{scratch}} a folder with more room")
+        self.path = os.path.join(where, f"tcdist-scratch-{this_process()}-{next(_numbers)}.col")
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError as e:
+            raise OptionError(f"{{scratch}} {where}: {e.strerror or e}") from None
+        _open.add(self)
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (self.size,)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: slice) -> np.ndarray:
+        start, stop, step = index.indices(self.size)
+        if step != 1:
+            raise IndexError("columns on disk are read in runs")
+        out = np.empty(max(0, stop - start), self.dtype)
+        view, done = memoryview(out).cast("B"), 0
+        while done < out.nbytes:
+            read = os.preadv(self._fd, [view[done:]], start * self.itemsize + done)
+            if read == 0:
+                raise TcdistError(f"{self.path}: the graph's columns on disk end early (the file was changed)")
+            done += read
+        return out
+
+    def write(self, first: int, values: np.ndarray) -> None:
+        """values (on the host) as the columns from first on."""
+        view, done = memoryview(np.ascontiguousarray(values, self.dtype)).cast("B"), 0
+        try:
+            while done < view.nbytes:
+                done += os.pwritev(self._fd, [view[done:]], first * self.itemsize + done)
+        except OSError as e:
+            self.close()
+            raise TcdistError(f"writing the graph's columns to {self.path}: {e.strerror or e}; give {{scratch}} "
+                              "a folder with more room") from None
+
+    def close(self) -> None:
+        if self not in _open:
+            return
+        _open.discard(self)
+        os.close(self._fd)
+        try:
+            os.remove(self.path)
+        except FileNotFoundError:
+            pass
+
+
+@atexit.register
+def _close_all() -> None:
+    for columns in list(_open):
+        columns.close()
