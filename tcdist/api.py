@@ -16,6 +16,7 @@ from tcdist.config import DEFAULT_PRUNE, DEFAULT_SCHEME, CountConfig, OptionValu
 from tcdist.device import resolve
 from tcdist.errors import OptionError, TcdistError, ids_kept_as_integers
 from tcdist.graph import check
+from tcdist.io import scratch as scratch_files
 from tcdist.io.write import check_outputs, output_kind, output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.journal import lock_store
@@ -123,7 +124,8 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
                     schedule: str = "static", resume: bool = False, read: str = "auto",
                     per_vertex: bool = False, per_edge: bool = False, gpu_memory_limit: int | str | None = None,
                     host_memory_limit: int | str | None = None, comm=None, ranks_per_gpu: int = 1,
-                    labels: bool = False, debug: bool = False) -> TriangleCount:
+                    labels: bool = False, scratch: str | os.PathLike | None = None,
+                    debug: bool = False) -> TriangleCount:
     """Count the triangles of a source exactly (see load_graph for the sources accepted).
 
     parts, scheme, prune: count LSTC parts (default: the whole graph as one part; one part per
@@ -157,6 +159,9 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     graph, together: a graph whose copies on rank 0's host would exceed it is counted in parts across
     the ranks, each rank holding its own rows and their out-neighbours' rows (docs/ranks.md).
     labels: the source is a text edge list whose ids are names (load_graph).
+    scratch: the folder where a graph that neither the host's memory nor a GPU's holds has its
+    columns written while it is counted (removed after; default: TMPDIR, else the system's
+    temporary folder; docs/memory.md).
     """
     gpu_memory_limit, host_memory_limit = (_size("gpu_memory_limit", gpu_memory_limit),
                                            _size("host_memory_limit", host_memory_limit))
@@ -164,11 +169,11 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
                          seed=seed, store=store, schedule=schedule, resume=resume, read=read, per_vertex=per_vertex,
                          per_edge=per_edge, gpu_memory_limit=gpu_memory_limit,
                          host_memory_limit=host_memory_limit, labels=labels,
-                         ranks_per_gpu=ranks_per_gpu)
+                         ranks_per_gpu=ranks_per_gpu, scratch=None if scratch is None else os.fspath(scratch))
     comm = as_comm(comm)
     try:
-        with memory.bounded(host_memory_limit if is_serial(comm) else None):  # (ranks: what a host's ranks hold)
-            return run.count(comm, source, config, debug=debug)
+        with memory.bounded(host_memory_limit if is_serial(comm) else None), scratch_files.using(config.scratch):
+            return run.count(comm, source, config, debug=debug)  # (--host-memory-limit under ranks: a host's)
     finally:
         comm.Free()
 

@@ -59,7 +59,7 @@ def cmd_count(args, comm):
                         per_vertex=args.per_vertex is not None, per_edge=args.per_edge is not None,
                         gpu_memory_limit=args.gpu_memory_limit,
                         host_memory_limit=args.host_memory_limit, comm=comm, ranks_per_gpu=args.ranks_per_gpu,
-                        labels=args.labels, debug=args.debug)
+                        labels=args.labels, scratch=args.scratch, debug=args.debug)
     if comm.rank != 0:
         return 0
     record = r.to_dict()

@@ -81,6 +81,7 @@ class CountConfig:
     per_edge: bool = False
     gpu_memory_limit: int | None = None
     host_memory_limit: int | None = None  # what one host's ranks may hold of the graph (ranks/row_parts.py)
+    scratch: str | None = None  # where a graph no memory holds is written (io/scratch.py; None: TMPDIR)
     labels: bool = False            # a text source's ids are names
     ranks_per_gpu: int = 1          # ranks of a node that count on one GPU; the others wait (ranks/per_gpu.py)
 

@@ -222,6 +222,9 @@ def build_parser():
     count.add_argument("--host-memory-limit", metavar="SIZE", type=_size,
                        help="host memory one process may take beyond its code, or under ranks what of the graph "
                             "a host's ranks may hold (e.g. 8GiB; docs/memory.md) [all free]")
+    count.add_argument("--scratch", metavar="DIR",
+                       help="where a graph that neither host nor GPU memory holds has its columns written while "
+                            "it is counted, removed after (docs/memory.md) [TMPDIR, else /tmp]")
     count.add_argument("--per-vertex", metavar="FILE",
                        help="also write each vertex's triangles and clustering coefficient to FILE (.csv, "
                             ".parquet, .h5; - for standard output; docs/counting.md)")

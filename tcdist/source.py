@@ -13,7 +13,6 @@ import numpy as np
 from tcdist import io
 from tcdist.budget import host as memory
 from tcdist.budget import model
-from tcdist.budget.sizes import size_text
 from tcdist.device.core import Device
 from tcdist.device.gpu import free_bytes as free_gpu_bytes
 from tcdist.errors import OptionError, TcdistError
@@ -21,7 +20,7 @@ from tcdist.graph import Graph, build_graph, pieces_build, ranges_build, redrawn
 from tcdist.graph.check import csr_problem
 from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import col_dtype
-from tcdist.io import byte_ranges, generators
+from tcdist.io import byte_ranges, generators, scratch
 from tcdist.io.byte_ranges import count_line_ends, file_pieces
 from tcdist.io.engines import PAIR_BYTES
 from tcdist.io.grammar import SMALL_BLOCK_BYTES
@@ -297,6 +296,7 @@ def _redrawn_room(span: int, m: int, name: str, xp, room: int, estimated: bool =
         return room - columns - 2 * pointers, "device"
     memory.require(pointers + host, f"building the graph of {name} ({'about ' * estimated}{m:,} raw edges) with its "
                    "columns on disk", "count it on a host with more memory")
+    scratch.check_room(columns)  # (before any pass: the columns are written once the vertices are ranked)
     return room - (pointers + host) * (xp is np), "disk"
 
 

@@ -53,8 +53,11 @@ def slice_plan(device, part: Part, budget: int | None = None) -> list[tuple[int,
 
 
 def pieces(device, part: Part) -> Iterator[Part | slices.Slice]:
-    """The part, or where it does not fit the device, its slices, made one at a time."""
+    """The part, or where it does not fit the device, its slices, made one at a time (a part whose
+    columns lie on disk is read as one slice where it fits whole)."""
     bounds = slice_plan(device, part) if device.sliced(part) else None
+    if bounds is None and on_disk(part.col):
+        bounds = [(0, part.n_local, 0, part.rowptr.size - 1)]
     return iter([part]) if bounds is None else slices.cut(part, bounds)
 
 

@@ -9,9 +9,9 @@ from contextlib import nullcontext
 
 from tcdist import compiled
 from tcdist.budget.host import available
-from tcdist.io.scratch import on_disk
 from tcdist.device.core import Device
 from tcdist.graph import check
+from tcdist.io.scratch import on_disk
 from tcdist.partition import slices
 from tcdist.partition.part import Part
 

@@ -77,6 +77,8 @@ class Graph(CSR):
 
     def degree(self):
         """Undirected degree: out-degree plus in-degree."""
+        if getattr(self.col, "on_disk", False):  # (io/scratch.py's columns, read a run at a time)
+            return self.out_degree() + self.col.bincount(self.n)
         return self.out_degree() + self.xp.bincount(self.col, minlength=self.n)
 
     def fingerprint(self):
@@ -86,7 +88,12 @@ class Graph(CSR):
             h = hashlib.blake2b(digest_size=16)
             h.update(np.array([self.n, self.m], np.int64).tobytes())
             h.update(np.ascontiguousarray(to_numpy(self.rowptr), np.int64).data)
-            h.update(np.ascontiguousarray(to_numpy(self.col), col_dtype(self.n)).data)
+            if getattr(self.col, "on_disk", False):  # (io/scratch.py's columns, read a run at a time)
+                run = self.col.RUN_VALUES
+                for first in range(0, self.m, run):
+                    h.update(np.ascontiguousarray(self.col[first : first + run], col_dtype(self.n)).data)
+            else:
+                h.update(np.ascontiguousarray(to_numpy(self.col), col_dtype(self.n)).data)
             self._fingerprint = h.hexdigest()
         return self._fingerprint
 

@@ -29,13 +29,16 @@ _folder = None  # inside using(folder): that folder
 
 @contextmanager
 def using(folder: str | None):
-    """Inside the block, scratch files go to folder (None: TMPDIR, else the system's temporary folder)."""
+    """Inside the block, scratch files go to folder (None: TMPDIR, else the system's temporary
+    folder), and those made inside are removed when it ends, however it ends."""
     global _folder
-    before, _folder = _folder, folder
+    before, _folder, opened = _folder, folder, set(_open)
     try:
         yield
     finally:
         _folder = before
+        for columns in _open - opened:
+            columns.close()
 
 
 def folder() -> str:
@@ -43,8 +46,25 @@ def folder() -> str:
     return _folder or tempfile.gettempdir()
 
 
+def check_room(nbytes: int) -> str:
+    """The scratch folder, refused in one line where it is not a folder this process may write in
+    or has less than nbytes free (what this process's killed runs left there removed first)."""
+    where = folder()
+    try:
+        if not os.path.isdir(where) or not os.access(where, os.W_OK | os.X_OK):
+            raise OSError("not a folder this process may write in")
+        remove_stale(where, _PATTERN)
+        free = shutil.disk_usage(where).free
+    except OSError as e:
+        raise OptionError(f"{{scratch}} {where}: {e.strerror or e}") from None
+    if nbytes > free:
+        raise TcdistError(f"the graph's columns need about {size_text(nbytes)} of scratch space but {where} has "
+                          f"{size_text(free)} free; give {{scratch}} a folder with more room")
+    return where
+
+
 def on_disk(array) -> bool:
-    return isinstance(array, DiskColumns)
+    return getattr(array, "on_disk", False) is True
 
 
 class DiskColumns:
@@ -52,18 +72,12 @@ class DiskColumns:
     a time as a NumPy array (columns[a:b]), written a run at a time (write); removed by close()."""
 
     ndim = 1
+    on_disk = True  # (what graph.Graph asks of its columns, not importing this module)
+    RUN_VALUES = 1 << 24  # values read at a time by a pass over them all
 
     def __init__(self, size: int, dtype):
         self.size, self.dtype = int(size), np.dtype(dtype)
-        where = folder()
-        try:
-            remove_stale(where, _PATTERN)
-            free = shutil.disk_usage(where).free
-        except OSError as e:
-            raise OptionError(f"{{scratch}} {where}: {e.strerror or e}") from None
-        if self.nbytes > free:
-            raise TcdistError(f"the graph's columns need about {size_text(self.nbytes)} of scratch space but "
-                              f"{where} has {size_text(free)} free; give {{scratch}} a folder with more room")
+        where = check_room(self.nbytes)
         self.path = os.path.join(where, f"tcdist-scratch-{this_process()}-{next(_numbers)}.col")
         try:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
@@ -98,6 +112,16 @@ class DiskColumns:
                 raise TcdistError(f"{self.path}: the graph's columns on disk end early (the file was changed)")
             done += read
         return out
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("columns on disk are read in runs, not as one array")
+
+    def bincount(self, minlength: int) -> np.ndarray:
+        """np.bincount of the columns, read a run at a time."""
+        counts = np.zeros(minlength, np.int64)
+        for first in range(0, self.size, self.RUN_VALUES):
+            counts += np.bincount(self[first : first + self.RUN_VALUES], minlength=minlength)
+        return counts
 
     def write(self, first: int, values: np.ndarray) -> None:
         """values (on the host) as the columns from first on."""

@@ -1,0 +1,80 @@
+"""A graph's columns on disk (io/scratch.py): built there by the redrawn build byte for byte as in
+memory, counted a slice at a time, the scratch file checked for room first and removed after,
+and a full disk one line."""
+
+import dataclasses
+import errno
+import os
+import shutil
+
+import numpy as np
+import pytest
+from conftest import same_graph
+
+import tcdist
+from tcdist import io, source
+from tcdist.errors import OptionError, TcdistError
+from tcdist.graph import build_graph, redrawn_build
+from tcdist.io import generators, scratch
+
+
+def _scratch_files(folder) -> list[str]:
+    return [name for name in os.listdir(folder) if name.startswith("tcdist-scratch-")]
+
+
+def test_columns_written_to_disk_are_the_columns_built_in_memory(tmp_path):
+    spec = "rmat:14"
+    reference = build_graph(io.generate(spec, seed=3))
+    span = generators.pieces(spec)[0]
+    with scratch.using(str(tmp_path)):
+        graph = redrawn_build.build_redrawn(span, lambda: generators.pieces(spec, seed=3, size=5000)[2], spec, np,
+                                            20_000, columns=scratch.DiskColumns)
+        assert scratch.on_disk(graph.col) and _scratch_files(tmp_path)
+        same_graph(dataclasses.replace(graph, col=graph.col[:]), reference)
+    assert not _scratch_files(tmp_path)  # (removed as the block ends)
+
+
+def test_a_graph_built_onto_disk_is_counted_a_slice_at_a_time_exactly_and_its_file_removed(tmp_path, monkeypatch):
+    """RMAT-16 built with its columns on disk (as where neither the host nor a GPU holds them),
+    counted in slices read from the file (with per-vertex counts: its degrees read from it too)."""
+    reference = tcdist.count_triangles("rmat:16", backend="cpu", per_vertex=True)
+    placed = source._redrawn_room
+    monkeypatch.setattr(source, "_redrawn_room", lambda *args, **kw: (placed(*args, **kw)[0], "disk"))
+    monkeypatch.setattr(source, "_from_pieces", lambda *args: None)
+    monkeypatch.setattr(source, "_ranges_plan", lambda *args, **kw: "redraw")
+    monkeypatch.setattr(source.model, "GENERATED_BYTES_PER_EDGE", 1 << 40)  # the host's way: not whole
+    counted = tcdist.count_triangles("rmat:16", backend="cpu", scratch=tmp_path, per_vertex=True)
+    assert (counted.n, counted.m, counted.triangles) == (reference.n, reference.m, reference.triangles)
+    assert np.array_equal(counted.per_vertex.triangles, reference.per_vertex.triangles)
+    assert counted.average_clustering == reference.average_clustering
+    assert not _scratch_files(tmp_path)
+
+
+def test_a_scratch_folder_without_room_is_refused_before_any_write(tmp_path, monkeypatch):
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(1 << 30, 1 << 30, 1000))
+    with scratch.using(str(tmp_path)), pytest.raises(TcdistError, match=r"need about 3\.9 KiB of scratch space but "
+                                                                        rf"{tmp_path} has 1000 bytes free"):
+        scratch.DiskColumns(1000, np.int32)
+    assert not _scratch_files(tmp_path)
+
+
+def test_a_disk_full_while_the_columns_are_written_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
+    with scratch.using(str(tmp_path)):
+        columns = scratch.DiskColumns(1000, np.int32)
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "pwritev", full)
+    with pytest.raises(TcdistError, match="No space left on device; give --scratch|No space left on device; give "
+                                          "{scratch}"):
+        columns.write(0, np.arange(1000))
+    assert not _scratch_files(tmp_path)
+
+
+def test_a_scratch_folder_that_is_not_there_is_refused_before_any_pass(tmp_path, monkeypatch):
+    """Where the host holds no more than the graph's pointers, its columns would go to disk."""
+    monkeypatch.setattr(source.memory, "available", lambda: (2_000_000, "a test's limit"))
+    with scratch.using(str(tmp_path / "missing")), pytest.raises(OptionError, match=r"scratch .*missing: not a "
+                                                                                    "folder this process may write in"):
+        source._redrawn_room(1 << 16, 1 << 20, "rmat:16", np, 1 << 30)
