@@ -256,12 +256,13 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
             share = read_share(path, k, count, gpu_room=gpu_room)
             yield xp.asarray(share.edges.src), xp.asarray(share.edges.dst)
 
-    began, shares, top = Timings.clock(), [], -1
-    for k in range(count):  # a first reading: the ids' bound, and what the pieces check together
+    began, shares, top, lower = Timings.clock(), [], -1, redrawn_build.LowerEnds(xp)
+    for k in range(count):  # a first reading: the ids' bound, the lower ends, what the pieces check together
         shares.append(read_share(path, k, count, gpu_room=gpu_room))
-        src, dst = shares[-1].edges.src, shares[-1].edges.dst
+        src, dst = xp.asarray(shares[-1].edges.src), xp.asarray(shares[-1].edges.dst)
         top = max(top, int(max(src.max(), dst.max())) if src.size else -1)
-        shares[-1].edges = None
+        lower.add(src, dst)
+        shares[-1].edges = src = dst = None
     shares[0].check_together([share.facts for share in shares])
     timings.add("read", began)
     span = top + 1
@@ -270,7 +271,7 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     room, csr = _redrawn_room(span, edges, path, xp, gpu_room * (REREAD_PIECE_SHARE - 1) if gpu is not None
                                     else room - parse_peak_bytes(-(-size // count)), estimated=True)
     room -= model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece's pairs, keys and selections
-    graph = _redrawn_from(span, edges, pieces, path, xp, room, timings, "read", csr)
+    graph = _redrawn_from(span, edges, pieces, path, xp, room, timings, "read", csr, lower)
     if graph is None and gpu is None:  # (the whole reading, next, could not fit either)
         least = model.RANGES_BYTES_PER_ID * span + model.RANGES_BYTES_PER_KEY * -(-edges // REDRAWN_RANGES_AT_MOST)
         memory.require(memory.available()[0] - room + least, f"reading {path} (about {edges:,} raw edges) again for "
@@ -301,16 +302,16 @@ def _redrawn_room(span: int, m: int, name: str, xp, room: int, estimated: bool =
 
 
 def _redrawn_from(span: int, m: int, pieces, name: str, xp, room: int, timings: Timings, stage: str,
-                  csr: str) -> Graph | None:
+                  csr: str, counted=None) -> Graph | None:
     """build_redrawn of m raw edges (at most) with ids below span, pieces() afresh on each pass, in
-    room bytes of xp's device beside a piece, its CSR laid out where csr says (_redrawn_room); None
-    where a range worth the passes does not fit."""
+    room bytes of xp's device beside a piece, its CSR laid out where csr says (_redrawn_room), the
+    lower ends counted already where given; None where a range worth the passes does not fit."""
     keys = ranges_build.range_keys(room, span)
     if keys < m / REDRAWN_RANGES_AT_MOST:
         return None
     columns = DiskColumns if csr == "disk" else None
-    return _timed(lambda drawn: redrawn_build.build_redrawn(span, drawn, name, xp, keys, csr == "device", columns),
-                  pieces, xp, timings, stage)
+    return _timed(lambda drawn: redrawn_build.build_redrawn(span, drawn, name, xp, keys, csr == "device", columns,
+                                                            counted), pieces, xp, timings, stage)
 
 
 def _edges_in_ranges(edges, room: int) -> Graph | None:

@@ -26,14 +26,20 @@ from tcdist.xp import to_numpy
 
 
 def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_device: bool = False,
-                  columns=None) -> Graph:
+                  columns=None, counted: LowerEnds | None = None) -> Graph:
     """The Graph of the raw edges (ids below span) that pieces() draws, afresh on each call, as
     (src, dst) pieces on xp's device, keys_per_range keys held there at a time; laid out on the
     host, or on xp's device where csr_on_device (a GPU that holds the graph its host cannot), its
-    columns written where columns(size, dtype) makes them where given (io.scratch's on disk)."""
+    columns written where columns(size, dtype) makes them where given (io.scratch's on disk).
+    counted: the pieces' LowerEnds, where a pass before this one counted them (the first pass's)."""
     with progress.bar(4, f"build {name}", "passes") as bar:
         directed = _Directed(pieces, span, xp)
-        by_lower = _counted(directed, lambda keys: keys // np.uint64(2 * span), span, xp)
+        if counted is None:
+            by_lower = _counted(directed, lambda keys: keys // np.uint64(2 * span), span, xp)
+        else:
+            by_lower, directed.loops = xp.asarray(counted.counts[:span]), counted.loops
+            if by_lower.size < span:
+                by_lower = xp.concatenate([by_lower, xp.zeros(span - by_lower.size, np.uint64)])
         bar.update()
         degree, kept, duplicates, reciprocal = xp.zeros(span, np.uint64), 0, 0, 0
         for lo, hi in _ranges(by_lower, keys_per_range):
@@ -76,6 +82,24 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_
         bar.update()
     return Graph(rowptr=rowptr, col=col, original_id=where.asarray(order), name=name, self_loops=directed.loops,
                  duplicates=duplicates, reciprocal=reciprocal, degrees=degree_summary(rowptr, n))
+
+
+class LowerEnds:
+    """The raw edges counted by their lower end, self loops apart, as pieces come (their ids' bound
+    not known before): what build_redrawn's first pass counts, made by a reading that goes over
+    the pieces anyway."""
+
+    def __init__(self, xp):
+        self.xp, self.counts, self.loops = xp, xp.zeros(0, np.uint64), 0
+
+    def add(self, src, dst) -> None:
+        keep = src != dst
+        self.loops += int(keep.size - int(keep.sum()))
+        lower = self.xp.minimum(src[keep], dst[keep]).astype(np.int64)
+        top = int(lower.max()) + 1 if lower.size else 0
+        if top > self.counts.size:
+            self.counts = self.xp.concatenate([self.counts, self.xp.zeros(top - self.counts.size, np.uint64)])
+        _add_counts(self.counts, lower, self.xp)
 
 
 class _Directed:
