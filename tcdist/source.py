@@ -251,27 +251,41 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     if gpu is not None:
         import cupy as xp
 
+    spilled, at = _spilled_pairs(edges) if gpu is None else None, [0]  # (at: where each piece's pairs begin)
+
     def pieces():
         for k in range(count):
+            if spilled is not None:
+                half = (at[k + 1] - at[k]) // 2
+                yield spilled[at[k] : at[k] + half], spilled[at[k] + half : at[k + 1]]
+                continue
             share = read_share(path, k, count, gpu_room=gpu_room)
             yield xp.asarray(share.edges.src), xp.asarray(share.edges.dst)
 
-    began, shares, top, lower = Timings.clock(), [], -1, redrawn_build.LowerEnds(xp)
-    for k in range(count):  # a first reading: the ids' bound, the lower ends, what the pieces check together
-        shares.append(read_share(path, k, count, gpu_room=gpu_room))
-        src, dst = xp.asarray(shares[-1].edges.src), xp.asarray(shares[-1].edges.dst)
-        top = max(top, int(max(src.max(), dst.max())) if src.size else -1)
-        lower.add(src, dst)
-        shares[-1].edges = src = dst = None
-    shares[0].check_together([share.facts for share in shares])
-    timings.add("read", began)
-    span = top + 1
-    if not span or not pieces_build.packs(span):
-        return None
-    room, csr = _redrawn_room(span, edges, path, xp, gpu_room * (REREAD_PIECE_SHARE - 1) if gpu is not None
-                                    else room - parse_peak_bytes(-(-size // count)), estimated=True)
-    room -= model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece's pairs, keys and selections
-    graph = _redrawn_from(span, edges, pieces, path, xp, room, timings, "read", csr, lower)
+    try:
+        began, shares, top, lower = Timings.clock(), [], -1, redrawn_build.LowerEnds(xp)
+        for k in range(count):  # a first reading: the ids' bound, the lower ends, what the pieces check together
+            shares.append(read_share(path, k, count, gpu_room=gpu_room))
+            src, dst = xp.asarray(shares[-1].edges.src), xp.asarray(shares[-1].edges.dst)
+            top = max(top, int(max(src.max(), dst.max())) if src.size else -1)
+            lower.add(src, dst)
+            if spilled is not None:
+                spilled.write(at[-1], src)
+                spilled.write(at[-1] + src.size, dst)
+                at.append(at[-1] + 2 * src.size)
+            shares[-1].edges = src = dst = None
+        shares[0].check_together([share.facts for share in shares])
+        timings.add("read", began)
+        span = top + 1
+        if not span or not pieces_build.packs(span):
+            return None  # (the whole reading says what it needs)
+        room, csr = _redrawn_room(span, edges, path, xp, gpu_room * (REREAD_PIECE_SHARE - 1) if gpu is not None
+                                  else room - parse_peak_bytes(-(-size // count)), estimated=True)
+        room -= model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece's pairs, keys and selections
+        graph = _redrawn_from(span, edges, pieces, path, xp, room, timings, "read", csr, lower)
+    finally:
+        if spilled is not None:
+            spilled.close()
     if graph is None and gpu is None:  # (the whole reading, next, could not fit either)
         least = model.RANGES_BYTES_PER_ID * span + model.RANGES_BYTES_PER_KEY * -(-edges // REDRAWN_RANGES_AT_MOST)
         memory.require(memory.available()[0] - room + least, f"reading {path} (about {edges:,} raw edges) again for "
@@ -279,6 +293,16 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     if graph is not None:
         graph.warnings = list(byte_ranges.rules_of(path, io.detect_format(path)).warnings)
     return graph
+
+
+def _spilled_pairs(edges: int) -> DiskColumns | None:
+    """A scratch file for about edges parsed pairs, which the passes read back ten to twenty times
+    faster than the host's cores parse text (a GPU parses it as fast as a disk gives the pairs back);
+    None where the scratch folder has no room for them (the text is parsed again instead)."""
+    try:
+        return DiskColumns(2 * edges, np.int64, "the parsed pairs")
+    except TcdistError:
+        return None
 
 
 def _redrawn_room(span: int, m: int, name: str, xp, room: int, estimated: bool = False) -> tuple[int, str]:

@@ -46,9 +46,9 @@ def folder() -> str:
     return _folder or tempfile.gettempdir()
 
 
-def check_room(nbytes: int) -> str:
+def check_room(nbytes: int, what: str = "the graph's columns") -> str:
     """The scratch folder, refused in one line where it is not a folder this process may write in
-    or has less than nbytes free (what this process's killed runs left there removed first)."""
+    or has less than nbytes free for what (what this process's killed runs left there removed first)."""
     where = folder()
     try:
         if not os.path.isdir(where) or not os.access(where, os.W_OK | os.X_OK):
@@ -58,7 +58,7 @@ def check_room(nbytes: int) -> str:
     except OSError as e:
         raise OptionError(f"{{scratch}} {where}: {e.strerror or e}") from None
     if nbytes > free:
-        raise TcdistError(f"the graph's columns need about {size_text(nbytes)} of scratch space but {where} has "
+        raise TcdistError(f"{what} need about {size_text(nbytes)} of scratch space but {where} has "
                           f"{size_text(free)} free; give {{scratch}} a folder with more room")
     return where
 
@@ -69,15 +69,16 @@ def on_disk(array) -> bool:
 
 class DiskColumns:
     """size values of dtype in a scratch file (in folder(), its room checked first): read a run at
-    a time as a NumPy array (columns[a:b]), written a run at a time (write); removed by close()."""
+    a time as a NumPy array (columns[a:b]), written a run at a time (write); removed by close().
+    what: what they are, as an error names them."""
 
     ndim = 1
     on_disk = True  # (what graph.Graph asks of its columns, not importing this module)
     RUN_VALUES = 1 << 24  # values read at a time by a pass over them all
 
-    def __init__(self, size: int, dtype):
-        self.size, self.dtype = int(size), np.dtype(dtype)
-        where = check_room(self.nbytes)
+    def __init__(self, size: int, dtype, what: str = "the graph's columns"):
+        self.size, self.dtype, self.what = int(size), np.dtype(dtype), what
+        where = check_room(self.nbytes, what)
         self.path = os.path.join(where, f"tcdist-scratch-{this_process()}-{next(_numbers)}.col")
         try:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
@@ -124,15 +125,17 @@ class DiskColumns:
         return counts
 
     def write(self, first: int, values: np.ndarray) -> None:
-        """values (on the host) as the columns from first on."""
+        """values (on the host) as the values from first on (the file grows past size where they end
+        after it)."""
         view, done = memoryview(np.ascontiguousarray(values, self.dtype)).cast("B"), 0
         try:
             while done < view.nbytes:
                 done += os.pwritev(self._fd, [view[done:]], first * self.itemsize + done)
         except OSError as e:
             self.close()
-            raise TcdistError(f"writing the graph's columns to {self.path}: {e.strerror or e}; give {{scratch}} "
-                              "a folder with more room") from None
+            raise TcdistError(f"writing {self.what} to {self.path}: {e.strerror or e}; give {{scratch}} a folder "
+                              "with more room") from None
+        self.size = max(self.size, first + len(values))
 
     def close(self) -> None:
         if self not in _open:

@@ -16,6 +16,7 @@ from tcdist.budget import host
 from tcdist.errors import TcdistError
 from tcdist.graph import build_graph, redrawn_build
 from tcdist.io import generators
+from tcdist.io.shares import read_share
 
 
 @pytest.mark.parametrize("spec, keys", [(spec, keys) for spec in ("rmat:12", "rmat:10:40", "er:3000:50000")
@@ -98,18 +99,26 @@ def _rmat_16(path):
     return path
 
 
-@pytest.mark.parametrize("suffix", [".txt", ".mtx"])
-def test_a_file_too_large_for_the_host_is_read_again_for_every_range_and_counted_exactly(tmp_path, monkeypatch, suffix):
+@pytest.mark.parametrize("suffix, spilled", [(".txt", True), (".mtx", True), (".txt", False)])
+def test_a_file_too_large_for_the_host_is_read_again_for_every_range_and_counted_exactly(tmp_path, monkeypatch, suffix,
+                                                                                         spilled):
     """RMAT-16 as text (1 M lines: 80 MB to read and build on the host) in 40 MB: refused before;
-    now read again in pieces of its lines for every range, the graph the one read whole makes,
-    with its header's warnings (Matrix Market's entries checked by the pieces together)."""
+    now read again in pieces of its lines for every range (or its parsed pairs, spilled to scratch
+    as it is first read, read back), the graph the one read whole makes, with its header's warnings
+    (Matrix Market's entries checked by the pieces together)."""
     path = _rmat_16(tmp_path / f"g{suffix}")
     reference = source.load_graph(str(path))
+    if not spilled:  # (a scratch folder with no room for them)
+        monkeypatch.setattr(source, "_spilled_pairs", lambda edges: None)
+    read = []
+    monkeypatch.setattr(source, "read_share", lambda *args, **kw: read.append(args) or read_share(*args, **kw))
     built = _small_host(monkeypatch, 40_000_000)
     graph = source.load_graph(str(path))
     assert len(built) == 1 and built[0] is graph
     same_graph(graph, reference)
     assert graph.warnings == reference.warnings
+    pieces = max(k for _, k, _ in read) + 1
+    assert len(read) == pieces if spilled else len(read) > 2 * pieces  # (read once, or on every pass)
 
 
 def test_a_matrix_market_file_short_of_its_entries_is_refused_when_read_again(tmp_path, monkeypatch):
