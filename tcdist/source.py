@@ -211,13 +211,11 @@ def _redrawn(spec: str, seed: int, xp, room: int, timings: Timings) -> Graph | N
     if not made or not pieces_build.packs(made[0]):
         return None
     span, m, _ = made
-    room, csr = _redrawn_room(span, m, spec, xp, room - model.GPU_PERMUTATION_BYTES_PER_ID *
-                                    generators.permuted(spec))
-    piece = min(generators.PIECE_EDGES, max(0, room // 4) // model.PIECE_BYTES_PER_EDGE)
-    if piece < min(m, REDRAWN_PIECE_EDGES_AT_LEAST):
-        return None
-    return _redrawn_from(span, m, lambda: io.pieces(spec, seed=seed, xp=xp, size=piece)[2], spec, xp,
-                         room - model.PIECE_BYTES_PER_EDGE * piece, timings, "generate", csr)
+    room, csr = _redrawn_room(span, m, spec, xp, room - model.GPU_PERMUTATION_BYTES_PER_ID * generators.permuted(spec))
+    piece = max(min(generators.PIECE_EDGES, max(0, room // 4) // model.PIECE_BYTES_PER_EDGE),
+                min(m, REDRAWN_PIECE_EDGES_AT_LEAST))
+    return _redrawn_from(span, m, lambda: io.pieces(spec, seed=seed, xp=xp, size=piece)[2], spec, xp, room,
+                         model.PIECE_BYTES_PER_EDGE * piece, timings, "generate", csr)
 
 
 def _reread(path: str, gpu, timings: Timings) -> Graph | None:
@@ -284,15 +282,11 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
             return None  # (the whole reading says what it needs)
         room, csr = _redrawn_room(span, edges, path, xp, whole - gpu_room if gpu is not None
                                   else room - parse_peak_bytes(-(-size // count)), estimated=True)
-        room -= model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece's pairs, keys and selections
-        graph = _redrawn_from(span, edges, pieces, path, xp, room, timings, "read", csr, lower)
+        piece = model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece's pairs, keys and selections
+        graph = _redrawn_from(span, edges, pieces, path, xp, room, piece, timings, "read", csr, lower, estimated=True)
     finally:
         if spilled is not None:
             spilled.close()
-    if graph is None and gpu is None:  # (the whole reading, next, could not fit either)
-        least = model.RANGES_BYTES_PER_ID * span + model.RANGES_BYTES_PER_KEY * -(-edges // REDRAWN_RANGES_AT_MOST)
-        memory.require(memory.available()[0] - room + least, f"reading {path} (about {edges:,} raw edges) again for "
-                       f"every range of keys, in at most {REDRAWN_RANGES_AT_MOST} ranges", "give the job more memory")
     if graph is not None:
         graph.warnings = list(byte_ranges.rules_of(path, io.detect_format(path)).warnings)
     return graph
@@ -320,22 +314,33 @@ def _redrawn_room(span: int, m: int, name: str, xp, room: int, estimated: bool =
     if columns + pointers + host <= free:
         return room - (columns + pointers + host) * (xp is np), "host"
     if xp is not np and columns + 2 * pointers < room:  # (the rank order there too)
-        memory.require(host, f"building the graph of {name}", "count it on a host with more memory")
+        memory.require(host, _building(name, m, estimated, "device"), "count it on a host with more memory")
         return room - columns - 2 * pointers, "device"
-    memory.require(pointers + host, f"building the graph of {name} ({'about ' * estimated}{m:,} raw edges) with its "
-                   "columns on disk", "count it on a host with more memory")
+    memory.require(pointers + host, _building(name, m, estimated, "disk"), "count it on a host with more memory")
     scratch.check_room(columns)  # (before any pass: the columns are written once the vertices are ranked)
     return room - (pointers + host) * (xp is np), "disk"
 
 
-def _redrawn_from(span: int, m: int, pieces, name: str, xp, room: int, timings: Timings, stage: str,
-                  csr: str, counted=None) -> Graph | None:
+def _building(name: str, m: int, estimated: bool, csr: str) -> str:
+    """What a refusal of a graph built drawn or read again says it needed memory for."""
+    return f"building the graph of {name} ({'about ' * estimated}{m:,} raw edges)" + \
+        {"host": "", "device": " on the GPU", "disk": " with its columns on disk"}[csr]
+
+
+def _redrawn_from(span: int, m: int, pieces, name: str, xp, room: int, piece: int, timings: Timings, stage: str,
+                  csr: str, counted=None, estimated: bool = False) -> Graph | None:
     """build_redrawn of m raw edges (at most) with ids below span, pieces() afresh on each pass, in
-    room bytes of xp's device beside a piece, its CSR laid out where csr says (_redrawn_room), the
-    lower ends counted already where given; None where a range worth the passes does not fit."""
-    keys = ranges_build.range_keys(room, span)
+    room bytes of xp's device beside a piece of piece bytes, its CSR laid out where csr says
+    (_redrawn_room), the lower ends counted already where given; where a range worth the passes
+    does not fit, None on a GPU (the host's way next), refused on the host with the least it needs."""
+    keys = ranges_build.range_keys(room - piece, span)
     if keys < m / REDRAWN_RANGES_AT_MOST:
-        return None
+        if xp is not np:
+            return None
+        least = piece + model.RANGES_BYTES_PER_ID * span + model.RANGES_BYTES_PER_KEY * -(-m // REDRAWN_RANGES_AT_MOST)
+        memory.require(memory.available()[0] - room + least, _building(name, m, estimated, csr),
+                       "count it on a host with more memory")
+        keys = max(keys, 1)
     columns = DiskColumns if csr == "disk" else None
     return _timed(lambda drawn: redrawn_build.build_redrawn(span, drawn, name, xp, keys, csr == "device", columns,
                                                             counted), pieces, xp, timings, stage)
