@@ -10,7 +10,7 @@ from importlib import resources
 
 import numpy as np
 
-from tcdist import io
+from tcdist import io, progress
 from tcdist.budget import host as memory
 from tcdist.budget import model
 from tcdist.device.core import Device
@@ -265,8 +265,8 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
 
     try:
         began, shares, top, lower = Timings.clock(), [], -1, redrawn_build.LowerEnds(xp)
-        for k in range(count):  # a first reading: the ids' bound, the lower ends, what the pieces check together
-            shares.append(read_share(path, k, count, gpu_room=gpu_room))
+        for k in progress.iterate(range(count), count, f"read {path}"):  # a first reading: the ids' bound, the
+            shares.append(read_share(path, k, count, gpu_room=gpu_room))  # lower ends, what pieces check together
             src, dst = xp.asarray(shares[-1].edges.src), xp.asarray(shares[-1].edges.dst)
             top = max(top, int(max(src.max(), dst.max())) if src.size else -1)
             lower.add(src, dst)

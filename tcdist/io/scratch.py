@@ -3,7 +3,8 @@ its build writes them there a range of rows at a time, and its count reads the r
 takes (partition/slices.py), so that memory holds the row pointers and a slice at a time.
 
 The file is the process's own (named by host and process id, so that a later run removes what a
-killed one left), removed when the columns are closed, and at the latest when the process ends.
+killed one left), removed when the columns are closed, at once on a signal (signals.hold), and at
+the latest when the process ends.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from tcdist import signals
 from tcdist.budget.sizes import size_text
 from tcdist.errors import OptionError, TcdistError
 from tcdist.io.write import remove_stale, this_process
@@ -84,6 +86,7 @@ class DiskColumns:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         except OSError as e:
             raise OptionError(f"{{scratch}} {where}: {e.strerror or e}") from None
+        signals.hold(self.path)  # (removed at once by a signal, whatever the main thread is doing)
         _open.add(self)
 
     @property
@@ -146,6 +149,7 @@ class DiskColumns:
             os.remove(self.path)
         except FileNotFoundError:
             pass
+        signals.let_go(self.path)
 
 
 @atexit.register

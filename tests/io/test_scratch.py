@@ -6,6 +6,10 @@ import dataclasses
 import errno
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -78,3 +82,26 @@ def test_a_scratch_folder_that_is_not_there_is_refused_before_any_pass(tmp_path,
     with scratch.using(str(tmp_path / "missing")), pytest.raises(OptionError, match=r"scratch .*missing: not a "
                                                                                     "folder this process may write in"):
         source._redrawn_room(1 << 16, 1 << 20, "rmat:16", np, 1 << 30)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_columns_lie_on_disk_removes_them(tmp_path, signum):
+    """RMAT-16 as text under 8 MiB: its columns go to the scratch folder, then thousands of slices
+    are read from them; a signal meanwhile ends the run with its status and leaves nothing there."""
+    path = tmp_path / "g.txt"
+    edges = io.generate("rmat:16")
+    np.savetxt(path, np.stack([edges.src, edges.dst], axis=1), fmt="%d")
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    job = subprocess.Popen([sys.executable, "-m", "tcdist", "count", str(path), "--backend", "cpu", "--host-memory-limit",
+                            "8MiB", "--scratch", str(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not _scratch_files(folder) and job.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _scratch_files(folder), job.communicate()
+        job.send_signal(signum)
+        _, err = job.communicate(timeout=60)
+    finally:
+        job.kill()
+    assert job.returncode == 128 + signum and "tcdist: stopped by" in err and not _scratch_files(folder), err
