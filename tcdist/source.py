@@ -281,7 +281,7 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
         if not span or not pieces_build.packs(span):
             return None  # (the whole reading says what it needs)
         room, csr = _redrawn_room(span, edges, path, xp, whole - gpu_room if gpu is not None
-                                  else room - parse_peak_bytes(-(-size // count)), estimated=True)
+                                  else room - parse_peak_bytes(-(-size // count)), estimated=True, counted=True)
         piece = model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece's pairs, keys and selections
         graph = _redrawn_from(span, edges, pieces, path, xp, room, piece, timings, "read", csr, lower, estimated=True)
     finally:
@@ -302,14 +302,17 @@ def _spilled_pairs(edges: int) -> DiskColumns | None:
         return None
 
 
-def _redrawn_room(span: int, m: int, name: str, xp, room: int, estimated: bool = False) -> tuple[int, str]:
+def _redrawn_room(span: int, m: int, name: str, xp, room: int, estimated: bool = False,
+                  counted: bool = False) -> tuple[int, str]:
     """(xp's device's room left beside the graph, where its CSR is laid out: "host", "device" or
     "disk") of a graph built drawn again, of m raw edges (at most) with ids below span, in room
     bytes of xp's device: on the host where it holds it, else on a GPU that does, else its columns
-    on disk (io/scratch.py), the host holding the row pointers; refused where it cannot hold those."""
+    on disk (io/scratch.py), the host holding the row pointers; refused where it cannot hold those.
+    counted: the first range plan's counts are made and held already (a first reading's)."""
     columns = np.dtype(col_dtype(span)).itemsize * m
     pointers = 8 * span
-    host = model.REDRAWN_HOST_BYTES_PER_ID * span  # its rank order and a range plan's counts
+    host = (model.REDRAWN_HOST_BYTES_PER_ID - model.REDRAWN_COUNTS_BYTES_PER_ID * counted) * span  # its rank order
+    #                                                                                     and a range plan's counts
     free = memory.available()[0]
     if columns + pointers + host <= free:
         return room - (columns + pointers + host) * (xp is np), "host"
@@ -333,11 +336,12 @@ def _redrawn_from(span: int, m: int, pieces, name: str, xp, room: int, piece: in
     room bytes of xp's device beside a piece of piece bytes, its CSR laid out where csr says
     (_redrawn_room), the lower ends counted already where given; where a range worth the passes
     does not fit, None on a GPU (the host's way next), refused on the host with the least it needs."""
-    keys = ranges_build.range_keys(room - piece, span)
+    per_key = model.RANGES_BYTES_PER_KEY if xp is not np else model.HOST_RANGE_BYTES_PER_KEY
+    keys = ranges_build.range_keys(room - piece, span, per_key)
     if keys < m / REDRAWN_RANGES_AT_MOST:
         if xp is not np:
             return None
-        least = piece + model.RANGES_BYTES_PER_ID * span + model.RANGES_BYTES_PER_KEY * -(-m // REDRAWN_RANGES_AT_MOST)
+        least = piece + model.RANGES_BYTES_PER_ID * span + per_key * -(-m // REDRAWN_RANGES_AT_MOST)
         memory.require(memory.available()[0] - room + least, _building(name, m, estimated, csr),
                        "count it on a host with more memory")
         keys = max(keys, 1)
@@ -409,6 +413,7 @@ def _timed(build, pieces, xp, timings: Timings, stage: str = "generate"):
 
     began = Timings.clock()
     graph = build(drawn)
+    memory.give_back_freed()  # (its passes' arrays, freed: the count's room under --host-memory-limit)
     timings.add("build", began)  # the drawing's compiling (this thread's) among it
     timings.build -= getattr(making, stage)
     setattr(timings, stage, getattr(timings, stage) + getattr(making, stage))

@@ -10,6 +10,7 @@ grows by while a library loads or a function compiles (`code_loading`) is the pr
 not the count's.
 """
 
+import ctypes
 import os
 import resource
 import threading
@@ -115,6 +116,17 @@ def code_loading():
     finally:
         _loading.depth = 0
         bound[2] += max(0, _resident() - began)
+
+
+def give_back_freed() -> None:
+    """Inside bounded(limit), return the memory this process has freed to the system (glibc keeps
+    freed heap resident, which the bound, read from resident memory, would count as taken)."""
+    if _bound is None:
+        return
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # (not glibc)
+        pass
 
 
 def _bound_room():

@@ -26,6 +26,8 @@ PIECE_BYTES_PER_EDGE = 80  # and per raw edge of the one piece being drawn and p
 PIECES_STEP_BYTES_PER_KEY = 48  # and per key of the step being renumbered: both ends' ids and places
 RANGES_BYTES_PER_KEY = 64  # a graph built in ranges (graph/ranges_build.py): a range's keys, their sort, ends, ranks
 #                            and the next range's keys on their way up
+HOST_RANGE_BYTES_PER_KEY = 48  # a range of a graph drawn again on the host's cores: its keys, their sort and what
+#                                makes them distinct (35-42 measured on RMAT-18)
 RANGES_BYTES_PER_ID = 16  # and per id below the ids' bound: degrees, then ranks and row lengths
 RANGES_HELD_BYTES_PER_EDGE = 8  # and per raw edge of a piece: its sorted keys, held while the next piece is drawn
 GPU_RANK_BYTES_PER_ID = 48  # ranking the ids on the GPU between ranges: degrees, ids, rank keys and their sort
@@ -35,7 +37,8 @@ PARSE_BYTES_PER_TEXT_BYTE = 6  # a text block's parse on the host at its peak be
 #                                block: the compiled parser's scratch and the buffers read ahead (4.7 measured)
 SMALL_PARSE_BYTES_PER_TEXT_BYTE = 24  # and a small block's in whole-array NumPy, before Numba is loaded (22)
 REDRAWN_HOST_BYTES_PER_ID = 16  # a graph built drawn again (graph/redrawn_build.py), on the host beside its
-#                                 CSR, per id: the rank order, a range plan's counts
+#                                 CSR, per id: the rank order, a range plan's counts (REDRAWN_COUNTS_BYTES_PER_ID)
+REDRAWN_COUNTS_BYTES_PER_ID = 8
 GPU_PART_BUILD_BYTES_PER_EDGE = 8  # building a part on the GPU (partition/gpu_parts.py): its columns (int64 at most)
 GPU_PART_BUILD_BYTES_PER_VERTEX = 80  # and per vertex: what the builder holds between parts (a vertex's part, its
 #                                       group's masks: 16) and a part's build takes before its columns, a part of

@@ -26,9 +26,10 @@ from tcdist.xp import PAGE, register_pages, to_numpy, unregister_pages
 SAMPLES_PER_RANGE = 2  # of every run, the keys sampled per range's worth: the ranges' cuts are chosen among them
 
 
-def range_keys(room: int, span: int) -> int:
-    """Keys a range may hold in room bytes of a device beside the per-id arrays (0: none fit)."""
-    return max(0, (room - model.RANGES_BYTES_PER_ID * span) // model.RANGES_BYTES_PER_KEY)
+def range_keys(room: int, span: int, per_key: int = model.RANGES_BYTES_PER_KEY) -> int:
+    """Keys a range may hold in room bytes of a device beside the per-id arrays (0: none fit), a key
+    taking per_key bytes (a GPU's, where the next range's keys come up beside; the host's are fewer)."""
+    return max(0, (room - model.RANGES_BYTES_PER_ID * span) // per_key)
 
 
 def build_in_ranges(span: int, m: int, pieces, name: str, xp, keys_per_range: int,

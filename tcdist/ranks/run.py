@@ -35,6 +35,7 @@ from tcdist.edge_triangles import EdgeCredits, per_edge_result, summed
 from tcdist.errors import InputError, TcdistError, named
 from tcdist.graph.build import no_edges
 from tcdist.io.objects import node_count
+from tcdist.io.scratch import on_disk
 from tcdist.partition import slices
 from tcdist.partition.build import ArrayPartBuilder
 from tcdist.partition.host import PartBuilder, iter_parts_host
@@ -342,7 +343,8 @@ def _over_host_limit(graph, limit: int | None, ranks: int) -> list[str]:
     rank 0's GPU)."""
     if limit is None or graph is None or graph.xp is not np:
         return []
-    held = (1 if ranks == 1 else replicate.COPIES_AT_ROOT) * model.csr_bytes(graph.n, graph.m, graph.n,
+    columns = 0 if on_disk(graph.col) else graph.m  # (columns on disk are read a slice at a time)
+    held = (1 if ranks == 1 else replicate.COPIES_AT_ROOT) * model.csr_bytes(graph.n, columns, graph.n,
                                                                              graph.col.itemsize)
     if held <= limit:
         return []

@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 
+import numpy as np
+
 # the peak from /proc (VmHWM: this program's own), not getrusage (whose maximum a child keeps from its parent)
 PEAK = ("import sys\nfrom tcdist import compiled\nfrom tcdist.cli import main\n{load}"
         "code = main(sys.argv[1:])\n"
@@ -28,3 +30,20 @@ def test_one_process_under_a_host_memory_limit_stays_within_it_and_counts_exactl
     bound, bound_peak = peak_run("rmat:17", "--host-memory-limit", str(limit))
     assert bound["triangles"] == free["triangles"] and (bound["n"], bound["m"]) == (free["n"], free["m"])
     assert bound_peak <= limit + footprint < free_peak, (bound_peak, limit, footprint, free_peak)
+
+
+def test_a_text_file_whose_graph_the_limit_cannot_hold_is_counted_from_disk_within_it(tmp_path):
+    """RMAT-16 as text under 8 MiB (its CSR alone takes 4.7 MB beside 1.5 MB of ids' arrays): read
+    again with its parsed pairs spilled to scratch, its columns written there, counted a slice at a
+    time read from them; exact, within the limit and the footprint, and the scratch left empty."""
+    from tcdist import io
+
+    path, folder, limit = tmp_path / "g.txt", tmp_path / "scratch", 8 << 20
+    edges = io.generate("rmat:16")
+    np.savetxt(path, np.stack([edges.src, edges.dst], axis=1), fmt="%d")
+    folder.mkdir()
+    footprint = peak_run("rmat:10", load_numba=True)[1]
+    free = peak_run(str(path))[0]
+    bound, bound_peak = peak_run(str(path), "--host-memory-limit", str(limit), "--scratch", str(folder))
+    assert (bound["triangles"], bound["n"], bound["m"]) == (free["triangles"], free["n"], free["m"])
+    assert bound["slices"] > 1 and bound_peak <= limit + footprint and not list(folder.iterdir())
