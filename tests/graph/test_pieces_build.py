@@ -46,8 +46,9 @@ def test_a_host_short_of_memory_for_the_raw_edges_builds_the_graph_from_its_piec
     timings = Timings()
     same_graph(source.load_graph(spec, seed=2, timings=timings), reference)
     assert timings.generate > 0 and timings.build > 0 and timings.read == 0
-    short = 10 * raw  # below the pieces' build and below the raw edges' generation: refused as before
+    short = 10 * raw  # below the pieces' build, the raw edges' generation, and drawing them again
     assert short < min(room, model.GENERATED_BYTES_PER_EDGE * raw)
     monkeypatch.setattr(source.memory, "available", lambda: (short, "a test's room"))
-    with pytest.raises(tcdist.TcdistError, match="generating 'rmat:14' needs about .* but a test's room leaves"):
+    with pytest.raises(tcdist.TcdistError, match=r"building the graph of rmat:14 \(262,144 raw edges\) needs about .* "
+                                                 "but a test's room leaves"):
         source.load_graph(spec, seed=2)

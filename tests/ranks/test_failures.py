@@ -154,7 +154,7 @@ def test_a_text_file_too_large_for_memory_is_refused_while_reading(tmp_path, cli
     result = cli("count", path, "--backend", "cpu")
     assert result.code == 2 and one_line(result.err) == (
         f"tcdist: error: building the graph of {path} (about 20,000 raw edges) with its columns on disk needs about "
-        "468.8 KiB of memory but the cgroup's memory limit leaves 97.7 KiB; count it on a host with more memory")
+        "312.5 KiB of memory but the cgroup's memory limit leaves 97.7 KiB; count it on a host with more memory")
 
 
 def test_a_closed_stdout_is_not_a_traceback():
