@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from tcdist.budget import model
+from tcdist.budget.host import available
 from tcdist.budget.sizes import size_text
 from tcdist.errors import OptionError, TcdistError
 from tcdist.io.scratch import on_disk
@@ -25,6 +26,7 @@ from tcdist.xp import to_numpy
 
 _SHRINK = 0.8  # a plan with a slice over the room tries again with ranges this much smaller
 BITMAP_SHARE = 8  # a skewed part's slices leave up to this fraction of the budget to the hubs' bitmaps
+HOST_SHARE = 0.9  # of what the host may still take: what slices read from disk into it may hold
 MAX_SLICES = 10_000  # more, and per-slice costs (a launch, a check, a copy's latency) would swamp the count
 
 Need = Callable[[int, int, int, int], int]  # (v_res, e_res, n_local, col_bytes) -> device bytes
@@ -54,8 +56,12 @@ def slice_plan(device, part: Part, budget: int | None = None) -> list[tuple[int,
 
 def pieces(device, part: Part) -> Iterator[Part | slices.Slice]:
     """The part, or where it does not fit the device, its slices, made one at a time (a part whose
-    columns lie on disk is read as one slice where it fits whole)."""
-    bounds = slice_plan(device, part) if device.sliced(part) else None
+    columns lie on disk is read as one slice where it fits whole, and for a GPU, in slices that its
+    host holds too, two at a time: each is read there first)."""
+    budget = None
+    if on_disk(part.col) and device.is_gpu:
+        budget = min(device.budget(), int(HOST_SHARE * available()[0]) // 2)
+    bounds = slice_plan(device, part, budget) if device.sliced(part) else None
     if bounds is None and on_disk(part.col):
         bounds = [(0, part.n_local, 0, part.rowptr.size - 1)]
     return iter([part]) if bounds is None else slices.cut(part, bounds)
