@@ -105,3 +105,18 @@ def test_a_signal_while_the_columns_lie_on_disk_removes_them(tmp_path, signum):
     finally:
         job.kill()
     assert job.returncode == 128 + signum and "tcdist: stopped by" in err and not _scratch_files(folder), err
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_a_graph_with_its_columns_on_disk_is_counted_exactly(tmp_path, monkeypatch):
+    """Drawn again on the GPU, its columns on disk (as where neither the host nor the GPU holds
+    them), counted in slices read into the host, then copied to the GPU."""
+    reference = tcdist.count_triangles("rmat:16", backend="cpu")
+    placed = source._redrawn_room
+    monkeypatch.setattr(source, "_redrawn_room", lambda *args, **kw: (placed(*args, **kw)[0], "disk"))
+    monkeypatch.setattr(source, "_from_pieces", lambda *args: None)
+    monkeypatch.setattr(source, "_ranges_plan", lambda *args, **kw: "redraw")
+    monkeypatch.setattr(source.model, "gpu_generated_bytes", lambda *args: 1 << 50)  # not whole on the GPU
+    counted = tcdist.count_triangles("rmat:16", backend="gpu", scratch=tmp_path)
+    assert (counted.n, counted.m, counted.triangles) == (reference.n, reference.m, reference.triangles)
+    assert not _scratch_files(tmp_path)
