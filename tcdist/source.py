@@ -252,7 +252,11 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     if gpu is not None:
         import cupy as xp
 
-    spilled, at = _spilled_pairs(edges) if gpu is None else None, [0]  # (at: where each piece's pairs begin)
+    columns = np.dtype(col_dtype(2 * edges)).itemsize * edges
+    if gpu is None and columns > room:  # its columns will go to disk: the scratch's room checked before any reading
+        scratch.check_room(columns)
+    spilled, at = _spilled_pairs(edges, columns * (columns > room)) if gpu is None else None, [0]  # (at: where
+    #                                                                                   each piece's pairs begin)
 
     def pieces():
         for k in range(count):
@@ -292,11 +296,13 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     return graph
 
 
-def _spilled_pairs(edges: int) -> DiskColumns | None:
+def _spilled_pairs(edges: int, beside: int) -> DiskColumns | None:
     """A scratch file for about edges parsed pairs, which the passes read back ten to twenty times
     faster than the host's cores parse text (a GPU parses it as fast as a disk gives the pairs back);
-    None where the scratch folder has no room for them (the text is parsed again instead)."""
+    None where the scratch folder has no room for them beside beside bytes (the text is parsed
+    again instead)."""
     try:
+        scratch.check_room(PAIR_BYTES * edges + beside, "the parsed pairs")
         return DiskColumns(2 * edges, np.int64, "the parsed pairs")
     except TcdistError:
         return None

@@ -109,7 +109,7 @@ def test_a_file_too_large_for_the_host_is_read_again_for_every_range_and_counted
     path = _rmat_16(tmp_path / f"g{suffix}")
     reference = source.load_graph(str(path))
     if not spilled:  # (a scratch folder with no room for them)
-        monkeypatch.setattr(source, "_spilled_pairs", lambda edges: None)
+        monkeypatch.setattr(source, "_spilled_pairs", lambda *args: None)
     read = []
     monkeypatch.setattr(source, "read_share", lambda *args, **kw: read.append(args) or read_share(*args, **kw))
     built = _small_host(monkeypatch, 40_000_000)

@@ -120,3 +120,18 @@ def test_on_a_gpu_a_graph_with_its_columns_on_disk_is_counted_exactly(tmp_path, 
     counted = tcdist.count_triangles("rmat:16", backend="gpu", scratch=tmp_path)
     assert (counted.n, counted.m, counted.triangles) == (reference.n, reference.m, reference.triangles)
     assert not _scratch_files(tmp_path)
+
+
+def test_a_file_whose_columns_go_to_disk_checks_the_scratch_folder_before_reading_it(tmp_path, monkeypatch):
+    """RMAT-16 as text on a host with 3 MB to give (its columns alone take 4 MB)."""
+    from tcdist.io.shares import read_share
+
+    path = tmp_path / "g.txt"
+    edges = io.generate("rmat:16")
+    np.savetxt(path, np.stack([edges.src, edges.dst], axis=1), fmt="%d")
+    read = []
+    monkeypatch.setattr(source, "read_share", lambda *args, **kw: read.append(args) or read_share(*args, **kw))
+    monkeypatch.setattr(source.memory, "available", lambda: (3_000_000, "a test's limit"))
+    with scratch.using(str(tmp_path / "missing")), pytest.raises(OptionError, match="missing: not a folder"):
+        source.load_graph(str(path))
+    assert not read
