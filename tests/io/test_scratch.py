@@ -135,3 +135,8 @@ def test_a_file_whose_columns_go_to_disk_checks_the_scratch_folder_before_readin
     with scratch.using(str(tmp_path / "missing")), pytest.raises(OptionError, match="missing: not a folder"):
         source.load_graph(str(path))
     assert not read
+
+
+def test_a_scratch_folder_given_is_checked_at_once_needed_or_not(tmp_path):
+    with pytest.raises(OptionError, match="missing: not a folder this process may write in"):
+        tcdist.count_triangles("rmat:8", backend="cpu", scratch=tmp_path / "missing")
