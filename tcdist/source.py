@@ -28,7 +28,7 @@ from tcdist.io.objects import edges_of
 from tcdist.io.scratch import DiskColumns
 from tcdist.io.seal import read_seal
 from tcdist.io.shares import read_share
-from tcdist.io.text import CHUNK_BYTES, GPU_BLOCKS, is_gzip, is_stream, parse_peak_bytes
+from tcdist.io.text import is_gzip, is_stream, parse_peak_bytes
 from tcdist.partition.store import FORMAT as STORE_FORMAT
 from tcdist.partition.store import Store
 from tcdist.results import Timings
@@ -42,7 +42,7 @@ REDRAWN_RANGES_AT_MOST = 64  # a graph drawn again for each of more ranges than 
 REDRAWN_PIECE_EDGES_AT_LEAST = 1 << 16  # or in pieces smaller than this
 REREAD_SAMPLE_BYTES = 1 << 22  # a file's first bytes, whose lines estimate its edges
 SHORTEST_LINE_BYTES = 4  # an edge's line: "0 1\n"
-REREAD_PIECE_SHARE = 4  # a file read again in pieces that take at most this fraction of the host's room (or a GPU's)
+REREAD_PIECE_SHARE = 4  # a file read again in pieces that take at most this fraction of the host's room
 
 
 def embedded_path() -> str:
@@ -244,10 +244,7 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     if piece <= SMALL_BLOCK_BYTES:  # (parsed in whole-array NumPy while Numba is not loaded)
         piece = budget / (model.SMALL_PARSE_BYTES_PER_TEXT_BYTE + per_byte)
     count = max(1, math.ceil(size / piece))
-    gpu_room = whole = None
-    if gpu is not None:  # a piece parsed there: its blocks and its pairs (twice their estimate), the rest for ranges
-        whole = _gpu_room(gpu)
-        gpu_room = min(whole // REREAD_PIECE_SHARE, GPU_BLOCKS * CHUNK_BYTES + 2 * PAIR_BYTES * -(-edges // count))
+    gpu_room = _gpu_room(gpu) // REREAD_PIECE_SHARE if gpu is not None else None  # a piece parsed there
     xp = np
     if gpu is not None:
         import cupy as xp
@@ -284,7 +281,7 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
         span = top + 1
         if not span or not pieces_build.packs(span):
             return None  # (the whole reading says what it needs)
-        room, csr = _redrawn_room(span, edges, path, xp, whole - gpu_room if gpu is not None
+        room, csr = _redrawn_room(span, edges, path, xp, gpu_room * (REREAD_PIECE_SHARE - 1) if gpu is not None
                                   else room - parse_peak_bytes(-(-size // count)), estimated=True, counted=True)
         piece = model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece's pairs, keys and selections
         graph = _redrawn_from(span, edges, pieces, path, xp, room, piece, timings, "read", csr, lower, estimated=True)
