@@ -1,6 +1,7 @@
 """A CSR's columns on disk, in a scratch file: where neither the host nor a GPU can hold a graph,
 its build writes them there a range of rows at a time, and its count reads the runs each slice
-takes (partition/slices.py), so that memory holds the row pointers and a slice at a time.
+takes (partition/slices.py), so that memory holds the row pointers and a slice at a time. (Also a
+text file's parsed pairs, which a build read again on the CPU reads back on every pass.)
 
 The file is the process's own (named by host and process id, so that a later run removes what a
 killed one left), removed when the columns are closed, at once on a signal (signals.hold), and at
