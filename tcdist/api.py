@@ -217,13 +217,14 @@ def convert(source: Source, output: str, *, seed: int = 0) -> dict:
 
     kind = output_kind(output)
     output_target(output, inputs=[source])
-    with ids_kept_as_integers():
+    with ids_kept_as_integers(), scratch_files.using(None):  # (columns on disk removed once written)
         g = load_graph(source, seed=seed)
-    if kind == "h5":
-        write_graph(g, output)
-    else:
-        src = g.original_id[g.xp.repeat(g.xp.arange(g.n), g.out_degree())]
-        write_edge_list(src, g.original_id[g.col], output)
+        if kind == "h5":
+            write_graph(g, output)
+        else:
+            g.refuse_on_disk("a text edge list")
+            src = g.original_id[g.xp.repeat(g.xp.arange(g.n), g.out_degree())]
+            write_edge_list(src, g.original_id[g.col], output)
     return {"n": g.n, "m": g.m, "bytes": os.path.getsize(output), "warnings": list(g.warnings)}
 
 
@@ -244,7 +245,9 @@ def list_triangles(source: Source = None, output: str | os.PathLike | None = Non
     if output is not None and stream_fd(output) is None:
         triangle_kind(output)
         output_target(output, inputs=[source])
-    graph = load_graph(source, seed=seed, labels=labels).on_host()
+    with scratch_files.using(None):  # (columns on disk removed as the listing is refused)
+        graph = load_graph(source, seed=seed, labels=labels).on_host()
+        graph.refuse_on_disk("listing the triangles")
     blocks = _triangles_in_source_ids(graph)
     if output is None:
         return blocks

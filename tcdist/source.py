@@ -265,7 +265,7 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
             yield xp.asarray(share.edges.src), xp.asarray(share.edges.dst)
 
     try:
-        began, shares, top, lower = Timings.clock(), [], -1, redrawn_build.LowerEnds(xp)
+        began, shares, top, lower = Timings.clock(), [], -1, redrawn_build.LowerEnds(xp, path)
         for k in progress.iterate(range(count), count, f"read {path}"):  # a first reading: the ids' bound, the
             shares.append(read_share(path, k, count, gpu_room=gpu_room))  # lower ends, what pieces check together
             src, dst = xp.asarray(shares[-1].edges.src), xp.asarray(shares[-1].edges.dst)
@@ -282,7 +282,7 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
         if not span or not pieces_build.packs(span):
             return None  # (the whole reading says what it needs)
         room, csr = _redrawn_room(span, edges, path, xp, gpu_room * (REREAD_PIECE_SHARE - 1) if gpu is not None
-                                  else room - parse_peak_bytes(-(-size // count)), estimated=True, counted=True)
+                                  else room - parse_peak_bytes(-(-size // count)), estimated=True)
         piece = model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece's pairs, keys and selections
         graph = _redrawn_from(span, edges, pieces, path, xp, room, piece, timings, "read", csr, lower, estimated=True)
     finally:
@@ -305,17 +305,14 @@ def _spilled_pairs(edges: int, beside: int) -> DiskColumns | None:
         return None
 
 
-def _redrawn_room(span: int, m: int, name: str, xp, room: int, estimated: bool = False,
-                  counted: bool = False) -> tuple[int, str]:
+def _redrawn_room(span: int, m: int, name: str, xp, room: int, estimated: bool = False) -> tuple[int, str]:
     """(xp's device's room left beside the graph, where its CSR is laid out: "host", "device" or
     "disk") of a graph built drawn again, of m raw edges (at most) with ids below span, in room
     bytes of xp's device: on the host where it holds it, else on a GPU that does, else its columns
-    on disk (io/scratch.py), the host holding the row pointers; refused where it cannot hold those.
-    counted: the first range plan's counts are made and held already (a first reading's)."""
+    on disk (io/scratch.py), the host holding the row pointers; refused where it cannot hold those."""
     columns = np.dtype(col_dtype(span)).itemsize * m
     pointers = 8 * span
-    host = (model.REDRAWN_HOST_BYTES_PER_ID - model.REDRAWN_COUNTS_BYTES_PER_ID * counted) * span  # its rank order
-    #                                                                                     and a range plan's counts
+    host = model.REDRAWN_HOST_BYTES_PER_ID * span  # its rank order and a range plan's counts
     free = memory.available()[0]
     if columns + pointers + host <= free:
         return room - (columns + pointers + host) * (xp is np), "host"

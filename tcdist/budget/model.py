@@ -37,8 +37,7 @@ PARSE_BYTES_PER_TEXT_BYTE = 6  # a text block's parse on the host at its peak be
 #                                block: the compiled parser's scratch and the buffers read ahead (4.7 measured)
 SMALL_PARSE_BYTES_PER_TEXT_BYTE = 24  # and a small block's in whole-array NumPy, before Numba is loaded (22)
 REDRAWN_HOST_BYTES_PER_ID = 16  # a graph built drawn again (graph/redrawn_build.py), on the host beside its
-#                                 CSR, per id: the rank order, a range plan's counts (REDRAWN_COUNTS_BYTES_PER_ID)
-REDRAWN_COUNTS_BYTES_PER_ID = 8
+#                                 CSR, per id: the rank order, a range plan's counts
 GPU_PART_BUILD_BYTES_PER_EDGE = 8  # building a part on the GPU (partition/gpu_parts.py): its columns (int64 at most)
 GPU_PART_BUILD_BYTES_PER_VERTEX = 80  # and per vertex: what the builder holds between parts (a vertex's part, its
 #                                       group's masks: 16) and a part's build takes before its columns, a part of

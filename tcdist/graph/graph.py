@@ -60,6 +60,12 @@ class Graph(CSR):
             raise TcdistError(f"{what} keeps integer vertex ids only, and this graph's vertices have labels; count "
                               "it in memory, or give it integer ids")
 
+    def refuse_on_disk(self, what: str) -> None:
+        """Stop where the graph's columns lie on disk (io/scratch.py) and what needs them in memory."""
+        if getattr(self.col, "on_disk", False):
+            raise TcdistError(f"{self.name}: {what} needs the graph in memory, and its columns lie on disk (more than "
+                              "memory holds); do it on a host with more memory")
+
     def vertex_ids(self):
         """Every vertex's id in the source (its label, when the source had labels), as NumPy."""
         ids = to_numpy(self.original_id)

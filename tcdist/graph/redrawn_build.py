@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcdist import progress
+from tcdist.budget.host import require
 from tcdist.graph import build
 from tcdist.graph.degrees import degree_summary
 from tcdist.graph.graph import Graph, col_dtype
@@ -37,9 +38,9 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_
         if counted is None:
             by_lower = _counted(directed, lambda keys: keys // np.uint64(2 * span), span, xp)
         else:
-            by_lower, directed.loops = xp.asarray(counted.counts[:span]), counted.loops
-            if by_lower.size < span:
-                by_lower = xp.concatenate([by_lower, xp.zeros(span - by_lower.size, np.uint64)])
+            by_lower, directed.loops = xp.zeros(span, np.uint64), counted.loops
+            by_lower[: min(span, counted.counts.size)] = xp.asarray(counted.counts[:span])
+            counted.counts = None  # (freed once its copy is made, as the pass it stands for frees them)
         bar.update()
         degree, kept, duplicates, reciprocal = xp.zeros(span, np.uint64), 0, 0, 0
         for lo, hi in _ranges(by_lower, keys_per_range):
@@ -89,16 +90,22 @@ class LowerEnds:
     not known before): what build_redrawn's first pass counts, made by a reading that goes over
     the pieces anyway."""
 
-    def __init__(self, xp):
-        self.xp, self.counts, self.loops = xp, xp.zeros(0, np.uint64), 0
+    def __init__(self, xp, name: str):
+        self.xp, self.name, self.counts, self.loops = xp, name, xp.zeros(0, np.uint64), 0
 
     def add(self, src, dst) -> None:
         keep = src != dst
         self.loops += int(keep.size - int(keep.sum()))
         lower = self.xp.minimum(src[keep], dst[keep]).astype(np.int64)
         top = int(lower.max()) + 1 if lower.size else 0
-        if top > self.counts.size:
-            self.counts = self.xp.concatenate([self.counts, self.xp.zeros(top - self.counts.size, np.uint64)])
+        if top > self.counts.size:  # (grown to twice what it holds at least: few copies)
+            grown = max(top, 2 * self.counts.size)
+            if self.xp is np:  # the new counts beside the old, and a piece's
+                require(8 * (grown + self.counts.size + top), f"counting the raw edges of {self.name} by their lower "
+                        "end", "count it on a host with more memory")
+            counts = self.xp.zeros(grown, np.uint64)
+            counts[: self.counts.size] = self.counts
+            self.counts = counts
         _add_counts(self.counts, lower, self.xp)
 
 

@@ -24,6 +24,7 @@ from tcdist.io.hdf5 import (
     read_attrs,
     write_dataset,
 )
+from tcdist.io.scratch import on_disk
 from tcdist.io.seal import sealed_file
 from tcdist.io.write import atomic_path
 from tcdist.xp import to_gpu
@@ -44,7 +45,8 @@ def write_graph(graph, path):
     with atomic_path(path) as tmp, sealed_file(tmp, FORMAT, VERSION, datasets=len(ARRAYS)) as f:
         arrays = {
             "rowptr": write_dataset(f, "rowptr", np.asarray(graph.rowptr, np.int64)),
-            "col": write_dataset(f, "col", np.asarray(graph.col, col_dtype(graph.n))),
+            "col": write_dataset(f, "col", graph.col if on_disk(graph.col) else
+                                 np.asarray(graph.col, col_dtype(graph.n))),
             "original_id": write_dataset(f, "original_id", np.asarray(graph.original_id, np.int64)),
         }
         f.attrs.update(format=FORMAT, version=VERSION, tcdist_version=__version__, **attrs,

@@ -32,10 +32,11 @@ _folder = None  # inside using(folder): that folder
 
 @contextmanager
 def using(folder: str | None):
-    """Inside the block, scratch files go to folder (None: TMPDIR, else the system's temporary
-    folder), and those made inside are removed when it ends, however it ends."""
+    """Inside the block, scratch files go to folder (None: where they went, at first TMPDIR, else
+    the system's temporary folder), and those made inside are removed when it ends, however it ends."""
     global _folder
-    before, _folder, opened = _folder, folder, set(_open)
+    before, opened = _folder, set(_open)
+    _folder = before if folder is None else folder
     try:
         yield
     finally:
@@ -77,7 +78,7 @@ class DiskColumns:
 
     ndim = 1
     on_disk = True  # (what graph.Graph asks of its columns, not importing this module)
-    RUN_VALUES = 1 << 24  # values read at a time by a pass over them all
+    RUN_VALUES = 1 << 20  # values read at a time by a pass over them all (a few MiB, within tight limits)
 
     def __init__(self, size: int, dtype, what: str = "the graph's columns"):
         self.size, self.dtype, self.what = int(size), np.dtype(dtype), what
@@ -111,11 +112,14 @@ class DiskColumns:
             raise IndexError("columns on disk are read in runs")
         out = np.empty(max(0, stop - start), self.dtype)
         view, done = memoryview(out).cast("B"), 0
-        while done < out.nbytes:
-            read = os.preadv(self._fd, [view[done:]], start * self.itemsize + done)
-            if read == 0:
-                raise TcdistError(f"{self.path}: the graph's columns on disk end early (the file was changed)")
-            done += read
+        try:
+            while done < out.nbytes:
+                read = os.preadv(self._fd, [view[done:]], start * self.itemsize + done)
+                if read == 0:
+                    raise TcdistError(f"{self.path}: {self.what} on disk end early (the file was changed)")
+                done += read
+        except OSError as e:
+            raise TcdistError(f"reading {self.what} from {self.path}: {e.strerror or e}") from None
         return out
 
     def __array__(self, *args, **kwargs):
@@ -145,12 +149,13 @@ class DiskColumns:
         if self not in _open:
             return
         _open.discard(self)
-        os.close(self._fd)
         try:
+            os.close(self._fd)
             os.remove(self.path)
-        except FileNotFoundError:
+        except OSError:  # (gone already, or a folder made read-only meanwhile: nothing more to do)
             pass
-        signals.let_go(self.path)
+        finally:
+            signals.let_go(self.path)
 
 
 @atexit.register

@@ -21,9 +21,10 @@ from tcdist.budget.sizes import size_text
 from tcdist.budget.slices import refuse_unsliceable, slice_plan
 from tcdist.config import CountConfig
 from tcdist.device.core import Device
-from tcdist.errors import InputError, OptionError, TcdistError
+from tcdist.errors import InputError, OptionError, TcdistError, named
 from tcdist.graph.degrees import degree_summary
 from tcdist.graph.work import RANGES_PER_THREAD, even_work, slice_work
+from tcdist.io.scratch import on_disk
 from tcdist.io.write import OutputExists, output_target, stale_beside
 from tcdist.partition import Part, assign, check_parts, partition_graph
 from tcdist.partition.incoming import MASK_PARTS, reached_and_work
@@ -153,6 +154,11 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
         return prepared
     device.warming.wait()  # a graph may be built on the GPU: not beside the warm-up
     graph = held.graph = load_graph(source, seed=config.seed, timings=timings, device=device, labels=config.labels)
+    if on_disk(graph.col) and (not config.whole or config.per_edge or ranks > 1):
+        raise TcdistError(named(f"{graph.name}: its columns lie on disk ({size_text(graph.col.nbytes)}, more than "
+                                "memory holds), which only one process counting the whole graph reads; count it "
+                                "without {parts}, {scheme}, {prune}, {store} and {per_edge}, or on a host with more "
+                                "memory"))
     if config.whole and ranks == 1 and (device.memory_limit is None or _sliceable_whole(graph, device)):
         return _whole(graph, held)  # (else parts, as many as their slices need)
     if ranks > 1 and config.per_edge:

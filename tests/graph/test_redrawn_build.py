@@ -172,3 +172,13 @@ def test_a_file_read_again_under_the_command_lines_limit_is_counted_exactly(tmp_
     done = subprocess.run([sys.executable, "-m", "tcdist", "count", str(path), "--backend", "cpu", "--quiet",
                            "--host-memory-limit", "32MiB"], capture_output=True, text=True)
     assert (done.returncode, done.stdout.strip()) == (0, str(tcdist.count_triangles("rmat:16", backend="cpu").triangles))
+
+
+def test_a_file_of_sparse_ids_read_again_is_refused_before_its_lower_ends_outgrow_the_host(tmp_path, monkeypatch):
+    """300,000 edges among ids below 2^25 in 16 MB: the first reading's counts by lower end (8 bytes
+    an id) were grown unchecked to 800 MB; now refused in one line."""
+    path = tmp_path / "g.txt"
+    np.savetxt(path, np.random.default_rng(1).integers(0, 1 << 25, (300_000, 2)), fmt="%d")
+    _small_host(monkeypatch, 16_000_000)
+    with pytest.raises(TcdistError, match=rf"counting the raw edges of {path} by their lower end needs about"):
+        source.load_graph(str(path))

@@ -140,3 +140,33 @@ def test_a_file_whose_columns_go_to_disk_checks_the_scratch_folder_before_readin
 def test_a_scratch_folder_given_is_checked_at_once_needed_or_not(tmp_path):
     with pytest.raises(OptionError, match="missing: not a folder this process may write in"):
         tcdist.count_triangles("rmat:8", backend="cpu", scratch=tmp_path / "missing")
+
+
+def _columns_to_disk(monkeypatch):
+    """From now on a generated graph is drawn again with its columns on disk (as where neither the
+    host nor a GPU holds them)."""
+    placed = source._redrawn_room
+    monkeypatch.setattr(source, "_redrawn_room", lambda *args, **kw: (placed(*args, **kw)[0], "disk"))
+    monkeypatch.setattr(source, "_from_pieces", lambda *args: None)
+    monkeypatch.setattr(source.model, "GENERATED_BYTES_PER_EDGE", 1 << 40)
+
+
+def test_a_graph_with_its_columns_on_disk_converts_to_the_graph_file_made_in_memory(tmp_path, monkeypatch):
+    """(The advice of a reading refused for memory.) Its digest, chained over runs read from disk,
+    is the one the file's reader checks; everything else a graph in memory gives refuses in one line."""
+    from tcdist.io.h5graph import read_graph
+
+    tcdist.convert("rmat:14", str(tmp_path / "memory.h5"))
+    _columns_to_disk(monkeypatch)
+    made = []
+    monkeypatch.setattr(source, "DiskColumns", lambda *args: made.append(scratch.DiskColumns(*args)) or made[-1])
+    with scratch.using(str(tmp_path)):
+        tcdist.convert("rmat:14", str(tmp_path / "disk.h5"))
+        assert [os.path.dirname(columns.path) for columns in made] == [str(tmp_path)] and not _scratch_files(tmp_path)
+        same_graph(read_graph(str(tmp_path / "disk.h5")), read_graph(str(tmp_path / "memory.h5")))
+        for refused, what in [(lambda: tcdist.convert("rmat:14", str(tmp_path / "g.txt")), "a text edge list"),
+                              (lambda: list(tcdist.list_triangles("rmat:14")), "listing the triangles"),
+                              (lambda: tcdist.count_triangles("rmat:14", backend="cpu", parts=2), "only one process")]:
+            with pytest.raises(TcdistError, match=what):
+                refused()
+            assert not _scratch_files(tmp_path)
