@@ -96,16 +96,11 @@ def write_dataset(group, name, data):
     at once and never filled; its bytes are written straight to the file in 64 MiB blocks on
     several threads, each block's crc32 taken while it is in cache (h5py writes on one thread
     holding the GIL, which would stop a part being built meanwhile; os.pwritev lets go of it)."""
-    import h5py
 
     if getattr(data, "on_disk", False):  # (io/scratch.py's columns: read a few MiB at a time)
         return _write_from_disk(group, name, data)
     data = np.ascontiguousarray(data)
-    creation = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
-    creation.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
-    creation.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
-    space = h5py.h5s.create_simple(data.shape)
-    dataset = h5py.h5d.create(group.id, name.encode(), h5py.h5t.py_create(data.dtype), space, dcpl=creation)
+    dataset = _allocated(group, name, data.dtype, data.shape)
     if not data.size:
         return array_checksum(data)
     fd, offset = group.file.id.get_vfd_handle(), dataset.get_offset()
@@ -122,16 +117,21 @@ def write_dataset(group, name, data):
     return _checksum(data, _on_threads(block, range(0, len(raw), CHECKSUM_BLOCK)))
 
 
-def _write_from_disk(group, name, data) -> list:
-    """write_dataset of columns on disk (io/scratch.py), copied a run at a time on one thread (a
-    run's memory, not a block's on every core), each 64 MiB block's crc32 chained over its runs."""
+def _allocated(group, name: str, dtype, shape):
+    """A contiguous dataset whose space is allocated at once and never filled (written by offset)."""
     import h5py
 
     creation = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
     creation.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
     creation.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
-    space = h5py.h5s.create_simple(data.shape)
-    dataset = h5py.h5d.create(group.id, name.encode(), h5py.h5t.py_create(data.dtype), space, dcpl=creation)
+    space = h5py.h5s.create_simple(shape)
+    return h5py.h5d.create(group.id, name.encode(), h5py.h5t.py_create(dtype), space, dcpl=creation)
+
+
+def _write_from_disk(group, name, data) -> list:
+    """write_dataset of columns on disk (io/scratch.py), copied a run at a time on one thread (a
+    run's memory, not a block's on every core), each 64 MiB block's crc32 chained over its runs."""
+    dataset = _allocated(group, name, data.dtype, data.shape)
     fd, offset, crcs = group.file.id.get_vfd_handle(), dataset.get_offset() if data.size else 0, []
     run = min(data.RUN_VALUES, CHECKSUM_BLOCK // data.itemsize)  # (a divisor of a block: both powers of two)
     for first in range(0, data.size, run):
