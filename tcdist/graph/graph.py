@@ -95,9 +95,8 @@ class Graph(CSR):
             h.update(np.array([self.n, self.m], np.int64).tobytes())
             h.update(np.ascontiguousarray(to_numpy(self.rowptr), np.int64).data)
             if getattr(self.col, "on_disk", False):  # (io/scratch.py's columns, read a run at a time)
-                run = self.col.RUN_VALUES
-                for first in range(0, self.m, run):
-                    h.update(np.ascontiguousarray(self.col[first : first + run], col_dtype(self.n)).data)
+                for _, run in self.col.runs():
+                    h.update(np.ascontiguousarray(run, col_dtype(self.n)).data)
             else:
                 h.update(np.ascontiguousarray(to_numpy(self.col), col_dtype(self.n)).data)
             self._fingerprint = h.hexdigest()

@@ -96,7 +96,6 @@ def write_dataset(group, name, data):
     at once and never filled; its bytes are written straight to the file in 64 MiB blocks on
     several threads, each block's crc32 taken while it is in cache (h5py writes on one thread
     holding the GIL, which would stop a part being built meanwhile; os.pwritev lets go of it)."""
-
     if getattr(data, "on_disk", False):  # (io/scratch.py's columns: read a few MiB at a time)
         return _write_from_disk(group, name, data)
     data = np.ascontiguousarray(data)
@@ -133,9 +132,8 @@ def _write_from_disk(group, name, data) -> list:
     run's memory, not a block's on every core), each 64 MiB block's crc32 chained over its runs."""
     dataset = _allocated(group, name, data.dtype, data.shape)
     fd, offset, crcs = group.file.id.get_vfd_handle(), dataset.get_offset() if data.size else 0, []
-    run = min(data.RUN_VALUES, CHECKSUM_BLOCK // data.itemsize)  # (a divisor of a block: both powers of two)
-    for first in range(0, data.size, run):
-        view = memoryview(data[first : first + run]).cast("B")
+    for first, run in data.runs(min(data.RUN_VALUES, CHECKSUM_BLOCK // data.itemsize)):  # (a divisor of a block)
+        view = memoryview(run).cast("B")
         at, done = first * data.itemsize, 0
         while done < len(view):
             done += os.pwritev(fd, [view[done:]], offset + at + done)

@@ -125,11 +125,16 @@ class DiskColumns:
     def __array__(self, *args, **kwargs):
         raise TypeError("columns on disk are read in runs, not as one array")
 
+    def runs(self, values: int = RUN_VALUES):
+        """(where it begins, the run) of every run of values values, in order: a pass over them all."""
+        for first in range(0, self.size, values):
+            yield first, self[first : first + values]
+
     def bincount(self, minlength: int) -> np.ndarray:
         """np.bincount of the columns, read a run at a time."""
         counts = np.zeros(minlength, np.int64)
-        for first in range(0, self.size, self.RUN_VALUES):
-            counts += np.bincount(self[first : first + self.RUN_VALUES], minlength=minlength)
+        for _, run in self.runs():
+            counts += np.bincount(run, minlength=minlength)
         return counts
 
     def write(self, first: int, values: np.ndarray) -> None:
