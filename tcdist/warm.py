@@ -1,9 +1,9 @@
 """`tcdist warm-up` on the CPU: every compiled CPU function, for every signature a command may give
-it (data/signatures.txt), compiled (or loaded) into the cache by processes side by side, each a
-share of the list. The list is recorded by `python jobs/record_signatures.py` running the commands of GROUPS
-(each kind of input on a graph small enough to take the whole-array NumPy paths and on one large
-enough for the compiled passes), and begins with what a count of a text file needs, in the order
-it needs it.
+it (data/signatures.txt), compiled (or loaded) into the cache by processes side by side, each
+taking the list's next entry as it comes free. The list is recorded by `python
+jobs/record_signatures.py` running the commands of GROUPS (each kind of input on a graph small
+enough to take the whole-array NumPy paths and on one large enough for the compiled passes), and
+begins with what a count of a text file needs, in the order it needs it.
 
 A run that loads Numba while the cache holds no finished warm-up of this tcdist and Numba starts
 one in the background (`start_in_background`): detached, one per cache folder, on every core but
@@ -99,31 +99,48 @@ def _read(signature: str) -> tuple:
     return eval(signature, {**vars(types), "dtype": types.DType, "omitted": lambda default: types.Omitted(default)})
 
 
-def compile_share(first: int, step: int) -> None:
-    """Compile (or load) the list's entries first, first + step, ... in order."""
-    for module, name, signature in signatures()[first::step]:
-        function = getattr(importlib.import_module(module), name)
-        function.compile_alone(_read(signature))
+def compile_claimed(queue: str) -> None:
+    """Compile (or load) the list's entries in order, each claimed from the queue (a file holding the
+    next entry's index) as this process comes free: a slow compile holds up no entry behind it."""
+    entries = signatures()
+    with open(queue, "r+") as claims:
+        while True:
+            fcntl.flock(claims, fcntl.LOCK_EX)
+            claims.seek(0)
+            entry = int(claims.read())
+            claims.seek(0)
+            claims.write(str(entry + 1))
+            claims.truncate()
+            claims.flush()
+            fcntl.flock(claims, fcntl.LOCK_UN)
+            if entry >= len(entries):
+                return
+            module, name, signature = entries[entry]
+            getattr(importlib.import_module(module), name).compile_alone(_read(signature))
 
 
 def warm_up_cpu(processes: int | None = None) -> None:
     """The list compiled by processes side by side, as many as processes (else the cores this
-    process may use); then the mark that the cache is warm."""
+    process may use), each taking the next entry as it comes free; then the mark that the cache is
+    warm."""
     from tcdist.compiled import most_threads
 
     processes = max(1, min(processes or most_threads(), len(signatures())))
+    with tempfile.NamedTemporaryFile("w", prefix="tcdist-warm-up-", suffix=".next") as queue:
+        queue.write("0")
+        queue.flush()
 
-    def share(first):
-        program = f"from tcdist.warm import compile_share; compile_share({first}, {processes})"
-        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                              env={**os.environ, BACKGROUND: "0"})
-        if done.returncode:
-            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-            raise TcdistError(f"the CPU warm-up failed: {last}")
+        def worker():
+            program = f"from tcdist.warm import compile_claimed; compile_claimed({queue.name!r})"
+            done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                                  env={**os.environ, BACKGROUND: "0"})
+            if done.returncode:
+                last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+                raise TcdistError(f"the CPU warm-up failed: {last}")
 
-    with ThreadPoolExecutor(processes) as pool:
-        for finished in [pool.submit(share, first) for first in range(processes)]:
-            finished.result()
+        with ThreadPoolExecutor(processes) as pool:
+            for finished in [pool.submit(worker) for _ in range(processes)]:
+                finished.result()
     _mark_warm()
 
 

@@ -85,3 +85,31 @@ def test_a_function_another_process_compiles_is_waited_for_and_loaded_from_the_c
     out, err = caller.communicate(timeout=300)
     assert caller.returncode == 0, err[-2000:]
     assert out.split() == ["3", "1", "0"]  # 3 loops; loaded from the cache once, never compiled
+
+
+def test_warm_up_workers_take_the_next_entry_as_they_come_free(tmp_path, monkeypatch):
+    """A slow first entry holds up none behind it: the other worker takes every next one (a fixed
+    share each would have left entries 2 and 4 waiting behind entry 0)."""
+    import threading
+    import time
+    import types
+
+    taken = {}
+
+    def compiling(signature):
+        taken[signature] = threading.current_thread().name
+        time.sleep(1.0 if signature == 0 else 0.05)
+
+    monkeypatch.setattr(warm, "signatures", lambda: [("m", "f", str(i)) for i in range(5)])
+    monkeypatch.setattr(warm, "_read", int)
+    monkeypatch.setattr(warm.importlib, "import_module", lambda name: types.SimpleNamespace(
+        f=types.SimpleNamespace(compile_alone=compiling)))
+    queue = tmp_path / "next"
+    queue.write_text("0")
+    workers = [threading.Thread(target=warm.compile_claimed, args=(str(queue),), name=name) for name in "ab"]
+    workers[0].start()
+    time.sleep(0.2)
+    workers[1].start()
+    for worker in workers:
+        worker.join()
+    assert taken == {0: "a", 1: "b", 2: "b", 3: "b", 4: "b"}
