@@ -43,6 +43,7 @@ REDRAWN_PIECE_EDGES_AT_LEAST = 1 << 16  # or in pieces smaller than this
 REREAD_SAMPLE_BYTES = 1 << 22  # a file's first bytes, whose lines estimate its edges
 SHORTEST_LINE_BYTES = 4  # an edge's line: "0 1\n"
 REREAD_PIECE_SHARE = 4  # a file read again in pieces that take at most this fraction of the host's room
+REREAD_HELD_SHARE = 2  # and its parsed pairs kept on the GPU where they take at most this fraction of its room
 
 
 def embedded_path() -> str:
@@ -244,7 +245,8 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     if piece <= SMALL_BLOCK_BYTES:  # (parsed in whole-array NumPy while Numba is not loaded)
         piece = budget / (model.SMALL_PARSE_BYTES_PER_TEXT_BYTE + per_byte)
     count = max(1, math.ceil(size / piece))
-    gpu_room = _gpu_room(gpu) // REREAD_PIECE_SHARE if gpu is not None else None  # a piece parsed there
+    whole_gpu = _gpu_room(gpu) if gpu is not None else 0
+    gpu_room = whole_gpu // REREAD_PIECE_SHARE if gpu is not None else None  # a piece parsed there
     xp = np
     if gpu is not None:
         import cupy as xp
@@ -255,7 +257,12 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     spilled, at = _spilled_pairs(edges, columns * (columns > room)) if gpu is None else None, [0]  # (at: where
     #                                                                                   each piece's pairs begin)
 
+    held = [] if gpu is not None else None  # the parsed pairs kept on the GPU where they fit: no reading again
+
     def pieces():
+        if held:
+            yield from held
+            return
         for k in range(count):
             if spilled is not None:
                 half = (at[k + 1] - at[k]) // 2
@@ -271,6 +278,8 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
             src, dst = xp.asarray(shares[-1].edges.src), xp.asarray(shares[-1].edges.dst)
             top = max(top, int(max(src.max(), dst.max())) if src.size else -1)
             lower.add(src, dst)
+            if held is not None:
+                held = _held(held, src, dst, top, whole_gpu // REREAD_HELD_SHARE)
             if spilled is not None:
                 spilled.write(at[-1], src)
                 spilled.write(at[-1] + src.size, dst)
@@ -281,8 +290,11 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
         span = top + 1
         if not span or not pieces_build.packs(span):
             return None  # (the whole reading says what it needs)
-        room, csr = _redrawn_room(span, edges, path, xp, gpu_room * (REREAD_PIECE_SHARE - 1) if gpu is not None
-                                  else room - parse_peak_bytes(-(-size // count)), estimated=True)
+        if gpu is not None:  # (no piece parsed there once the pairs are held)
+            room = whole_gpu - _held_bytes(held) if held else gpu_room * (REREAD_PIECE_SHARE - 1)
+        else:
+            room -= parse_peak_bytes(-(-size // count))
+        room, csr = _redrawn_room(span, edges, path, xp, room, estimated=True)
         piece = model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece's pairs, keys and selections
         graph = _redrawn_from(span, edges, pieces, path, xp, room, piece, timings, "read", csr, lower, estimated=True)
     finally:
@@ -291,6 +303,22 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     if graph is not None:
         graph.warnings = list(byte_ranges.rules_of(path, io.detect_format(path)).warnings)
     return graph
+
+
+def _held(held: list | None, src, dst, top: int, room: int) -> list | None:
+    """held with a piece's pairs on the GPU added (as int32 while the ids so far fit it), where all
+    of them fit in room bytes; else None (the held pairs freed: the file is parsed again)."""
+    if held is None:
+        return None
+    if top < 1 << 31:
+        src, dst = src.astype(np.int32), dst.astype(np.int32)
+    if _held_bytes(held) + src.nbytes + dst.nbytes > room:
+        return None
+    return [*held, (src, dst)]
+
+
+def _held_bytes(held: list) -> int:
+    return sum(src.nbytes + dst.nbytes for src, dst in held)
 
 
 def _spilled_pairs(edges: int, beside: int) -> DiskColumns | None:

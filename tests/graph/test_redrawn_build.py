@@ -135,18 +135,27 @@ def test_a_matrix_market_file_short_of_its_entries_is_refused_when_read_again(tm
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("host_room, on_gpu", [(40_000_000, False), (4_000_000, True)])
-def test_a_file_too_large_for_the_host_is_read_again_on_the_gpu(tmp_path, monkeypatch, host_room, on_gpu):
-    """Laid out on the host, or on the GPU where the host cannot hold the graph (its CSR 4.3 MB)."""
+@pytest.mark.parametrize("host_room, on_gpu, held", [(40_000_000, False, True), (4_000_000, True, True),
+                                                     (4_000_000, True, False)])
+def test_a_file_too_large_for_the_host_is_read_again_on_the_gpu(tmp_path, monkeypatch, host_room, on_gpu, held):
+    """Laid out on the host, or on the GPU where the host cannot hold the graph (its CSR 4.3 MB);
+    its parsed pairs held on the GPU (8 MB in 30 MB: the file parsed once), or, where they do not
+    fit there, the file parsed again on every pass."""
     import cupy
 
     path = _rmat_16(tmp_path / "g.txt")
     reference = source.load_graph(str(path))
     built = _small_host(monkeypatch, host_room)
     _small_gpu(monkeypatch)
+    if not held:
+        monkeypatch.setattr(source, "REREAD_HELD_SHARE", 1 << 40)
+    read = []
+    monkeypatch.setattr(source, "read_share", lambda *args, **kw: read.append(args) or read_share(*args, **kw))
     graph = source.load_graph(str(path), device="gpu")
     assert len(built) == 1 and isinstance(graph.col, cupy.ndarray) == on_gpu
     same_graph(graph, reference)
+    pieces = max(k for _, k, _ in read) + 1
+    assert len(read) == pieces if held else len(read) > 2 * pieces
 
 
 @pytest.mark.parametrize("damage", [b"12 x7", b"1 99999999999999999999", b"-3 4", b"5"])
