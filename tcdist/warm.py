@@ -69,6 +69,7 @@ GROUPS = {
 
 BACKGROUND = "TCDIST_BACKGROUND_WARM_UP"
 SIGNATURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "signatures.txt")
+TEXT_COUNT_ENDS = "# what a count of a text file needs ends here"
 
 
 def run_group(name: str, folder: str, main) -> None:
@@ -92,6 +93,13 @@ def signatures() -> list[tuple[str, str, str]]:
         return [tuple(line.rstrip("\n").split("\t")) for line in f if not line.startswith("#")]
 
 
+def text_count_entries() -> int:
+    """How many of the list's first entries a count of a text file needs (those before TEXT_COUNT_ENDS)."""
+    with open(SIGNATURES) as f:
+        lines = [line.rstrip("\n") for line in f if not line.startswith("# module")]
+    return lines.index(TEXT_COUNT_ENDS) if TEXT_COUNT_ENDS in lines else len(lines)
+
+
 def _read(signature: str) -> tuple:
     """A signature's Numba types from their repr (the list is tcdist's own file)."""
     from numba.core import types
@@ -101,8 +109,10 @@ def _read(signature: str) -> tuple:
 
 def compile_claimed(queue: str) -> None:
     """Compile (or load) the list's entries in order, each claimed from the queue (a file holding the
-    next entry's index) as this process comes free: a slow compile holds up no entry behind it."""
-    entries = signatures()
+    next entry's index) as this process comes free: a slow compile holds up no entry behind it. Past
+    what a count of a text file needs, at the lowest priority: a first run that needs none of it is
+    not slowed by it."""
+    entries, needed, lowered = signatures(), text_count_entries(), False
     with open(queue, "r+") as claims:
         while True:
             fcntl.flock(claims, fcntl.LOCK_EX)
@@ -115,6 +125,9 @@ def compile_claimed(queue: str) -> None:
             fcntl.flock(claims, fcntl.LOCK_UN)
             if entry >= len(entries):
                 return
+            if entry >= needed and not lowered:  # what a first run may not need: its cores are the run's first
+                os.nice(19)
+                lowered = True
             module, name, signature = entries[entry]
             getattr(importlib.import_module(module), name).compile_alone(_read(signature))
 
@@ -214,9 +227,9 @@ def background() -> None:
 
 def record(main, path: str = SIGNATURES) -> None:
     """Write the list: every signature compiled, in the order first compiled (a callee before its
-    caller), by a count of a text file and then every group's commands, through main (the command
-    line's), in this process on an empty cache (and the passes compiled for both column types,
-    which only huge graphs call with both)."""
+    caller), by a count of a text file (then TEXT_COUNT_ENDS) and then every group's commands,
+    through main (the command line's), in this process on an empty cache (and the passes compiled
+    for both column types, which only huge graphs call with both)."""
     from numba.core import event
 
     from tcdist.budget import estimate
@@ -252,6 +265,7 @@ def record(main, path: str = SIGNATURES) -> None:
         event.register("numba:compile", Listener())
         if main(["count", os.path.join(folder, "first.txt"), "--backend", "cpu", "--quiet"]):
             raise TcdistError("the first count failed")
+        text_count = len(found)
         for name in GROUPS:
             os.makedirs(os.path.join(folder, name))
             run_group(name, os.path.join(folder, name), main)
@@ -262,4 +276,5 @@ def record(main, path: str = SIGNATURES) -> None:
              for name, value in vars(module).items() if isinstance(value, compiled.Compiled)}
     with open(path, "w") as f:
         f.write("# module, function, signature: written by `python jobs/record_signatures.py` (tcdist/warm.py)\n")
-        f.writelines("\t".join((*named[id(function)], signature)) + "\n" for function, signature in found)
+        lines = ["\t".join((*named[id(function)], signature)) + "\n" for function, signature in found]
+        f.writelines([*lines[:text_count], TEXT_COUNT_ENDS + "\n", *lines[text_count:]])

@@ -89,7 +89,8 @@ def test_a_function_another_process_compiles_is_waited_for_and_loaded_from_the_c
 
 def test_warm_up_workers_take_the_next_entry_as_they_come_free(tmp_path, monkeypatch):
     """A slow first entry holds up none behind it: the other worker takes every next one (a fixed
-    share each would have left entries 2 and 4 waiting behind entry 0)."""
+    share each would have left entries 2 and 4 waiting behind entry 0); past what a count of a text
+    file needs (here 2 entries), a worker goes on at the lowest priority."""
     import threading
     import time
     import types
@@ -104,6 +105,9 @@ def test_warm_up_workers_take_the_next_entry_as_they_come_free(tmp_path, monkeyp
     monkeypatch.setattr(warm, "_read", int)
     monkeypatch.setattr(warm.importlib, "import_module", lambda name: types.SimpleNamespace(
         f=types.SimpleNamespace(compile_alone=compiling)))
+    monkeypatch.setattr(warm, "text_count_entries", lambda: 2)
+    lowered = []
+    monkeypatch.setattr(warm.os, "nice", lambda step: lowered.append((threading.current_thread().name, step)))
     queue = tmp_path / "next"
     queue.write_text("0")
     workers = [threading.Thread(target=warm.compile_claimed, args=(str(queue),), name=name) for name in "ab"]
@@ -112,4 +116,11 @@ def test_warm_up_workers_take_the_next_entry_as_they_come_free(tmp_path, monkeyp
     workers[1].start()
     for worker in workers:
         worker.join()
-    assert taken == {0: "a", 1: "b", 2: "b", 3: "b", 4: "b"}
+    assert taken == {0: "a", 1: "b", 2: "b", 3: "b", 4: "b"} and lowered == [("b", 19)]
+
+
+def test_the_list_marks_where_a_text_count_s_entries_end():
+    entries = warm.signatures()
+    assert 0 < warm.text_count_entries() < len(entries)
+    assert entries[0][:2] == ("tcdist.io.grammar", "first_line_start")  # the parser's, first
+    assert ("tcdist.count.cpu", "_middle") in [e[:2] for e in entries[: warm.text_count_entries()]]
