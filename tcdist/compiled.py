@@ -17,7 +17,8 @@ While the cache is not warm (`beside_others`), processes may compile the same fu
 warm-up's workers, and runs): each compiles a function's new signature holding that function's lock
 in the cache folder, so that the second to come waits and loads what the first compiled.
 Each thread's seconds of loading Numba and compiling are kept (`spent`), so that a step that
-compiled reports them as compiling, not as its own work (results.Timings.add).
+compiled reports them as compiling, not as its own work (results.Timings.add); a step whose work
+runs on a pool's threads takes on their compiling (`threads_map`, `charged`).
 """
 
 import fcntl
@@ -138,6 +139,26 @@ def spent() -> float:
 
 def _add_spent(seconds: float) -> None:
     _spent.seconds = spent() + seconds
+
+
+def charged(work, *args) -> tuple:
+    """(work(*args), the seconds this thread spent compiling in it): for work on another thread,
+    whose compiling the thread waiting for it then takes on (charge)."""
+    before = spent()
+    return work(*args), spent() - before
+
+
+def charge(seconds: float) -> None:
+    """Take on seconds of another thread's compiling that this one waited for."""
+    _add_spent(seconds)
+
+
+def threads_map(pool, work, *iterables) -> list:
+    """list(pool.map(work, *iterables)), the longest compiling of any one call taken on by this
+    thread: a step whose threads waited for a compile reports it as compile, not as its work."""
+    done = list(pool.map(lambda *args: charged(work, *args), *iterables))
+    charge(max((seconds for _, seconds in done), default=0.0))
+    return [result for result, _ in done]
 
 
 def is_loaded() -> bool:

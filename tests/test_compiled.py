@@ -118,6 +118,38 @@ print(compiled.is_loaded(), compiled.load_seconds > 0, timings.compile == compil
     assert done.stdout.split() == ["True", "True", "True"]
 
 
+def test_a_text_read_on_the_parse_threads_reports_their_compiling_as_compile(tmp_path):
+    """The parser compiles on the threads that parse (3 s of a first run on 16 cores): the read
+    that waited for them reports it as compile, not as reading."""
+    path = tmp_path / "g.txt"
+    path.write_text("".join(f"{i}\t{(i * 7919) % 1_200_000}\n" for i in range(1_200_000)))
+    done = subprocess.run([sys.executable, "-c", PROGRAM.format(code=f"""
+from tcdist.io.shares import read_share
+from tcdist.results import Timings
+compiled.loaded()
+timings = Timings()
+began = Timings.clock()
+read_share({str(path)!r}, 0, 1)
+timings.add("read", began)
+print(timings.read < timings.compile)
+""")], capture_output=True, text=True, timeout=600, env={**os.environ, "TCDIST_CACHE_DIR": str(tmp_path / "cache"),
+                                                          "TCDIST_BACKGROUND_WARM_UP": "0"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["True"]
+
+
+def test_a_pool_s_compiling_is_taken_on_once_by_the_thread_that_waited_for_it():
+    out = _run("""
+from concurrent.futures import ThreadPoolExecutor
+def work(seconds):
+    compiled._add_spent(seconds)  # as the compile listener adds a pool thread's compiling
+    return seconds * 2
+with ThreadPoolExecutor(3) as pool:
+    print(compiled.threads_map(pool, work, [0.5, 0.25, 0.0]), compiled.spent())
+""")
+    assert out == ["[1.0,", "0.5,", "0.0]", "0.5"]  # the longest, not the sum: they compiled side by side
+
+
 def test_a_step_s_compiling_on_its_thread_is_compile_and_another_thread_s_is_not():
     out = _run("""
 import time

@@ -321,7 +321,7 @@ def _on_threads(threads: int, work) -> list:
     if threads == 1:
         return [work(0)]
     with ThreadPoolExecutor(threads, thread_name_prefix="tcdist-cpu") as pool:
-        return list(pool.map(work, range(threads)))
+        return compiled.threads_map(pool, work, range(threads))
 
 
 def count_middle(rowptr, col, n_local, start=0, prepared=None):

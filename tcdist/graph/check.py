@@ -66,8 +66,9 @@ def _host_problems(rowptr, col, n: int, ascending: bool, first_row: int = 0) -> 
         threads = compiled.get_threads()
         cuts = np.linspace(0, col.size, 4 * threads + 1).astype(np.int64)
         with ThreadPoolExecutor(threads, thread_name_prefix="tcdist-check") as pool:
-            found = pool.map(lambda a, b: _problems(rowptr, col, n, ascending, a, b, first_row), cuts[:-1], cuts[1:])
-            return int(np.bitwise_or.reduce(np.fromiter(found, np.int64)))
+            found = compiled.threads_map(pool, lambda a, b: _problems(rowptr, col, n, ascending, a, b, first_row),
+                                         cuts[:-1], cuts[1:])
+            return int(np.bitwise_or.reduce(np.array(found, np.int64)))
     if int(col.min()) < 0 or int(col.max()) >= n:
         return OUTSIDE
     row_start = np.zeros(col.size + 1, dtype=bool)

@@ -132,7 +132,7 @@ class CpuEngine(Engine):
     def _on_threads(self, ranges: int, work) -> None:
         """work(first, last) over the ranges, a contiguous share for each thread."""
         cuts = np.linspace(0, ranges, min(ranges, self._thread_count) + 1).astype(int)
-        list(self._threads.map(work, cuts[:-1], cuts[1:]))
+        compiled.threads_map(self._threads, work, cuts[:-1], cuts[1:])
 
     def pairs(self):
         self._threads.shutdown()

@@ -393,9 +393,10 @@ def iter_parts_host(graph, assignment, num_parts, prune="lstc", team=None, rever
             pending, submitted = deque(), 0
             while pending or submitted < len(indices):
                 while submitted < len(indices) and len(pending) < side_by_side:
-                    pending.append(pool.submit(builder.build, indices[submitted], team))
+                    pending.append(pool.submit(compiled.charged, builder.build, indices[submitted], team))
                     submitted += 1
-                part = pending.popleft().result()
+                part, compiling = pending.popleft().result()
+                compiled.charge(compiling)
                 bar.update()
                 yield part
 
