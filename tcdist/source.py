@@ -3,14 +3,13 @@ or a partition store (which is counted as it was written)."""
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from importlib import resources
 
 import numpy as np
 
-from tcdist import io, progress
+from tcdist import io, plan, progress
 from tcdist.budget import host as memory
 from tcdist.budget import model
 from tcdist.device.core import Device
@@ -19,16 +18,13 @@ from tcdist.errors import OptionError, TcdistError
 from tcdist.graph import Graph, build_graph, pieces_build, ranges_build, redrawn_build
 from tcdist.graph.check import csr_problem
 from tcdist.graph.edges import EdgeList
-from tcdist.graph.graph import col_dtype
-from tcdist.io import byte_ranges, generators, scratch
-from tcdist.io.byte_ranges import count_line_ends, file_pieces
+from tcdist.io import byte_ranges, scratch
 from tcdist.io.engines import PAIR_BYTES
-from tcdist.io.grammar import SMALL_BLOCK_BYTES
 from tcdist.io.objects import edges_of
 from tcdist.io.scratch import DiskColumns
 from tcdist.io.seal import read_seal
 from tcdist.io.shares import read_share
-from tcdist.io.text import is_gzip, is_stream, parse_peak_bytes
+from tcdist.io.text import parse_peak_bytes
 from tcdist.partition.store import FORMAT as STORE_FORMAT
 from tcdist.partition.store import Store
 from tcdist.results import Timings
@@ -36,14 +32,6 @@ from tcdist.results import Timings
 Source = object  # None, a path, a spec, a Graph, an EdgeList, or an in-memory graph (io/objects.py)
 EMBEDDED_NAME = "ego-Facebook (embedded)"
 EMBEDDED_TRIANGLES = 1_612_010
-RANGE_KEYS_AT_LEAST = 1 << 22  # keys a range below which copies and launches cost more than the host's build
-PIECE_EDGES_AT_LEAST = 1 << 18  # and below this many edges a piece
-REDRAWN_RANGES_AT_MOST = 64  # a graph drawn again for each of more ranges than this takes longer than it is worth
-REDRAWN_PIECE_EDGES_AT_LEAST = 1 << 16  # or in pieces smaller than this
-REREAD_SAMPLE_BYTES = 1 << 22  # a file's first bytes, whose lines estimate its edges
-SHORTEST_LINE_BYTES = 4  # an edge's line: "0 1\n"
-REREAD_PIECE_SHARE = 4  # a file read again in pieces that take at most this fraction of the host's room
-REREAD_HELD_SHARE = 2  # and its parsed pairs kept on the GPU where they take at most this fraction of its room
 
 
 def embedded_path() -> str:
@@ -140,83 +128,42 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
 
 
 def _generated(spec: str, seed: int, gpu, timings: Timings):
-    """A spec's raw edges, on the GPU (gpu: a Device or 'gpu') where they and their build fit it;
-    else the Graph built from its pieces (graph/pieces_build.py) where that fits the GPU, else
-    built on the host with the GPU sorting a range of keys at a time (graph/ranges_build.py);
-    with no GPU, the raw edges on the host where they fit there, else the Graph built from its
-    pieces there."""
-    raw = io.spec_edges(spec)
+    """A spec's raw edges (an EdgeList) or its Graph, as its plan says (plan.generated), on the GPU
+    given (a Device or 'gpu') or the host; a build on the GPU over its estimate (CuPy's
+    OutOfMemoryError) is planned again on the host."""
     if gpu is not None:
-        import cupy
+        build = plan.generated(spec, _gpu_room(gpu))
+        if build.device == "gpu":
+            import cupy
 
-        room = _gpu_room(gpu)
-        made = io.pieces(spec, seed=seed, xp=cupy)  # (only rmat and er draw on a GPU; nothing is drawn here)
-        vertices = min(made[0], 2 * raw) if made else raw
-        need = max(model.gpu_generated_bytes(raw, generators.permuted(spec), generators.PIECE_EDGES),
-                   model.gpu_build_bytes(raw, vertices))
-        edges = graph = None
-        try:
-            if need < room:
-                edges = io.generate(spec, seed=seed, xp=cupy)
-            else:
-                graph = _from_pieces(spec, made, cupy, room, timings) or _in_ranges(spec, seed, room, timings)
-        except MemoryError:  # over its estimate (CuPy's OutOfMemoryError): the host's way, as if it had not fit
-            pass
-        if edges is not None or graph is not None:
-            return edges if edges is not None else graph
-        cupy.get_default_memory_pool().free_all_blocks()  # here, where the failed arrays are gone
-    room, _ = memory.available()
-    if raw * (model.GENERATED_BYTES_PER_EDGE + model.BUILD_BYTES_PER_EDGE) > room:
-        graph = _from_pieces(spec, io.pieces(spec, seed=seed), np, room, timings) or \
-            _redrawn(spec, seed, np, room, timings)
-        if graph is not None:
-            return graph
-    return io.generate(spec, seed=seed)  # (on the host: it says so if that does not fit either)
+            try:
+                return _made(spec, seed, build, timings)
+            except MemoryError:  # over its estimate: the host's way, as if it had not fit
+                cupy.get_default_memory_pool().free_all_blocks()  # here, where the failed arrays are gone
+        else:
+            return _made(spec, seed, build, timings)
+    return _made(spec, seed, plan.generated(spec, None), timings)
 
 
-def _from_pieces(spec: str, made, xp, room: int, timings: Timings) -> Graph | None:
-    """The Graph of a spec built from its pieces (made: io.pieces on xp, nothing drawn yet) on xp's
-    device where that fits room (else None, as for a spec that has no pieces or ids that do not
-    pack); the drawing of the pieces timed as generate, the rest as build."""
-    if made is None or not pieces_build.packs(made[0]) or \
-            model.pieces_build_bytes(made[1], made[0], generators.PIECE_EDGES, pieces_build.STEP) > room:
-        return None
-    span, m, pieces = made
-    return _timed(lambda drawn: pieces_build.build_from_pieces(span, m, drawn(), spec, xp), lambda: pieces, xp,
-                  timings)
-
-
-def _in_ranges(spec: str, seed: int, room: int, timings: Timings) -> Graph | None:
-    """The Graph of a spec, on the host, its pieces drawn and its keys sorted on the GPU a range
-    at a time (graph/ranges_build.py) in room bytes; None where that does not fit or pay."""
-    import cupy
-
-    made = io.pieces(spec)
-    planned = made and _ranges_plan(room, made[0], made[1], spec, generators.permuted(spec), redraw=True)
-    if not planned:
-        return None
-    if planned == "redraw":
-        return _redrawn(spec, seed, cupy, room, timings)
-    span, m, _ = made
-    piece, keys, ranked = planned
-    pieces = io.pieces(spec, seed=seed, xp=cupy, size=piece)[2]
-    return _timed(lambda drawn: ranges_build.build_in_ranges(span, m, drawn(), spec, cupy, keys, ranked),
-                  lambda: pieces, cupy, timings)
-
-
-def _redrawn(spec: str, seed: int, xp, room: int, timings: Timings) -> Graph | None:
-    """The Graph of a spec, on the host, its pieces drawn again for every range of keys on xp's
-    device (graph/redrawn_build.py) in room bytes there; None where its ids do not pack or a range
-    or a piece worth the passes does not fit; refused where the host cannot hold the graph."""
-    made = io.pieces(spec)
-    if not made or not pieces_build.packs(made[0]):
-        return None
-    span, m, _ = made
-    room, csr = _redrawn_room(span, m, spec, xp, room - model.GPU_PERMUTATION_BYTES_PER_ID * generators.permuted(spec))
-    piece = max(min(generators.PIECE_EDGES, max(0, room // 4) // model.PIECE_BYTES_PER_EDGE),
-                min(m, REDRAWN_PIECE_EDGES_AT_LEAST))
-    return _redrawn_from(span, m, lambda: io.pieces(spec, seed=seed, xp=xp, size=piece)[2], spec, xp, room,
-                         model.PIECE_BYTES_PER_EDGE * piece, timings, "generate", csr)
+def _made(spec: str, seed: int, build: plan.Build, timings: Timings):
+    """The build carried out: the drawing of the pieces timed as generate, the rest as build (a
+    whole spec's raw edges are returned, load_graph builds them)."""
+    xp = np
+    if build.device == "gpu":
+        import cupy as xp
+    if build.way == "whole":
+        return io.generate(spec, seed=seed, xp=xp)  # (on the host: it says so if that does not fit)
+    span, m = build.span, build.raw_edges
+    if build.way == "pieces":
+        pieces = io.pieces(spec, seed=seed, xp=xp)[2]
+        return _timed(lambda drawn: pieces_build.build_from_pieces(span, m, drawn(), spec, xp), lambda: pieces, xp,
+                      timings)
+    if build.way == "ranges":
+        pieces = io.pieces(spec, seed=seed, xp=xp, size=build.piece)[2]
+        return _timed(lambda drawn: ranges_build.build_in_ranges(span, m, drawn(), spec, xp, build.keys, build.ranked),
+                      lambda: pieces, xp, timings)
+    return _redrawn_from(build, lambda: io.pieces(spec, seed=seed, xp=xp, size=build.piece)[2], spec, xp, timings,
+                         "generate")
 
 
 def _reread(path: str, gpu, timings: Timings) -> Graph | None:
@@ -225,33 +172,16 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
     again for every range of keys (graph/redrawn_build.py) in pieces of its lines, each parsed as a
     rank parses its share; None where the file is read whole (it fits, it is another kind, or its
     ids do not pack: the reading says what it needs)."""
-    room, _ = memory.available()
-    try:
-        if is_stream(path) or not os.path.isfile(path):
-            return None
-        size = os.path.getsize(path)
-        if size // SHORTEST_LINE_BYTES * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) + parse_peak_bytes(size) <= room:
-            return None  # (every file that fits, known from its size alone: no byte read here)
-        if is_gzip(path) or io.detect_format(path) == "h5":
-            return None
-        sample = min(size, REREAD_SAMPLE_BYTES)
-        edges = max(1, count_line_ends(file_pieces(path, 0, sample))) * size // max(1, sample)  # comments: at most
-    except OSError:  # the reading says what is wrong with the path
+    reading = plan.read_again(path, _gpu_room(gpu) if gpu is not None else None)
+    if reading is None:
         return None
-    if edges * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) + parse_peak_bytes(size) <= room:
-        return None
-    budget, per_byte = room // REREAD_PIECE_SHARE, edges * model.PIECE_BYTES_PER_EDGE / size
-    piece = budget / (model.PARSE_BYTES_PER_TEXT_BYTE + per_byte)  # its parse's peak, then its pairs and keys
-    if piece <= SMALL_BLOCK_BYTES:  # (parsed in whole-array NumPy while Numba is not loaded)
-        piece = budget / (model.SMALL_PARSE_BYTES_PER_TEXT_BYTE + per_byte)
-    count = max(1, math.ceil(size / piece))
-    whole_gpu = _gpu_room(gpu) if gpu is not None else 0
-    gpu_room = whole_gpu // REREAD_PIECE_SHARE if gpu is not None else None  # a piece parsed there
+    room, edges, count, gpu_room, whole_gpu = (reading.host_room, reading.edges, reading.pieces, reading.gpu_room,
+                                               reading.whole_gpu)
     xp = np
     if gpu is not None:
         import cupy as xp
 
-    columns = np.dtype(col_dtype(2 * edges)).itemsize * edges
+    columns = reading.columns
     if gpu is None and columns > room:  # its columns will go to disk: the scratch's room checked before any reading
         scratch.check_room(columns)
     spilled, at = _spilled_pairs(edges, columns * (columns > room)) if gpu is None else None, [0]  # (at: where
@@ -279,7 +209,7 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
             top = max(top, int(max(src.max(), dst.max())) if src.size else -1)
             lower.add(src, dst)
             if held is not None:
-                held = _held(held, src, dst, top, whole_gpu // REREAD_HELD_SHARE)
+                held = _held(held, src, dst, top, whole_gpu // plan.REREAD_HELD_SHARE)
             if spilled is not None:
                 spilled.write(at[-1], src)
                 spilled.write(at[-1] + src.size, dst)
@@ -288,15 +218,15 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
         shares[0].check_together([share.facts for share in shares])
         timings.add("read", began)
         span = top + 1
-        if not span or not pieces_build.packs(span):
+        if not span:
             return None  # (the whole reading says what it needs)
         if gpu is not None:  # (no piece parsed there once the pairs are held)
-            room = whole_gpu - _held_bytes(held) if held else gpu_room * (REREAD_PIECE_SHARE - 1)
+            room = whole_gpu - _held_bytes(held) if held else gpu_room * (plan.REREAD_PIECE_SHARE - 1)
         else:
-            room -= parse_peak_bytes(-(-size // count))
-        room, csr = _redrawn_room(span, edges, path, xp, room, estimated=True)
+            room -= parse_peak_bytes(-(-os.path.getsize(path) // count))
         piece = model.PIECE_BYTES_PER_EDGE * -(-edges // count)  # a piece's pairs, keys and selections
-        graph = _redrawn_from(span, edges, pieces, path, xp, room, piece, timings, "read", csr, lower, estimated=True)
+        build = plan.redrawn(span, edges, path, "host" if gpu is None else "gpu", room, piece, estimated=True)
+        graph = None if build is None else _redrawn_from(build, pieces, path, xp, timings, "read", lower)
     finally:
         if spilled is not None:
             spilled.close()
@@ -333,49 +263,12 @@ def _spilled_pairs(edges: int, beside: int) -> DiskColumns | None:
         return None
 
 
-def _redrawn_room(span: int, m: int, name: str, xp, room: int, estimated: bool = False) -> tuple[int, str]:
-    """(xp's device's room left beside the graph, where its CSR is laid out: "host", "device" or
-    "disk") of a graph built drawn again, of m raw edges (at most) with ids below span, in room
-    bytes of xp's device: on the host where it holds it, else on a GPU that does, else its columns
-    on disk (io/scratch.py), the host holding the row pointers; refused where it cannot hold those."""
-    columns = np.dtype(col_dtype(span)).itemsize * m
-    pointers = 8 * span
-    host = model.REDRAWN_HOST_BYTES_PER_ID * span  # its rank order and a range plan's counts
-    free = memory.available()[0]
-    if columns + pointers + host <= free:
-        return room - (columns + pointers + host) * (xp is np), "host"
-    if xp is not np and columns + 2 * pointers < room:  # (the rank order there too)
-        memory.require(host, _building(name, m, estimated, "device"), "count it on a host with more memory")
-        return room - columns - 2 * pointers, "device"
-    memory.require(pointers + host, _building(name, m, estimated, "disk"), "count it on a host with more memory")
-    scratch.check_room(columns)  # (before any pass: the columns are written once the vertices are ranked)
-    return room - (pointers + host) * (xp is np), "disk"
-
-
-def _building(name: str, m: int, estimated: bool, csr: str) -> str:
-    """What a refusal of a graph built drawn or read again says it needed memory for."""
-    return f"building the graph of {name} ({'about ' * estimated}{m:,} raw edges)" + \
-        {"host": "", "device": " on the GPU", "disk": " with its columns on disk"}[csr]
-
-
-def _redrawn_from(span: int, m: int, pieces, name: str, xp, room: int, piece: int, timings: Timings, stage: str,
-                  csr: str, counted=None, estimated: bool = False) -> Graph | None:
-    """build_redrawn of m raw edges (at most) with ids below span, pieces() afresh on each pass, in
-    room bytes of xp's device beside a piece of piece bytes, its CSR laid out where csr says
-    (_redrawn_room), the lower ends counted already where given; where a range worth the passes
-    does not fit, None on a GPU (the host's way next), refused on the host with the least it needs."""
-    per_key = model.RANGES_BYTES_PER_KEY if xp is not np else model.HOST_RANGE_BYTES_PER_KEY
-    keys = ranges_build.range_keys(room - piece, span, per_key)
-    if keys < m / REDRAWN_RANGES_AT_MOST:
-        if xp is not np:
-            return None
-        least = piece + model.RANGES_BYTES_PER_ID * span + per_key * -(-m // REDRAWN_RANGES_AT_MOST)
-        memory.require(memory.available()[0] - room + least, _building(name, m, estimated, csr),
-                       "count it on a host with more memory")
-        keys = max(keys, 1)
-    columns = DiskColumns if csr == "disk" else None
-    return _timed(lambda drawn: redrawn_build.build_redrawn(span, drawn, name, xp, keys, csr == "device", columns,
-                                                            counted), pieces, xp, timings, stage)
+def _redrawn_from(build: plan.Build, pieces, name: str, xp, timings: Timings, stage: str, counted=None) -> Graph:
+    """A build drawn or read again carried out (redrawn_build.py), pieces() afresh on each pass, the
+    lower ends counted already where given."""
+    columns = DiskColumns if build.csr == "disk" else None
+    return _timed(lambda drawn: redrawn_build.build_redrawn(build.span, drawn, name, xp, build.keys, build.csr == "gpu",
+                                                            columns, counted), pieces, xp, timings, stage)
 
 
 def _edges_in_ranges(edges, room: int) -> Graph | None:
@@ -384,8 +277,8 @@ def _edges_in_ranges(edges, room: int) -> Graph | None:
     import cupy
 
     m = len(edges)
-    span = int(max(edges.src.max(), edges.dst.max())) + 1 if m > RANGE_KEYS_AT_LEAST else 0
-    planned = span and _ranges_plan(room, span, m, edges.name)
+    span = int(max(edges.src.max(), edges.dst.max())) + 1 if m > plan.RANGE_KEYS_AT_LEAST else 0
+    planned = span and plan.ranges(room, span, m, edges.name)
     if not planned:
         return None
     piece, keys, ranked = planned
@@ -399,27 +292,6 @@ def _edges_in_ranges(edges, room: int) -> Graph | None:
         return None
     graph.warnings, graph.labels = list(edges.warnings), edges.labels
     return graph
-
-
-def _ranges_plan(room: int, span: int, m: int, name: str, permuted: int = 0, redraw: bool = False):
-    """(raw edges a piece, keys a range, whether the vertices are ranked on the GPU) of m raw
-    edges with ids below span built in ranges in room bytes of a GPU (permuted: ids of RMAT's
-    permutation drawn there); None where the ids do not pack or a range or a piece worth the
-    passes does not fit; where the host cannot hold the build, "redraw" where redraw (a generator,
-    drawn again instead: redrawn_build.py), else refused."""
-    if not pieces_build.packs(span):
-        return None
-    keys = ranges_build.range_keys(room, span)
-    spare = (room - model.GPU_PERMUTATION_BYTES_PER_ID * permuted) // (model.PIECE_BYTES_PER_EDGE +
-                                                                       model.RANGES_HELD_BYTES_PER_EDGE)
-    piece = min(generators.PIECE_EDGES, 1 << max(0, spare.bit_length() - 1))
-    if keys < RANGE_KEYS_AT_LEAST or spare < PIECE_EDGES_AT_LEAST:
-        return None
-    host = model.RANGES_HOST_BYTES_PER_EDGE * m + model.RANGES_HOST_BYTES_PER_ID * span
-    if redraw and host > memory.available()[0]:
-        return "redraw"
-    memory.require(host, f"building the graph of {name} ({m:,} raw edges)", "count it on a host with more memory")
-    return piece, keys, model.GPU_RANK_BYTES_PER_ID * span <= room
 
 
 def _timed(build, pieces, xp, timings: Timings, stage: str = "generate"):

@@ -16,7 +16,7 @@ STAGES = [
     ("tcdist.count",),
     ("tcdist.budget.search", "tcdist.budget.slices"),
     ("tcdist.device",),
-    ("tcdist.clustering", "tcdist.edge_triangles", "tcdist.source"),
+    ("tcdist.clustering", "tcdist.edge_triangles", "tcdist.plan", "tcdist.source"),
     ("tcdist.ranks",),
     ("tcdist.api", "tcdist.environment", "tcdist.warm"),
     ("tcdist.report", "tcdist.flags", "tcdist.cli", "tcdist.__main__", "tcdist", "tcdist.nxbackend"),

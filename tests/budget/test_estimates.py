@@ -86,10 +86,10 @@ def test_a_graph_built_from_its_pieces_on_the_gpu_stays_within_its_estimate_and_
 
 def _small_ranges(monkeypatch):
     """Ranges and pieces as small beside these graphs as the thresholds allow beside large ones."""
-    from tcdist import source
+    from tcdist import plan
 
-    monkeypatch.setattr(source, "RANGE_KEYS_AT_LEAST", 1 << 16)
-    monkeypatch.setattr(source, "PIECE_EDGES_AT_LEAST", 1 << 16)
+    monkeypatch.setattr(plan, "RANGE_KEYS_AT_LEAST", 1 << 16)
+    monkeypatch.setattr(plan, "PIECE_EDGES_AT_LEAST", 1 << 16)
 
 
 @pytest.mark.parametrize("spec, room", [("rmat:20", 64 << 20), ("rmat:20", 40 << 20), ("er:1000000:8000000", 72 << 20)])
@@ -97,14 +97,19 @@ def test_a_graph_built_in_ranges_on_the_gpu_stays_within_its_room_and_is_the_sam
     """Room for a sixteenth of the raw edges' keys: pieces drawn and ranges sorted on the GPU,
     the graph on the host, under an allocator limited to that room (in 40 MiB RMAT-20's vertices
     are permuted and ranked on the host)."""
-    from tcdist import source
+    from tcdist import plan, source
     from tcdist.device.allocator import limited
+    from tcdist.io import generators
     from tcdist.results import Timings
 
     _small_ranges(monkeypatch)
     timings = Timings()
     with limited(room) as allocator:
-        graph = source._in_ranges(spec, 0, room - allocator.pool.used_bytes(), timings)
+        left = room - allocator.pool.used_bytes()
+        span, m, _ = io.pieces(spec)
+        piece, keys, ranked = plan.ranges(left, span, m, spec, generators.permuted(spec))
+        graph = source._made(spec, 0, plan.Build("ranges", "gpu", "host", m, span, piece=piece, keys=keys,
+                                                 ranked=ranked), timings)
     assert isinstance(graph.rowptr, np.ndarray) and timings.generate > 0 and timings.build > 0
     reference = build_graph(io.generate(spec, seed=0))
     for name in ("rowptr", "col", "original_id"):

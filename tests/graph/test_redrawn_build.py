@@ -148,7 +148,7 @@ def test_a_file_too_large_for_the_host_is_read_again_on_the_gpu(tmp_path, monkey
     built = _small_host(monkeypatch, host_room)
     _small_gpu(monkeypatch)
     if not held:
-        monkeypatch.setattr(source, "REREAD_HELD_SHARE", 1 << 40)
+        monkeypatch.setattr(source.plan, "REREAD_HELD_SHARE", 1 << 40)
     read = []
     monkeypatch.setattr(source, "read_share", lambda *args, **kw: read.append(args) or read_share(*args, **kw))
     graph = source.load_graph(str(path), device="gpu")

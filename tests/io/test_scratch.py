@@ -16,9 +16,10 @@ import pytest
 from conftest import same_graph
 
 import tcdist
-from tcdist import io, source
+from tcdist import io, plan, source
 from tcdist.errors import OptionError, TcdistError
 from tcdist.graph import build_graph, redrawn_build
+from tcdist.graph.graph import col_dtype
 from tcdist.io import generators, scratch
 
 
@@ -42,10 +43,8 @@ def test_a_graph_built_onto_disk_is_counted_a_slice_at_a_time_exactly_and_its_fi
     """RMAT-16 built with its columns on disk (as where neither the host nor a GPU holds them),
     counted in slices read from the file (with per-vertex counts: its degrees read from it too)."""
     reference = tcdist.count_triangles("rmat:16", backend="cpu", per_vertex=True)
-    placed = source._redrawn_room
-    monkeypatch.setattr(source, "_redrawn_room", lambda *args, **kw: (placed(*args, **kw)[0], "disk"))
-    monkeypatch.setattr(source, "_from_pieces", lambda *args: None)
-    monkeypatch.setattr(source, "_ranges_plan", lambda *args, **kw: "redraw")
+    _columns_on_disk(monkeypatch)
+    monkeypatch.setattr(plan, "ranges", lambda *args, **kw: "redraw")
     monkeypatch.setattr(source.model, "GENERATED_BYTES_PER_EDGE", 1 << 40)  # the host's way: not whole
     counted = tcdist.count_triangles("rmat:16", backend="cpu", scratch=tmp_path, per_vertex=True)
     assert (counted.n, counted.m, counted.triangles) == (reference.n, reference.m, reference.triangles)
@@ -81,7 +80,7 @@ def test_a_scratch_folder_that_is_not_there_is_refused_before_any_pass(tmp_path,
     monkeypatch.setattr(source.memory, "available", lambda: (2_000_000, "a test's limit"))
     with scratch.using(str(tmp_path / "missing")), pytest.raises(OptionError, match=r"scratch .*missing: not a "
                                                                                     "folder this process may write in"):
-        source._redrawn_room(1 << 16, 1 << 20, "rmat:16", np, 1 << 30)
+        plan.layout(1 << 16, 1 << 20, "rmat:16", "host", 1 << 30)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -112,10 +111,8 @@ def test_on_a_gpu_a_graph_with_its_columns_on_disk_is_counted_exactly(tmp_path, 
     """Drawn again on the GPU, its columns on disk (as where neither the host nor the GPU holds
     them), counted in slices read into the host, then copied to the GPU."""
     reference = tcdist.count_triangles("rmat:16", backend="cpu")
-    placed = source._redrawn_room
-    monkeypatch.setattr(source, "_redrawn_room", lambda *args, **kw: (placed(*args, **kw)[0], "disk"))
-    monkeypatch.setattr(source, "_from_pieces", lambda *args: None)
-    monkeypatch.setattr(source, "_ranges_plan", lambda *args, **kw: "redraw")
+    _columns_on_disk(monkeypatch)
+    monkeypatch.setattr(plan, "ranges", lambda *args, **kw: "redraw")
     monkeypatch.setattr(source.model, "gpu_generated_bytes", lambda *args: 1 << 50)  # not whole on the GPU
     counted = tcdist.count_triangles("rmat:16", backend="gpu", scratch=tmp_path)
     assert (counted.n, counted.m, counted.triangles) == (reference.n, reference.m, reference.triangles)
@@ -142,12 +139,23 @@ def test_a_scratch_folder_given_is_checked_at_once_needed_or_not(tmp_path):
         tcdist.count_triangles("rmat:8", backend="cpu", scratch=tmp_path / "missing")
 
 
+def _columns_on_disk(monkeypatch):
+    """From now on a graph drawn or read again lays its columns out on disk, and none is built from
+    pieces (as where neither the host nor a GPU holds them)."""
+    placed = plan._placement
+
+    def on_disk(span, m, device, room, host_room):
+        left = placed(span, m, device, room, host_room)[0]
+        return left, "disk", {"host_bytes": 24 * span, "disk_bytes": np.dtype(col_dtype(span)).itemsize * m}
+
+    monkeypatch.setattr(plan, "_placement", on_disk)
+    monkeypatch.setattr(plan, "_pieces", lambda *args: None)
+
+
 def _columns_to_disk(monkeypatch):
     """From now on a generated graph is drawn again with its columns on disk (as where neither the
     host nor a GPU holds them)."""
-    placed = source._redrawn_room
-    monkeypatch.setattr(source, "_redrawn_room", lambda *args, **kw: (placed(*args, **kw)[0], "disk"))
-    monkeypatch.setattr(source, "_from_pieces", lambda *args: None)
+    _columns_on_disk(monkeypatch)
     monkeypatch.setattr(source.model, "GENERATED_BYTES_PER_EDGE", 1 << 40)
 
 

@@ -1,0 +1,259 @@
+"""Where a graph is built and where it lies, decided once, before any edge is drawn or read, from
+the source's facts (a generator's raw edges and ids' bound; a file's size and the lines of its
+first bytes), the GPU's room, the host's (its free memory, or --host-memory-limit) and the scratch
+folder's. source.py carries a Build out; `tcdist count GRAPH --plan` shows it, and the count that
+follows (count_mode), without counting.
+
+A generator's build is the first of these that fits:
+  whole        its raw edges drawn on the GPU and built there (graph/build.py on CuPy)
+  pieces       its pieces drawn one at a time, their keys made distinct a step at a time
+               (graph/pieces_build.py), on the GPU, else (no GPU, or none fits) on the host
+  ranges       pieces drawn on the GPU and sorted there a range of keys at a time, the sorted runs
+               on the host (graph/ranges_build.py)
+  drawn again  nothing of the raw edges kept: the pieces drawn again for every range of keys
+               (graph/redrawn_build.py), on the GPU, else on the host; its CSR on the host, else
+               on the GPU, else its columns on disk (io/scratch.py)
+  whole        on the host (refused, saying what it needs, where it does not fit)
+A text file whose edges and their build the host cannot hold is read again (as drawn again, the
+file read in pieces for every range; the pairs of its first reading held on the GPU or spilled to
+scratch where they fit); any other input is read whole.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from tcdist import io
+from tcdist.budget import host as memory
+from tcdist.budget import model
+from tcdist.budget.sizes import size_text
+from tcdist.graph import pieces_build, ranges_build
+from tcdist.graph.graph import col_dtype
+from tcdist.io import generators, scratch
+from tcdist.io.byte_ranges import count_line_ends, file_pieces
+from tcdist.io.engines import PAIR_BYTES
+from tcdist.io.grammar import SMALL_BLOCK_BYTES
+from tcdist.io.text import is_gzip, is_stream, parse_peak_bytes
+
+RANGE_KEYS_AT_LEAST = 1 << 22  # keys a range below which copies and launches cost more than the host's build
+PIECE_EDGES_AT_LEAST = 1 << 18  # and below this many edges a piece
+REDRAWN_RANGES_AT_MOST = 64  # a graph drawn again for each of more ranges than this takes longer than it is worth
+REDRAWN_PIECE_EDGES_AT_LEAST = 1 << 16  # or in pieces smaller than this
+REREAD_SAMPLE_BYTES = 1 << 22  # a file's first bytes, whose lines estimate its edges
+SHORTEST_LINE_BYTES = 4  # an edge's line: "0 1\n"
+REREAD_PIECE_SHARE = 4  # a file read again in pieces that take at most this fraction of the host's room
+REREAD_HELD_SHARE = 2  # and its parsed pairs kept on the GPU where they take at most this fraction of its room
+
+
+@dataclass
+class Build:
+    """How a graph is built: the way (above), the device whose memory it works in ("gpu" or
+    "host"), where its CSR lies ("gpu", "host" or "disk"), and what each place holds at most."""
+
+    way: str
+    device: str
+    csr: str
+    raw_edges: int
+    span: int = 0            # ids below this (0: known once read)
+    estimated: bool = False  # raw_edges estimated from a file's first lines
+    room: int = 0            # the bytes of the device the build works in, beside the graph
+    piece: int = 0           # raw edges a piece
+    keys: int = 0            # keys a range
+    ranked: bool = False     # (ranges) the vertices ranked on the GPU
+    pieces: int = 0          # (read again) the file's pieces
+    host_bytes: int = 0
+    gpu_bytes: int = 0
+    disk_bytes: int = 0
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v or k in ("way", "device", "csr", "raw_edges")}
+
+    def lines(self) -> list[str]:
+        """What `--plan` prints of it."""
+        about = "about " * self.estimated
+        where = {"gpu": "on the GPU", "host": "on the host's cores"}[self.device]
+        passes = f", {self.pieces} pieces a pass" if self.pieces else ""
+        held = ", ".join(f"{place} {size_text(nbytes)}" for place, nbytes in
+                         (("host", self.host_bytes), ("GPU", self.gpu_bytes), ("disk", self.disk_bytes)) if nbytes)
+        lies = {"host": "in host memory", "gpu": "on the GPU", "disk": "its columns on disk"}[self.csr]
+        return [f"build   {self.way} {where} ({about}{self.raw_edges:,} raw edges{passes})",
+                f"graph   {lies}" + (f"; at most {held}" if held else "")]
+
+
+def generated(spec: str, gpu_room: int | None) -> Build:
+    """The build of a generator spec, with gpu_room bytes of a GPU (None: no GPU)."""
+    raw = io.spec_edges(spec)
+    made = io.pieces(spec)  # (its bound and raw edges: nothing is drawn)
+    span, m = made[:2] if made else (0, raw)
+    permuted = generators.permuted(spec)
+    if gpu_room is not None:
+        need = max(model.gpu_generated_bytes(raw, permuted, generators.PIECE_EDGES),
+                   model.gpu_build_bytes(raw, min(span, 2 * raw) if made else raw))
+        if need < gpu_room:
+            return Build("whole", "gpu", "gpu", raw, span, gpu_bytes=need, room=gpu_room)
+        pieces = made and _pieces(span, m, gpu_room, "gpu")
+        if pieces:
+            return pieces
+        planned = made and ranges(gpu_room, span, m, spec, permuted, redraw=True)
+        if planned == "redraw":
+            drawn = redrawn(span, m, spec, "gpu", gpu_room - model.GPU_PERMUTATION_BYTES_PER_ID * permuted)
+            if drawn is not None:
+                return drawn
+        elif planned:
+            piece, keys, ranked = planned
+            return Build("ranges", "gpu", "host", m, span, room=gpu_room, piece=piece, keys=keys, ranked=ranked,
+                         host_bytes=model.RANGES_HOST_BYTES_PER_EDGE * m + model.RANGES_HOST_BYTES_PER_ID * span,
+                         gpu_bytes=gpu_room)
+    host_room, _ = memory.available()
+    whole = raw * (model.GENERATED_BYTES_PER_EDGE + model.BUILD_BYTES_PER_EDGE)
+    if whole > host_room and made:
+        built = _pieces(span, m, host_room, "host") or \
+            redrawn(span, m, spec, "host", host_room - model.GPU_PERMUTATION_BYTES_PER_ID * permuted)
+        if built is not None:
+            return built
+    return Build("whole", "host", "host", raw, span, host_bytes=whole)
+
+
+def _pieces(span: int, m: int, room: int, device: str) -> Build | None:
+    """Built from its pieces in room bytes of the device, where that fits."""
+    need = model.pieces_build_bytes(m, span, generators.PIECE_EDGES, pieces_build.STEP)
+    if not pieces_build.packs(span) or need > room:
+        return None
+    return Build("pieces", device, device, m, span, room=room, **{f"{device}_bytes": need})
+
+
+def ranges(room: int, span: int, m: int, name: str, permuted: int = 0, redraw: bool = False):
+    """(raw edges a piece, keys a range, whether the vertices are ranked on the GPU) of m raw
+    edges with ids below span built in ranges in room bytes of a GPU (permuted: ids of RMAT's
+    permutation drawn there); None where the ids do not pack or a range or a piece worth the
+    passes does not fit; where the host cannot hold the build, "redraw" where redraw (a generator,
+    drawn again instead), else refused."""
+    if not pieces_build.packs(span):
+        return None
+    keys = ranges_build.range_keys(room, span)
+    spare = (room - model.GPU_PERMUTATION_BYTES_PER_ID * permuted) // (model.PIECE_BYTES_PER_EDGE +
+                                                                       model.RANGES_HELD_BYTES_PER_EDGE)
+    piece = min(generators.PIECE_EDGES, 1 << max(0, spare.bit_length() - 1))
+    if keys < RANGE_KEYS_AT_LEAST or spare < PIECE_EDGES_AT_LEAST:
+        return None
+    host = model.RANGES_HOST_BYTES_PER_EDGE * m + model.RANGES_HOST_BYTES_PER_ID * span
+    if redraw and host > memory.available()[0]:
+        return "redraw"
+    memory.require(host, f"building the graph of {name} ({m:,} raw edges)", "count it on a host with more memory")
+    return piece, keys, model.GPU_RANK_BYTES_PER_ID * span <= room
+
+
+def redrawn(span: int, m: int, name: str, device: str, room: int, piece_bytes: int | None = None,
+            estimated: bool = False) -> Build | None:
+    """Drawn (or read) again for every range of keys, in room bytes of the device beside a piece of
+    piece_bytes (None: a generator's pieces, sized to the room), its CSR where it fits (layout);
+    None where its ids do not pack, or on a GPU where a range worth the passes does not fit (the
+    host's way next); refused on the host with the least it needs."""
+    if not pieces_build.packs(span):
+        return None
+    room, csr, held = layout(span, m, name, device, room, estimated)
+    piece = 0
+    if piece_bytes is None:
+        piece = max(min(generators.PIECE_EDGES, max(0, room // 4) // model.PIECE_BYTES_PER_EDGE),
+                    min(m, REDRAWN_PIECE_EDGES_AT_LEAST))
+        piece_bytes = model.PIECE_BYTES_PER_EDGE * piece
+    per_key = model.RANGES_BYTES_PER_KEY if device == "gpu" else model.HOST_RANGE_BYTES_PER_KEY
+    keys = ranges_build.range_keys(room - piece_bytes, span, per_key)
+    if keys < m / REDRAWN_RANGES_AT_MOST:
+        if device == "gpu":
+            return None
+        least = piece_bytes + model.RANGES_BYTES_PER_ID * span + per_key * -(-m // REDRAWN_RANGES_AT_MOST)
+        memory.require(memory.available()[0] - room + least, _building(name, m, estimated, csr),
+                       "count it on a host with more memory")
+        keys = max(keys, 1)
+    held[f"{device}_bytes"] = held.get(f"{device}_bytes", 0) + room
+    return Build("drawn again", device, csr, m, span, estimated, room=room, piece=piece, keys=keys, **held)
+
+
+def layout(span: int, m: int, name: str, device: str, room: int, estimated: bool = False) -> tuple[int, str, dict]:
+    """(the device's room left beside the graph, where a graph built drawn or read again lays out
+    its CSR, the bytes each place holds of it: _placement) of m raw edges (at most) with ids below
+    span, in room bytes of the device; refused where the host cannot hold its part, or the scratch
+    folder its columns."""
+    left, csr, held = _placement(span, m, device, room, memory.available()[0])
+    if csr != "host":
+        memory.require(held["host_bytes"], _building(name, m, estimated, csr), "count it on a host with more memory")
+    if csr == "disk":
+        scratch.check_room(held["disk_bytes"])  # (before any pass: the columns are written once it is ranked)
+    return left, csr, held
+
+
+def _placement(span: int, m: int, device: str, room: int, host_room: int) -> tuple[int, str, dict]:
+    """The CSR on the host where host_room holds it, else on a GPU that does, else its columns on
+    disk (io/scratch.py), the host holding the row pointers: (the device's room left beside the
+    graph, where, the bytes each place holds)."""
+    columns = np.dtype(col_dtype(span)).itemsize * m
+    pointers = 8 * span
+    host = model.REDRAWN_HOST_BYTES_PER_ID * span  # its rank order and a range plan's counts
+    if columns + pointers + host <= host_room:
+        whole = columns + pointers + host
+        return room - whole * (device == "host"), "host", {"host_bytes": whole}
+    if device == "gpu" and columns + 2 * pointers < room:  # (the rank order there too)
+        return room - columns - 2 * pointers, "gpu", {"host_bytes": host, "gpu_bytes": columns + 2 * pointers}
+    return room - (pointers + host) * (device == "host"), "disk", {"host_bytes": pointers + host, "disk_bytes": columns}
+
+
+def _building(name: str, m: int, estimated: bool, csr: str) -> str:
+    """What a refusal of a graph built drawn or read again says it needed memory for."""
+    return f"building the graph of {name} ({'about ' * estimated}{m:,} raw edges)" + \
+        {"host": "", "gpu": " on the GPU", "disk": " with its columns on disk"}[csr]
+
+
+@dataclass
+class Reading:
+    """A text file read again: its estimated edges, in how many pieces, each parsed in gpu_room
+    bytes of the GPU (None: on the host's cores) of its whole_gpu, host_room the host's room, the
+    columns' bytes (their dtype as for ids below twice the edges)."""
+
+    edges: int
+    pieces: int
+    gpu_room: int | None
+    whole_gpu: int
+    host_room: int
+    columns: int
+
+    def build(self) -> Build:
+        """Its build as planned before reading: the ids' bound, and so where its CSR lies, is known
+        once read (here as if they were dense: below twice the edges)."""
+        device = "host" if self.gpu_room is None else "gpu"
+        room = self.whole_gpu if device == "gpu" else self.host_room
+        _, csr, held = _placement(2 * self.edges, self.edges, device, room, self.host_room)
+        return Build("read again", device, csr, self.edges, 0, True, pieces=self.pieces, **held)
+
+
+def read_again(path: str, gpu_room: int | None) -> Reading | None:
+    """A text or Matrix Market file (not compressed) whose edges and their build the host cannot
+    hold, read again in pieces, parsed on a GPU of gpu_room bytes (None: on the host's cores);
+    None where the file is read whole (it fits, it is another kind, or it cannot be read: the
+    reading says why)."""
+    room, _ = memory.available()
+    try:
+        if is_stream(path) or not os.path.isfile(path):
+            return None
+        size = os.path.getsize(path)
+        if size // SHORTEST_LINE_BYTES * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) + parse_peak_bytes(size) <= room:
+            return None  # (every file that fits, known from its size alone: no byte read here)
+        if is_gzip(path) or io.detect_format(path) == "h5":
+            return None
+        sample = min(size, REREAD_SAMPLE_BYTES)
+        edges = max(1, count_line_ends(file_pieces(path, 0, sample))) * size // max(1, sample)  # comments: at most
+    except OSError:  # the reading says what is wrong with the path
+        return None
+    if edges * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) + parse_peak_bytes(size) <= room:
+        return None
+    budget, per_byte = room // REREAD_PIECE_SHARE, edges * model.PIECE_BYTES_PER_EDGE / size
+    piece = budget / (model.PARSE_BYTES_PER_TEXT_BYTE + per_byte)  # its parse's peak, then its pairs and keys
+    if piece <= SMALL_BLOCK_BYTES:  # (parsed in whole-array NumPy while Numba is not loaded)
+        piece = budget / (model.SMALL_PARSE_BYTES_PER_TEXT_BYTE + per_byte)
+    whole_gpu = gpu_room or 0
+    return Reading(edges, max(1, math.ceil(size / piece)), None if gpu_room is None else gpu_room // REREAD_PIECE_SHARE,
+                   whole_gpu, room, np.dtype(col_dtype(2 * edges)).itemsize * edges)
