@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from tcdist import compiled, warm
+from tcdist import compiled, plan, warm
 from tcdist.budget import estimate, model
 from tcdist.budget import host as memory
 from tcdist.budget.sizes import parse_size
@@ -20,7 +20,7 @@ from tcdist.io import scratch as scratch_files
 from tcdist.io.write import check_outputs, output_kind, output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.journal import lock_store
-from tcdist.partition.store import write_store
+from tcdist.partition.store import Store, write_store
 from tcdist.ranks import run
 from tcdist.ranks.comm import as_comm, is_serial
 from tcdist.results import Timings, TriangleCount
@@ -29,6 +29,7 @@ from tcdist.source import (
     EMBEDDED_TRIANGLES,
     Source,
     embedded_path,
+    is_store,
     load_graph,
     open_store_source,
 )
@@ -178,6 +179,29 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
             return run.count(comm, source, config, debug=debug)  # (--host-memory-limit under ranks: a host's)
     finally:
         comm.Free()
+
+
+def plan_count(source: Source = None, *, backend: str = "auto", parts: int | str | None = None,
+               gpu_memory_limit: int | str | None = None, host_memory_limit: int | str | None = None,
+               scratch: str | os.PathLike | None = None) -> dict:
+    """The plan of count_triangles(source, ...) by one process, without counting: where the graph
+    is built and where it lies (host, GPU, disk, with the bytes of each), how it is counted (whole,
+    slices or parts) and the budgets it was decided from (tcdist/plan.py). source: a path or a
+    generator spec (None: the embedded graph)."""
+    source = embedded_path() if source is None else os.fspath(source)
+    config = CountConfig(backend=backend, parts=parts, gpu_memory_limit=gpu_memory_limit,
+                         host_memory_limit=host_memory_limit, scratch=None if scratch is None else os.fspath(scratch))
+    if is_store(source):
+        with Store(source) as store:
+            return {"source": source, "build": {"way": "store"}, "count": {"mode": "parts", "why": (
+                why := f"the store's {store.num_parts} parts, read one at a time as written")},
+                "lines": ["build   none: a partition store", f"count   parts: {why}"]}
+    device = resolve(config.backend, memory_limit=config.gpu_memory_limit)
+    try:
+        with memory.bounded(config.host_memory_limit), scratch_files.using(config.scratch):
+            return plan.for_count(source, device, config.parts)
+    finally:
+        device.close()
 
 
 def warm_up(backend: str = "auto") -> dict:

@@ -42,6 +42,8 @@ def cmd_count(args, comm):
     from tcdist.ranks.guard import collective
 
     tables = {"per_vertex": per_vertex_kind, "per_edge": per_edge_kind}
+    if args.plan:
+        return _plan(args, comm)
 
     def check():  # every output, before any work
         check_outputs({"store": args.store, "json_file": args.json_file, "per_vertex": args.per_vertex,
@@ -75,6 +77,20 @@ def cmd_count(args, comm):
     lines = [str(r.triangles)] if args.quiet else report.count_lines(r, *shown)
     # with a per-vertex or per-edge CSV on stdout, the summary goes to stderr: stdout stays one CSV
     _emit(args, record, lines, r.warnings, out=sys.stderr if any(on_stdout) else None, json_file=False)
+    return 0
+
+
+def _plan(args, comm):
+    """`count --plan`: one process's plan, printed (its lines, or --json), nothing counted."""
+    from tcdist.api import plan_count
+    from tcdist.errors import OptionError
+
+    if comm.size > 1:
+        raise OptionError("{plan} shows the plan of one process: run it without an MPI launcher")
+    planned = plan_count(args.graph, backend=args.backend, parts=args.parts, gpu_memory_limit=args.gpu_memory_limit,
+                         host_memory_limit=args.host_memory_limit, scratch=args.scratch)
+    lines = planned.pop("lines")
+    _emit(args, planned, [f"plan for {planned['source']}", *(f"  {line}" for line in lines)])
     return 0
 
 

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 OPTIONS = ("backend", "kernel", "threads", "parts", "scheme", "prune", "seed", "store", "schedule", "read", "resume",
            "per_vertex", "per_edge", "gpu_memory_limit", "host_memory_limit", "force", "json_file", "output", "labels",
-           "ranks_per_gpu", "scratch")
+           "ranks_per_gpu", "scratch", "plan")
 _NAMED = re.compile(r"\{(" + "|".join((*OPTIONS, "count_labels")) + r")\}")  # count_labels: the count's {labels}
 _NAMES = contextvars.ContextVar("tcdist_option_names", default={})
 _READS_NAMES = contextvars.ContextVar("tcdist_reads_names", default=True)

@@ -225,6 +225,9 @@ def build_parser():
     count.add_argument("--scratch", metavar="DIR",
                        help="where a graph that neither host nor GPU memory holds has its columns written while "
                             "it is counted, removed after (docs/memory.md) [TMPDIR, else /tmp]")
+    count.add_argument("--plan", action="store_true",
+                       help="print where the graph would be built and lie (host, GPU, disk; bytes) and how it would "
+                            "be counted, then stop: nothing is counted (docs/memory.md)")
     count.add_argument("--per-vertex", metavar="FILE",
                        help="also write each vertex's triangles and clustering coefficient to FILE (.csv, "
                             ".parquet, .h5; - for standard output; docs/counting.md)")

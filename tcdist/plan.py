@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -33,7 +34,7 @@ from tcdist.budget import model
 from tcdist.budget.sizes import size_text
 from tcdist.graph import pieces_build, ranges_build
 from tcdist.graph.graph import col_dtype
-from tcdist.io import generators, scratch
+from tcdist.io import generators, grammar, scratch
 from tcdist.io.byte_ranges import count_line_ends, file_pieces
 from tcdist.io.engines import PAIR_BYTES
 from tcdist.io.grammar import SMALL_BLOCK_BYTES
@@ -70,7 +71,8 @@ class Build:
     disk_bytes: int = 0
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v or k in ("way", "device", "csr", "raw_edges")}
+        return {k: v if isinstance(v, str) else type(v)(v) if isinstance(v, bool) else int(v)
+                for k, v in asdict(self).items() if v or k in ("way", "device", "csr", "raw_edges")}
 
     def lines(self) -> list[str]:
         """What `--plan` prints of it."""
@@ -188,13 +190,14 @@ def layout(span: int, m: int, name: str, device: str, room: int, estimated: bool
 
 
 def _placement(span: int, m: int, device: str, room: int, host_room: int) -> tuple[int, str, dict]:
-    """The CSR on the host where host_room holds it, else on a GPU that does, else its columns on
-    disk (io/scratch.py), the host holding the row pointers: (the device's room left beside the
-    graph, where, the bytes each place holds)."""
+    """The CSR on the host where it takes at most half of host_room (the other half is the
+    count's), else on a GPU that holds it, else its columns on disk (io/scratch.py), the host
+    holding the row pointers: (the device's room left beside the graph, where, the bytes each
+    place holds)."""
     columns = np.dtype(col_dtype(span)).itemsize * m
     pointers = 8 * span
     host = model.REDRAWN_HOST_BYTES_PER_ID * span  # its rank order and a range plan's counts
-    if columns + pointers + host <= host_room:
+    if columns + pointers + host <= host_room // 2:
         whole = columns + pointers + host
         return room - whole * (device == "host"), "host", {"host_bytes": whole}
     if device == "gpu" and columns + 2 * pointers < room:  # (the rank order there too)
@@ -220,14 +223,18 @@ class Reading:
     whole_gpu: int
     host_room: int
     columns: int
+    piece_bytes: int  # what a piece's reading holds at its peak: its parse and its pairs
+    ids: int = 0  # the largest id of its first bytes + 1 (0: not read there)
 
     def build(self) -> Build:
         """Its build as planned before reading: the ids' bound, and so where its CSR lies, is known
-        once read (here as if they were dense: below twice the edges)."""
+        once read (here the bound its first bytes show, else as if below twice the edges)."""
         device = "host" if self.gpu_room is None else "gpu"
         room = self.whole_gpu if device == "gpu" else self.host_room
-        _, csr, held = _placement(2 * self.edges, self.edges, device, room, self.host_room)
-        return Build("read again", device, csr, self.edges, 0, True, pieces=self.pieces, **held)
+        span = self.ids or 2 * self.edges
+        read = 8 * span + self.piece_bytes  # (held once read: the lower ends' counts, a piece's reading at its peak)
+        _, csr, held = _placement(span, self.edges, device, room, self.host_room - read)
+        return Build("read again", device, csr, self.edges, span, True, pieces=self.pieces, **held)
 
 
 def read_again(path: str, gpu_room: int | None) -> Reading | None:
@@ -244,8 +251,7 @@ def read_again(path: str, gpu_room: int | None) -> Reading | None:
             return None  # (every file that fits, known from its size alone: no byte read here)
         if is_gzip(path) or io.detect_format(path) == "h5":
             return None
-        sample = min(size, REREAD_SAMPLE_BYTES)
-        edges = max(1, count_line_ends(file_pieces(path, 0, sample))) * size // max(1, sample)  # comments: at most
+        edges, ids = _sampled(path, size)
     except OSError:  # the reading says what is wrong with the path
         return None
     if edges * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) + parse_peak_bytes(size) <= room:
@@ -254,6 +260,80 @@ def read_again(path: str, gpu_room: int | None) -> Reading | None:
     piece = budget / (model.PARSE_BYTES_PER_TEXT_BYTE + per_byte)  # its parse's peak, then its pairs and keys
     if piece <= SMALL_BLOCK_BYTES:  # (parsed in whole-array NumPy while Numba is not loaded)
         piece = budget / (model.SMALL_PARSE_BYTES_PER_TEXT_BYTE + per_byte)
-    whole_gpu = gpu_room or 0
-    return Reading(edges, max(1, math.ceil(size / piece)), None if gpu_room is None else gpu_room // REREAD_PIECE_SHARE,
-                   whole_gpu, room, np.dtype(col_dtype(2 * edges)).itemsize * edges)
+    count = max(1, math.ceil(size / piece))
+    held = parse_peak_bytes(-(-size // count)) + PAIR_BYTES * -(-edges // count)
+    return Reading(edges, count, None if gpu_room is None else gpu_room // REREAD_PIECE_SHARE, gpu_room or 0, room,
+                   np.dtype(col_dtype(2 * edges)).itemsize * edges, held, ids)
+
+
+def _sampled(path: str, size: int) -> tuple[int, int]:
+    """(its edges, about: its size over the bytes a line of its first bytes takes (comments counted
+    as edges: at most), the largest id there + 1, 0 where they are not plain pairs) of a text file."""
+    head = np.concatenate([np.empty(0, np.uint8), *file_pieces(path, 0, min(size, REREAD_SAMPLE_BYTES))])
+    edges = max(1, count_line_ends([head])) * size // max(1, head.size)
+    lines = np.flatnonzero(head == ord("\n"))
+    parsed = grammar.parse_small(head[: int(lines[-1]) + 1]) if lines.size else None
+    return edges, int(max(parsed[0].max(), parsed[1].max())) + 1 if parsed and parsed[0].size else 0
+
+
+def for_count(source: str, device, parts) -> dict:
+    """The plan of a count of source (a path or a spec) by one process on device (a Device): the
+    source's facts, the budgets, its build (above) and its count (count_mode); what `tcdist count
+    GRAPH --plan` shows, decided as the count decides it, nothing read but a file's first bytes."""
+    gpu_room = device.room() if device.is_gpu else None
+    host_room, host_limit = memory.available()
+    if io.is_spec(source) and not os.path.exists(source):
+        build = generated(source, gpu_room)
+    else:
+        reading = read_again(source, gpu_room)
+        build = reading.build() if reading is not None else _read_whole(source, device)
+    span = build.span or 2 * build.raw_edges  # (a file's ids as if dense)
+    mode, why = count_mode(span, build.raw_edges, build.csr, device, parts)
+    return {"source": source, "build": build.to_dict(), "count": {"mode": mode, "why": why},
+            "budgets": {"host": host_room, "host_limit": host_limit, "gpu": gpu_room or 0,
+                        "scratch": scratch.folder(), "scratch_free": _free(scratch.folder())},
+            "lines": [*build.lines(), f"count   {mode}: {why}",
+                      f"budgets host {size_text(host_room)} ({host_limit})" +
+                      (f", GPU {size_text(gpu_room)}" if gpu_room else "") +
+                      f", scratch {scratch.folder()} ({size_text(_free(scratch.folder()))} free)"]}
+
+
+def _read_whole(path: str, device) -> Build:
+    """A file read whole: its edges estimated from its size and first lines (text) or read from its
+    header (a tcdist graph file); where its CSR lies as the reading leaves it."""
+    where = "gpu" if device.is_gpu else "host"
+    try:
+        size = os.path.getsize(path)
+        if io.detect_format(path) == "h5":
+            from tcdist.io.h5graph import read_header
+
+            attrs = read_header(path)
+            return Build("whole", "host", "host", attrs["m"], attrs["n"], host_bytes=size)
+        edges, ids = (0, 0) if is_gzip(path) else _sampled(path, size)
+    except OSError:  # (standard input, or a path the count will say is wrong)
+        return Build("whole", where, where, 0, estimated=True)
+    need = edges * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE)
+    return Build("whole", where, where, edges, ids, estimated=True, **{f"{where}_bytes": need})
+
+
+def count_mode(span: int, m: int, csr: str, device, parts) -> tuple[str, str]:
+    """(the mode, why) of one process counting a graph of at most m edges with ids below span whose
+    CSR lies in csr: whole where it fits the device's budget, else in slices (budget/slices.py: the
+    slices chosen once it is built), or in the parts asked for (ranks/prepare.py)."""
+    if parts == "auto":
+        return "parts", "as few LSTC parts as fit the budget, chosen from the degrees once the graph is built"
+    if parts is not None and parts > 1:
+        return "parts", f"{parts} LSTC parts, asked for"
+    if csr == "disk":
+        return "slices", "its columns lie on disk: read a slice at a time"
+    need, budget = device.need(span, m, span, np.dtype(col_dtype(span)).itemsize), device.budget()
+    if need <= budget:
+        return "whole", f"at most {size_text(need)} on the device, within its {size_text(budget)}"
+    return "slices", f"at most {size_text(need)} on the device, over its {size_text(budget)}"
+
+
+def _free(folder: str) -> int:
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return 0

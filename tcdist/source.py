@@ -216,6 +216,7 @@ def _reread(path: str, gpu, timings: Timings) -> Graph | None:
                 at.append(at[-1] + 2 * src.size)
             shares[-1].edges = src = dst = None
         shares[0].check_together([share.facts for share in shares])
+        memory.give_back_freed()  # (the pieces' parsing, freed: the room the layout is decided in, as planned)
         timings.add("read", began)
         span = top + 1
         if not span:

@@ -53,6 +53,13 @@ def write_graph(graph, path):
                        digest=digest(attrs, arrays))
 
 
+def read_header(path) -> dict:
+    """The graph file's attributes (n, m, name, ...), its arrays not read."""
+    with open_h5(path) as f, damage_is_input_error(path):
+        check_format(path, f, FORMAT, VERSION)
+        return read_attrs(path, f, ATTRS, "graph header")
+
+
 def read_graph(path, gpu_room: int | None = None):
     """Read a graph written by write_graph, its digest and its structure checked. gpu_room: where
     the graph and what counting it whole takes fit in that many bytes of the current GPU, its

@@ -1,0 +1,73 @@
+"""tcdist.plan: a graph's build and layout decided by one function before anything is drawn or
+read, the one the count carries out; `tcdist count GRAPH --plan` shows it without counting."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tcdist
+from tcdist import io, plan, source
+from tcdist.budget import host
+from tcdist.graph import redrawn_build
+
+
+def _tcdist(*args):
+    return subprocess.run([sys.executable, "-m", "tcdist", *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("room, way", [(1 << 40, "whole"), (20_000_000, "drawn again")])
+def test_the_build_a_count_carries_out_is_the_one_planned(monkeypatch, room, way):
+    """RMAT-16 on a host with room bytes: whole, or drawn again; the count builds as plan.generated
+    decided, and counts exactly."""
+    reference = tcdist.count_triangles("rmat:16", backend="cpu").triangles
+    monkeypatch.setattr(host, "available", lambda: (room, "a test's limit"))
+    planned = plan.generated("rmat:16", None)
+    carried = []
+    monkeypatch.setattr(source, "_made", lambda spec, seed, build, timings, made=source._made:
+                        carried.append(build) or made(spec, seed, build, timings))
+    assert planned.way == way and tcdist.count_triangles("rmat:16", backend="cpu").triangles == reference
+    assert carried == [planned]
+
+
+def test_plan_shows_the_build_and_the_count_without_counting():
+    done = _tcdist("count", "rmat:12", "--backend", "cpu", "--plan", "--json")
+    assert done.returncode == 0, done.stderr
+    planned = json.loads(done.stdout)
+    assert "triangles" not in planned
+    assert (planned["build"]["way"], planned["build"]["device"], planned["build"]["csr"]) == ("whole", "host", "host")
+    assert planned["build"]["raw_edges"] == io.spec_edges("rmat:12") and planned["count"]["mode"] == "whole"
+    parts = _tcdist("count", "rmat:12", "--backend", "cpu", "--plan", "--parts", "4")
+    assert parts.returncode == 0 and "count   parts: 4 LSTC parts" in parts.stdout, parts.stderr
+
+
+@pytest.mark.parametrize("limit", ["16MiB", "6MiB"])
+def test_a_file_the_limit_cannot_hold_is_read_again_where_planned(tmp_path, monkeypatch, limit):
+    """RMAT-16 as text (its CSR 5.8 MB) under 16 MiB: read again, its CSR in host memory; under 6
+    MiB, its columns on disk; the count lays it out and counts it (whole, or in slices) as the plan
+    said, exactly."""
+    edges = io.generate("rmat:16")
+    path = tmp_path / "g.txt"
+    np.savetxt(path, np.stack([edges.src, edges.dst], axis=1), fmt="%d")
+    done = _tcdist("count", str(path), "--backend", "cpu", "--plan", "--json", "--host-memory-limit", limit,
+                   "--scratch", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    planned = json.loads(done.stdout)
+    assert (planned["build"]["way"], planned["build"]["csr"]) == ("read again", "host" if limit == "16MiB" else "disk")
+    assert 60_000 < planned["build"]["span"] <= 1 << 16  # (from the largest id of its first bytes)
+    built = []
+    monkeypatch.setattr(redrawn_build, "build_redrawn", lambda *args, made=redrawn_build.build_redrawn:
+                        built.append("disk" if args[6] is not None else "host") or made(*args))
+    counted = tcdist.count_triangles(str(path), backend="cpu", host_memory_limit=limit, scratch=tmp_path)
+    assert built == [planned["build"]["csr"]] and planned["count"]["mode"] == ("slices" if counted.slices > 1 else "whole")
+    assert counted.triangles == tcdist.count_triangles("rmat:16", backend="cpu").triangles
+
+
+def test_a_plan_that_cannot_fit_is_the_count_s_own_refusal():
+    """The same one line and exit status 2 as the count, before anything is drawn."""
+    args = ("count", "rmat:20", "--backend", "cpu", "--host-memory-limit", "20MiB")
+    planned, counted = _tcdist(*args, "--plan"), _tcdist(*args)
+    assert planned.returncode == counted.returncode == 2
+    assert planned.stderr == counted.stderr and "needs about" in planned.stderr and planned.stderr.count("\n") == 1
