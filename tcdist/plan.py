@@ -31,7 +31,10 @@ import numpy as np
 from tcdist import io
 from tcdist.budget import host as memory
 from tcdist.budget import model
+from tcdist.budget.search import STALLED
 from tcdist.budget.sizes import size_text
+from tcdist.budget.slices import refuse_unsliceable, slice_plan
+from tcdist.errors import TcdistError
 from tcdist.graph import pieces_build, ranges_build
 from tcdist.graph.graph import col_dtype
 from tcdist.io import generators, grammar, scratch
@@ -39,6 +42,7 @@ from tcdist.io.byte_ranges import count_line_ends, file_pieces
 from tcdist.io.engines import PAIR_BYTES
 from tcdist.io.grammar import SMALL_BLOCK_BYTES
 from tcdist.io.text import is_gzip, is_stream, parse_peak_bytes
+from tcdist.partition import Part, partition_graph
 
 RANGE_KEYS_AT_LEAST = 1 << 22  # keys a range below which copies and launches cost more than the host's build
 PIECE_EDGES_AT_LEAST = 1 << 18  # and below this many edges a piece
@@ -337,3 +341,92 @@ def _free(folder: str) -> int:
         return shutil.disk_usage(folder).free
     except OSError:
         return 0
+
+
+def counted_as(graph, config, device, ranks: int, rank_budget: int | None) -> tuple[str, str, bool, list | None]:
+    """(the mode, why, whether from host memory, its slices) of the count of a built graph by
+    ranks ranks, each of rank_budget bytes of device memory (several ranks): whole (one rank, where
+    the graph fits its device or is sliced), replicated (every rank holds the whole graph: on its
+    device where it fits, else from host memory, in shares or in the slices of slice_plan), else
+    parts ("" why: the only mode)."""
+    if config.whole and ranks == 1 and (device.memory_limit is None or sliceable_whole(graph, device)):
+        return "whole", "", False, None
+    if ranks > 1 and config.per_edge:
+        return "parts", "per-edge counts are made in whole parts", False, None
+    if not (ranks > 1 and graph.n and config.parts in (None, "auto") and config.store is None and
+            config.scheme is None and config.prune is None):
+        return "parts", "" if ranks == 1 else "the graph has no vertex" if not graph.n else \
+            "asked for by the options given", False, None
+    need = device.need(graph.n, graph.m, graph.n, graph.col.itemsize)
+    if device.is_gpu:  # the graph is held on rank 0's GPU too, where the ranks open it
+        need += model.csr_bytes(graph.n, graph.col.size, graph.n, graph.col.itemsize)
+    if need <= rank_budget:
+        return "replicated", f"the graph needs {size_text(need)} on a device and every rank may take " \
+                             f"{size_text(rank_budget)}", False, None
+    why = f"the graph needs {size_text(need)} on a device, over the {size_text(rank_budget)} a rank may take"
+    if config.parts is not None:  # (--parts auto asks for LSTC's parts)
+        return "parts", why, False, None
+    try:  # slices of the whole graph replicate nothing, where LSTC's parts of a skewed graph each hold
+        # its dense core (86 % of RMAT-26's edges in each of 8 random parts)
+        sliced = slice_plan(device, Part(0, graph.rowptr, graph.col, None, graph.n, {}), rank_budget)
+    except TcdistError:  # no slice fits: parts, whose fewer rows a slice holds the pointers of
+        return "parts", f"{why}, nor does any slice of it", False, None
+    return "replicated", f"{why}: every rank counts {'slices' if sliced else 'shares'} of it that fit, from host " \
+                         "memory", True, sliced
+
+
+def sliceable_whole(graph, device) -> bool:
+    """Whether the whole graph fits the device's budget or has a slice that does."""
+    if device.need(graph.n, graph.m, graph.n, graph.col.itemsize) <= device.budget():
+        return True  # (without a pass over its rows)
+    try:
+        refuse_unsliceable(device, Part(0, graph.rowptr, graph.col, None, graph.n, {}), "")
+    except TcdistError:
+        return False
+    return True
+
+
+SLICEABLE_PARTS = 64  # at most this many times the parts asked for, to find parts whose slices fit
+
+
+def sliceable_parts(graph, config, device, scheme: str, prune: str, parts: int, advice: str,
+                    warnings: list) -> int:
+    """The fewest parts from parts on (doubled, up to SLICEABLE_PARTS times as many) each of
+    which has a slice that fits the device's budget: a slice holds the pointers of all its part's
+    rows, which more parts have fewer of (budget/slices.py), until a dense core keeps them (the
+    rows of the part refused stall). Where none do, the first refusal, with advice."""
+    first, tried, rows = None, parts, []
+    while True:
+        made = [Part(0, graph.rowptr, graph.col, None, graph.n, {})] if tried == 1 else \
+            partition_graph(graph, tried, scheme=scheme, prune=prune, seed=config.seed, lazy=True).parts
+        refused = None
+        for part in made:
+            try:
+                refuse_unsliceable(device, part, advice)
+            except TcdistError as e:
+                refused = e
+                rows.append(part.rowptr.size - 1)
+                break
+        if refused is None:
+            if tried > parts:
+                warnings.append(f"{first}".replace(f"; {advice}", "") + f"; counting {tried} parts, whose slices fit")
+            return tried
+        first = first or refused
+        stalled = len(rows) >= 3 and rows[-1] > STALLED * rows[-3]
+        if stalled or tried >= min(graph.n, SLICEABLE_PARTS * parts):
+            raise first from None
+        tried = min(2 * tried, graph.n, SLICEABLE_PARTS * parts)
+
+
+def streaming_fits(device, graph):
+    """Where a GPU builds the parts of a graph in host memory from its rows streamed to it: whether
+    a part of given sizes fits beside the builder's held bytes; None where the builder's state and
+    a part's build would not fit the device's budget (the host builds them)."""
+    if not device.is_gpu:
+        return None
+    from tcdist.partition.gpu_parts import StreamedRows
+
+    budget = device.budget()
+    if model.gpu_stream_bytes(graph.n, StreamedRows.bytes(graph.rowptr, graph.col)) > budget:
+        return None
+    return lambda sizes, held: device.need(*sizes) + held <= budget

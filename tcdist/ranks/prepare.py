@@ -14,11 +14,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from tcdist import compiled
+from tcdist import compiled, plan
 from tcdist.budget import model
-from tcdist.budget.search import STALLED, NoParts, auto_parts
+from tcdist.budget.search import NoParts, auto_parts
 from tcdist.budget.sizes import size_text
-from tcdist.budget.slices import refuse_unsliceable, slice_plan
 from tcdist.config import CountConfig
 from tcdist.device.core import Device
 from tcdist.errors import InputError, OptionError, TcdistError, named
@@ -159,45 +158,24 @@ def _prepare(source, config: CountConfig, device: Device, ranks: int, timings: T
                                 "memory holds), which only one process counting the whole graph reads; count it "
                                 "without {parts}, {scheme}, {prune}, {store} and {per_edge}, or on a host with more "
                                 "memory"))
-    if config.whole and ranks == 1 and (device.memory_limit is None or _sliceable_whole(graph, device)):
+    mode, why, from_host, sliced = plan.counted_as(graph, config, device, ranks, rank_budget)
+    if mode == "whole":
         return _whole(graph, held)  # (else parts, as many as their slices need)
-    if ranks > 1 and config.per_edge:
-        replicated_not = "per-edge counts are made in whole parts"
-    elif ranks > 1 and graph.n and config.parts in (None, "auto") and config.store is None and config.scheme is None \
-            and config.prune is None:
-        need = device.need(graph.n, graph.m, graph.n, graph.col.itemsize)
-        if device.is_gpu:  # the graph is held on rank 0's GPU too, where the ranks open it
-            need += model.csr_bytes(graph.n, graph.col.size, graph.n, graph.col.itemsize)
-        if need <= rank_budget:
-            if device.is_gpu and graph.xp is np:  # read from a file into host memory: uploaded once
-                t0 = time.perf_counter()
-                whole, _, _ = device.moved(Part(0, graph.rowptr, graph.col, None, graph.n, {}))
-                held.graph = replace(graph, rowptr=whole.rowptr, col=whole.col)
-                timings.transfer += time.perf_counter() - t0
-            return _replicated(held, ranks, f"the graph needs {size_text(need)} on a device "
-                               f"and every rank may take {size_text(rank_budget)}", timings, device.bus_id,
-                               wedge_weight=device.wedge_weight)
-        replicated_not = f"the graph needs {size_text(need)} on a device, over the {size_text(rank_budget)} a rank " \
-                         "may take"
-        if config.parts is None:  # (--parts auto asks for LSTC's parts)
-            try:  # slices of the whole graph replicate nothing, where LSTC's parts of a skewed graph each hold
-                # its dense core (86 % of RMAT-26's edges in each of 8 random parts)
-                plan = slice_plan(device, Part(0, graph.rowptr, graph.col, None, graph.n, {}), rank_budget)
-            except TcdistError:  # no slice fits: parts, whose fewer rows a slice holds the pointers of
-                replicated_not += ", nor does any slice of it"
-            else:
-                t0 = time.perf_counter()
-                held.graph = graph.on_host()
-                timings.transfer += time.perf_counter() - t0
-                return _replicated(held, ranks, f"{replicated_not}: every rank counts "
-                                   f"{'slices' if plan else 'shares'} of it that fit, from host memory", timings, None,
-                                   plan)
-    else:
-        replicated_not = "" if ranks == 1 else "the graph has no vertex" if not graph.n else \
-            "asked for by the options given"
+    if mode == "replicated" and not from_host:
+        if device.is_gpu and graph.xp is np:  # read from a file into host memory: uploaded once
+            t0 = time.perf_counter()
+            whole, _, _ = device.moved(Part(0, graph.rowptr, graph.col, None, graph.n, {}))
+            held.graph = replace(graph, rowptr=whole.rowptr, col=whole.col)
+            timings.transfer += time.perf_counter() - t0
+        return _replicated(held, ranks, why, timings, device.bus_id, wedge_weight=device.wedge_weight)
+    if mode == "replicated":
+        t0 = time.perf_counter()
+        held.graph = graph.on_host()
+        timings.transfer += time.perf_counter() - t0
+        return _replicated(held, ranks, why, timings, None, sliced)
     prepared = _parts(graph, config, device, ranks, timings, held)
-    if prepared.mode == "parts" and replicated_not:
-        prepared.reason = f"parts: {replicated_not}"
+    if prepared.mode == "parts" and why:
+        prepared.reason = f"parts: {why}"
     return prepared
 
 
@@ -216,7 +194,8 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
         warnings = []
         if budgeted and not config.parts:  # no number given: as many as their slices need
             began = Timings.clock()
-            parts = _sliceable(graph, config, device, scheme, prune, parts, "give the device more memory", warnings)
+            parts = plan.sliceable_parts(graph, config, device, scheme, prune, parts, "give the device more memory",
+                                         warnings)
             timings.add("partition", began)
         prepared = _partitioned(config, graph, parts, scheme, prune, writes, timings, held, budgeted, ranks, device)
         prepared.header["warnings"] += warnings
@@ -228,9 +207,9 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
         parts, chose = choice.parts, choice.to_dict()
     except NoParts as e:  # no P fits: slices do (Device.pieces), of as many parts as there are ranks or more
         advice = f"nor do any parts: {e}"
-        parts = _sliceable(graph, config, device, scheme, prune, min(ranks, max(graph.n, 1)), advice if
-                           advice.endswith("give the device more memory") else f"{advice}; give the device more "
-                           "memory", [])
+        parts = plan.sliceable_parts(graph, config, device, scheme, prune, min(ranks, max(graph.n, 1)), advice if
+                                     advice.endswith("give the device more memory") else f"{advice}; give the device "
+                                     "more memory", [])
         sliced.append(f"{e}; counting {parts} part{'s' * (parts > 1)} in slices that fit instead")
         chose = {"parts": parts, "why": sliced[-1], "seconds": round(e.seconds, 4), "built": e.built}
     timings.add("partition", began)
@@ -242,49 +221,6 @@ def _parts(graph, config: CountConfig, device: Device, ranks: int, timings: Timi
     prepared.header["warnings"] += sliced
     prepared.header["parts_auto"] = chose
     return prepared
-
-
-SLICEABLE_PARTS = 64  # at most this many times the parts asked for, to find parts whose slices fit
-
-
-def _sliceable_whole(graph, device: Device) -> bool:
-    """Whether the whole graph fits the device's budget or has a slice that does."""
-    if device.need(graph.n, graph.m, graph.n, graph.col.itemsize) <= device.budget():
-        return True  # (without a pass over its rows)
-    try:
-        refuse_unsliceable(device, Part(0, graph.rowptr, graph.col, None, graph.n, {}), "")
-    except TcdistError:
-        return False
-    return True
-
-
-def _sliceable(graph, config: CountConfig, device: Device, scheme: str, prune: str, parts: int, advice: str,
-               warnings: list) -> int:
-    """The fewest parts from parts on (doubled, up to SLICEABLE_PARTS times as many) each of
-    which has a slice that fits the device's budget: a slice holds the pointers of all its part's
-    rows, which more parts have fewer of (budget/slices.py), until a dense core keeps them (the
-    rows of the part refused stall). Where none do, the first refusal, with advice."""
-    first, tried, rows = None, parts, []
-    while True:
-        made = [Part(0, graph.rowptr, graph.col, None, graph.n, {})] if tried == 1 else \
-            partition_graph(graph, tried, scheme=scheme, prune=prune, seed=config.seed, lazy=True).parts
-        refused = None
-        for part in made:
-            try:
-                refuse_unsliceable(device, part, advice)
-            except TcdistError as e:
-                refused = e
-                rows.append(part.rowptr.size - 1)
-                break
-        if refused is None:
-            if tried > parts:
-                warnings.append(f"{first}".replace(f"; {advice}", "") + f"; counting {tried} parts, whose slices fit")
-            return tried
-        first = first or refused
-        stalled = len(rows) >= 3 and rows[-1] > STALLED * rows[-3]
-        if stalled or tried >= min(graph.n, SLICEABLE_PARTS * parts):
-            raise first from None
-        tried = min(2 * tried, graph.n, SLICEABLE_PARTS * parts)
 
 
 def _whole(graph, held: Held, budget: int | None = None) -> Prepared:
@@ -361,7 +297,7 @@ def _partitioned(config: CountConfig, graph, parts: int, scheme: str, prune: str
     began = Timings.clock()
     # built as they are written or counted: on the GPU where the graph lies, and where it is on the host (a
     # GPU's budget or memory left it there) on that GPU from its rows streamed, else on the host's cores
-    streamed = streaming_fits(device, graph) if graph.xp is np and not writes and parts > 1 else None
+    streamed = plan.streaming_fits(device, graph) if graph.xp is np and not writes and parts > 1 else None
     one_by_one = writes or (budgeted or graph.xp is not np or streamed is not None) and parts > 1
     partitioning = partition_graph(graph, parts, scheme=scheme, prune=prune, seed=config.seed, lazy=one_by_one,
                                    streamed=streamed)
@@ -403,20 +339,6 @@ def _built_by_ranks(config: CountConfig, graph, parts: int, scheme: str, prune: 
     if config.store is not None:  # written by rank 0 as the ranks send it their parts (ranks/gather.py)
         prepared.store, prepared.gathers = os.path.abspath(config.store), True
     return prepared
-
-
-def streaming_fits(device: Device, graph):
-    """Where a GPU builds the parts of a graph in host memory from its rows streamed to it: whether
-    a part of given sizes fits beside the builder's held bytes; None where the builder's state and
-    a part's build would not fit the device's budget (the host builds them)."""
-    if not device.is_gpu:
-        return None
-    from tcdist.partition.gpu_parts import StreamedRows
-
-    budget = device.budget()
-    if model.gpu_stream_bytes(graph.n, StreamedRows.bytes(graph.rowptr, graph.col)) > budget:
-        return None
-    return lambda sizes, held: device.need(*sizes) + held <= budget
 
 
 class _InOrder:

@@ -20,11 +20,9 @@ from __future__ import annotations
 import socket
 import time
 from collections import Counter
-from types import SimpleNamespace
 
 import numpy as np
 
-from tcdist import compiled
 from tcdist.budget import model
 from tcdist.budget.sizes import size_text
 from tcdist.clustering import per_vertex_result
@@ -37,8 +35,6 @@ from tcdist.graph.build import no_edges
 from tcdist.io.objects import node_count
 from tcdist.io.scratch import on_disk
 from tcdist.partition import slices
-from tcdist.partition.build import ArrayPartBuilder
-from tcdist.partition.host import PartBuilder, iter_parts_host
 from tcdist.partition.journal import Journal
 from tcdist.partition.part import Part
 from tcdist.partition.store import Store
@@ -46,14 +42,15 @@ from tcdist.ranks import agree, per_gpu, replicate
 from tcdist.ranks.comm import is_serial, node_local, on_my_node, sum_to_root, sum_uint64
 from tcdist.ranks.gather import open_gather
 from tcdist.ranks.guard import collective, independently
+from tcdist.ranks.own_parts import OwnParts
 from tcdist.ranks.pipeline import count_parts
-from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal, streaming_fits
+from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal
 from tcdist.ranks.row_parts import ACROSS
 from tcdist.ranks.schedule import DynamicQueue, by_work, static_plan
 from tcdist.ranks.share import share
 from tcdist.results import PartResult, RankResult, Timings, TriangleCount
 from tcdist.source import builds as builds_graph
-from tcdist.xp import to_gpu, to_numpy
+from tcdist.xp import to_numpy
 
 
 def count(comm, source, config: CountConfig, *, debug: bool = False) -> TriangleCount:
@@ -159,7 +156,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
                 gather = open_gather(comm, prepared, held, config.seed, debug)
                 timings.store_write += time.perf_counter() - t0  # the file begun: header, whole-graph arrays
             in_memory = _Shares(shared, prepared) if prepared.mode == "replicated" else \
-                _OwnParts(shared, prepared, device, None if gather is None else gather.deliver)
+                OwnParts(shared, prepared, device, None if gather is None else gather.deliver)
         results = _count_mine(comm, config, prepared, device, in_memory, credits, edges, read, debug)
         if gather is not None:
             t0 = time.perf_counter()
@@ -189,7 +186,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
             if shared is not None:
                 try:
                     try:  # the window's pages a builder or a copy registered: let go of before MPI unmaps them
-                        if isinstance(in_memory, _OwnParts):
+                        if isinstance(in_memory, OwnParts):
                             in_memory.close()
                     finally:
                         device.release_host_memory()
@@ -231,95 +228,6 @@ class _Shares:
             self.whole = Part(0, rowptr, col, None, rowptr.size - 1, {"degrees": self.degrees}, checked=True)
         first, last, *targets = self.shares[index]
         return slices.share(self.whole, index, first, last, tuple(targets) or None)
-
-
-class _OwnParts:
-    """The parts a rank counts, built by the rank from the shared graph and the part of every
-    vertex (LSTC's partitioner needs nothing else: no part crosses a rank). On a GPU where the
-    graph, a part's build and two parts fit: the graph copied there once, each part built there in
-    passes (partition/build.py) when it is due. On a GPU that cannot hold the graph but the
-    builder's state and a part's build (prepare.streaming_fits): each part built there when it is due,
-    from the shared graph's rows streamed to it (partition/gpu_parts.py), none taken ahead; from
-    the first part that does not fit beside the builder, the builder is given back and the host
-    builds the rest. Else on the host: those of a static plan side by side ahead of their count,
-    in the plan's order (a part built by a team of threads gains less from more of them than parts
-    built beside each other: on 16 cores, a part of RMAT-25 took 3.4 s on 4 threads and 1.8 s on
-    16); a dynamic queue's each when it is due."""
-
-    builds = True  # (what the pipeline waits for is building, not reading)
-
-    def __init__(self, shared, prepared: Prepared, device: Device, deliver=None):
-        arrays, h = shared.arrays, prepared.header
-        self._deliver = deliver  # each part built, as it is built: to the store rank 0 writes (ranks/gather.py)
-        graph = SimpleNamespace(rowptr=arrays["rowptr"], col=arrays["col"], n=arrays["rowptr"].size - 1)
-        self._partitioning = (graph, arrays["assignment"], h["parts"], h["prune"])
-        self._reached = arrays.get("reached")  # each vertex's parts reached, made once by rank 0 (up to 64 parts)
-        self._team = compiled.get_threads()  # this rank's threads, here where the count set them
-        self._builder = self._plan = self._ahead = None
-        graph_bytes = model.csr_bytes(graph.n, graph.col.size, graph.n, graph.col.itemsize)
-        self._device = device if device.is_gpu and device.room() >= model.TWO_AT_ONCE * graph_bytes + graph_bytes + \
-            model.gpu_part_build_bytes(graph.n, graph.col.size) else None
-        self._fits = None if self._device is not None else streaming_fits(device, graph)
-        self._gpu, self._streamed = device, None  # (the streaming builder, made with the first part)
-        self.ahead = self._fits is None  # two parts built and counted at once may not fit the GPU's budget
-
-    def plan(self, indices) -> None:
-        """The parts this rank will take, in that order (a static plan)."""
-        self._plan = list(indices)
-
-    def __getitem__(self, index: int) -> Part:
-        part = self._built(index)
-        if self._deliver is not None:
-            self._deliver(part.on_host())
-        return part
-
-    def _built(self, index: int) -> Part:
-        if self._device is not None:
-            if self._builder is None:  # the graph copied to this rank's GPU with the first part
-                graph, assignment, _, prune = self._partitioning
-                with self._device.using():
-                    rowptr, col, assignment = to_gpu([graph.rowptr, graph.col, assignment])
-                    self._builder = ArrayPartBuilder(SimpleNamespace(rowptr=rowptr, col=col), assignment, prune)
-            return self._builder.build(index)
-        if self._fits is not None:
-            part = self._streamed_part(index)
-            if part is not None:
-                return part
-        if self._plan is not None:
-            if self._ahead is None:
-                self._ahead = iter_parts_host(*self._partitioning, indices=self._plan, threads=self._team,
-                                              reached=self._reached)
-            part = next(self._ahead)
-            if part.index != index:
-                raise TcdistError(f"internal error: part {index} asked for, part {part.index} built")
-            return part
-        if self._builder is None:  # what every part needs, made with the first
-            self._builder = PartBuilder(*self._partitioning, reached=self._reached)
-        return self._builder.build(index, self._team)
-
-    def _streamed_part(self, index: int) -> Part | None:
-        """Part index built on this rank's GPU from the graph's rows streamed there; None where it
-        does not fit beside the builder: the builder given back, that part and the rest the host's."""
-        from tcdist.partition.gpu_parts import StreamedParts
-
-        with self._gpu.using():
-            if self._streamed is None:
-                self._streamed = StreamedParts(*self._partitioning, self._fits)
-            part = self._streamed.build(index)
-        if part is None:
-            self._fits = None
-            if self._plan is not None:
-                self._plan = self._plan[self._plan.index(index):]
-        elif self._plan is not None and index == self._plan[-1]:
-            self.close()  # the builder's memory and the graph's pages let go of before its last part counts
-        return part
-
-    def close(self) -> None:
-        """The streaming builder given back (its buffers, and the shared graph's pages it registered:
-        before the window is unmapped); again, nothing."""
-        if self._streamed is not None:
-            with self._gpu.using():
-                self._streamed.close()
 
 
 def _vertices(held: Held, prepared: Prepared):
@@ -401,7 +309,7 @@ def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, i
             agree.same_stores(comm, prepared.store, store.digest)
         mine, expected = _my_parts(comm, config, prepared)
         dynamic = isinstance(mine, DynamicQueue)
-        if isinstance(in_memory, _OwnParts) and not dynamic:
+        if isinstance(in_memory, OwnParts) and not dynamic:
             in_memory.plan(mine)
 
         def work(check):

@@ -399,15 +399,15 @@ def test_parts_built_from_a_streamed_graph_leave_no_page_registered_nor_memory_h
 def test_parts_a_streaming_gpu_refuses_are_built_on_the_host_and_counted_there_whole(monkeypatch):
     """Where the GPU's builder finds the first part too large for it, the host builds that part and
     the rest, and they are counted within the limit: the builder's arrays given back first."""
-    from tcdist.ranks import prepare
+    from tcdist import plan
 
-    chosen, refused = prepare.streaming_fits, []
+    chosen, refused = plan.streaming_fits, []
 
     def refusing(device, graph):
         fits = chosen(device, graph)
         return None if fits is None else lambda sizes, held: refused.append(sizes) is not None
 
-    monkeypatch.setattr(prepare, "streaming_fits", refusing)
+    monkeypatch.setattr(plan, "streaming_fits", refusing)
     found = tcdist.count_triangles(GRAPH, backend="gpu", parts=4, gpu_memory_limit="8MiB")
     assert found.triangles == 727_044 and found.parts == 4 and len(refused) == 1
 
@@ -571,10 +571,10 @@ def test_a_limit_no_number_of_parts_can_be_sliced_to_fit_is_one_line_that_says_s
 def test_parts_whose_rows_stop_shrinking_are_not_doubled_further(monkeypatch):
     """K_40's parts each hold nearly every vertex as a row: after 2 and 4 parts keep the rows of
     the whole, the search stops (not at 40 parts) with the first refusal."""
-    from tcdist.ranks import prepare
+    from tcdist import plan
 
     tried = []
-    monkeypatch.setattr(prepare, "partition_graph", lambda graph, parts, partition_graph=prepare.partition_graph,
+    monkeypatch.setattr(plan, "partition_graph", lambda graph, parts, partition_graph=plan.partition_graph,
                         **options: tried.append(parts) or partition_graph(graph, parts, **options))
     with pytest.raises(tcdist.TcdistError, match="^part 0 cannot be sliced to fit 1.0 KiB on the device"):
         tcdist.count_triangles("complete:40", backend="cpu", gpu_memory_limit=1 << 10)

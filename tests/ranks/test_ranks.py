@@ -447,10 +447,10 @@ import json, sys
 from mpi4py import MPI
 import tcdist
 from tcdist.partition.store import StoreWriter
-from tcdist.ranks import gather, run
+from tcdist.ranks import gather, own_parts, run
 
 rank, failing, at, out, step = MPI.COMM_WORLD.rank, int(sys.argv[1]), int(sys.argv[5]), sys.argv[2], sys.argv[6]
-built, added, made = run._OwnParts._built, StoreWriter.add, []
+built, added, made = own_parts.OwnParts._built, StoreWriter.add, []
 
 def failing_part(self, index):
     made.append(index)
@@ -468,7 +468,7 @@ def failing_open(*args):
     raise tcdist.TcdistError("the store's gather cannot open here (injected)")
 
 if step == "build":
-    run._OwnParts._built = failing_part
+    own_parts.OwnParts._built = failing_part
 elif step == "open":  # rank 0 has begun the file when another rank fails
     if rank == failing:
         gather._open_end = failing_open

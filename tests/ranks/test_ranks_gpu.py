@@ -281,6 +281,7 @@ os.environ["NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"] = "1"  # as main() sets i
 from mpi4py import MPI
 from tcdist import xp
 from tcdist.partition import gpu_parts
+from tcdist import plan
 from tcdist.ranks import run, share
 
 xp.OWN_PAGES = 0  # the window's arrays registered, however small (each lies on pages of its own)
@@ -302,8 +303,8 @@ def freeing(self):
 
 gpu_parts.register_pages, gpu_parts.unregister_pages, share.SharedArrays.close = registering, unregistering, freeing
 if refusing:  # each rank's second part refused by the GPU's builder
-    chosen, asked = run.streaming_fits, []
-    run.streaming_fits = lambda device, graph: None if chosen(device, graph) is None else \
+    chosen, asked = plan.streaming_fits, []
+    plan.streaming_fits = lambda device, graph: None if chosen(device, graph) is None else \
         (lambda sizes, held: asked.append(sizes) or len(asked) < 2)
 from tcdist.cli import main
 try:
