@@ -84,7 +84,7 @@ def test_a_graph_its_host_cannot_hold_is_drawn_again_onto_the_gpu_and_counted_ex
     reference = tcdist.count_triangles("rmat:18", backend="cpu")
     built = _small_host(monkeypatch, 10_000_000)
     _small_gpu(monkeypatch, 400_000_000)
-    monkeypatch.setattr(source, "_from_pieces", lambda *args: None)
+    monkeypatch.setattr(source.plan, "_pieces", lambda *args: None)
     monkeypatch.setattr(source.model, "gpu_generated_bytes", lambda *args: 1 << 50)  # not whole on the GPU
     counted = tcdist.count_triangles("rmat:18", backend="gpu")
     assert len(built) == 1 and isinstance(built[0].col, cupy.ndarray)
