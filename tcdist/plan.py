@@ -83,10 +83,11 @@ class Build:
         about = "about " * self.estimated
         where = {"gpu": "on the GPU", "host": "on the host's cores"}[self.device]
         passes = f", {self.pieces} pieces a pass" if self.pieces else ""
+        edges = f"{about}{self.raw_edges:,} raw edges" if self.raw_edges else "its edges known once read"
         held = ", ".join(f"{place} {size_text(nbytes)}" for place, nbytes in
                          (("host", self.host_bytes), ("GPU", self.gpu_bytes), ("disk", self.disk_bytes)) if nbytes)
         lies = {"host": "in host memory", "gpu": "on the GPU", "disk": "its columns on disk"}[self.csr]
-        return [f"build   {self.way} {where} ({about}{self.raw_edges:,} raw edges{passes})",
+        return [f"build   {self.way} {where} ({edges}{passes})",
                 f"graph   {lies}" + (f"; at most {held}" if held else "")]
 
 
@@ -289,6 +290,7 @@ def for_count(source: str, device, parts) -> dict:
     if io.is_spec(source) and not os.path.exists(source):
         build = generated(source, gpu_room)
     else:
+        io.check_readable(source)  # (the count's own one line for a path that is not there or not a file)
         reading = read_again(source, gpu_room)
         build = reading.build() if reading is not None else _read_whole(source, device)
     span = build.span or 2 * build.raw_edges  # (a file's ids as if dense)
@@ -324,6 +326,8 @@ def count_mode(span: int, m: int, csr: str, device, parts) -> tuple[str, str]:
     """(the mode, why) of one process counting a graph of at most m edges with ids below span whose
     CSR lies in csr: whole where it fits the device's budget, else in slices (budget/slices.py: the
     slices chosen once it is built), or in the parts asked for (ranks/prepare.py)."""
+    if not m:
+        return "decided once read", "the input's edges are not known before it is read (standard input, gzip)"
     if parts == "auto":
         return "parts", "as few LSTC parts as fit the budget, chosen from the degrees once the graph is built"
     if parts is not None and parts > 1:

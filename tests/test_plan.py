@@ -80,3 +80,15 @@ def test_a_plan_that_cannot_fit_is_the_count_s_own_refusal():
     planned, counted = _tcdist(*args, "--plan"), _tcdist(*args)
     assert planned.returncode == counted.returncode == 2
     assert planned.stderr == counted.stderr and "needs about" in planned.stderr and planned.stderr.count("\n") == 1
+
+
+def test_a_plan_says_what_it_cannot_know_before_reading_and_refuses_a_path_as_the_count_does(tmp_path):
+    """A gzip file's edges are known once read: its count's mode too; a path that is not there is
+    the count's own one line."""
+    assert _tcdist("generate", "rmat:8", "-o", str(tmp_path / "g.txt.gz")).returncode == 0
+    done = _tcdist("count", str(tmp_path / "g.txt.gz"), "--backend", "cpu", "--plan", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["count"]["mode"] == "decided once read"
+    missing = ("count", str(tmp_path / "none.txt"), "--backend", "cpu")
+    planned, counted = _tcdist(*missing, "--plan"), _tcdist(*missing)
+    assert planned.returncode == counted.returncode == 2 and planned.stderr == counted.stderr
