@@ -21,8 +21,9 @@ from tcdist.io.write import check_outputs, output_kind, output_target
 from tcdist.partition import Partitioning, check_parts, partition_graph
 from tcdist.partition.journal import lock_store
 from tcdist.partition.store import Store, write_store
-from tcdist.ranks import run
-from tcdist.ranks.comm import as_comm, is_serial
+from tcdist.ranks import replicate, run
+from tcdist.ranks.comm import as_comm, is_serial, node_local
+from tcdist.ranks.guard import collective
 from tcdist.results import Timings, TriangleCount
 from tcdist.source import (
     EMBEDDED_NAME,
@@ -183,25 +184,36 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
 
 def plan_count(source: Source = None, *, backend: str = "auto", parts: int | str | None = None,
                gpu_memory_limit: int | str | None = None, host_memory_limit: int | str | None = None,
-               scratch: str | os.PathLike | None = None) -> dict:
-    """The plan of count_triangles(source, ...) by one process, without counting: where the graph
-    is built and where it lies (host, GPU, disk, with the bytes of each), how it is counted (whole,
-    slices or parts) and the budgets it was decided from (tcdist/plan.py). source: a path or a
-    generator spec (None: the embedded graph)."""
+               scratch: str | os.PathLike | None = None, read: str = "auto", comm=None) -> dict:
+    """The plan of count_triangles(source, ...) without counting: where the graph is built and
+    where it lies (host, GPU, disk, with the bytes of each), how it is counted (whole, slices,
+    parts, replicated) and the budgets it was decided from (tcdist/plan.py); with comm (several
+    ranks, every rank calls it), who reads the graph and what each rank may take. source: a path
+    or a generator spec (None: the embedded graph)."""
     source = embedded_path() if source is None else os.fspath(source)
-    config = CountConfig(backend=backend, parts=parts, gpu_memory_limit=gpu_memory_limit,
+    config = CountConfig(backend=backend, parts=parts, gpu_memory_limit=gpu_memory_limit, read=read,
                          host_memory_limit=host_memory_limit, scratch=None if scratch is None else os.fspath(scratch))
-    if is_store(source):
-        with Store(source) as store:
-            return {"source": source, "build": {"way": "store"}, "count": {"mode": "parts", "why": (
-                why := f"the store's {store.num_parts} parts, read one at a time as written")},
-                "lines": ["build   none: a partition store", f"count   parts: {why}"]}
-    device = resolve(config.backend, memory_limit=config.gpu_memory_limit)
+    comm = as_comm(comm)
     try:
-        with memory.bounded(config.host_memory_limit), scratch_files.using(config.scratch):
-            return plan.for_count(source, device, config.parts)
+        if is_store(source):
+            with Store(source) as store:
+                return {"source": source, "build": {"way": "store"}, "count": {"mode": "parts", "why": (
+                    why := f"the store's {store.num_parts} parts, read one at a time as written")},
+                    "lines": ["build   none: a partition store", f"count   parts: {why}"]}
+        local_rank, local_size = (0, 1) if is_serial(comm) else node_local(comm)
+        device = collective(comm, lambda: resolve(config.backend, local_rank=local_rank, local_size=local_size,
+                                                  memory_limit=config.gpu_memory_limit))
+        try:
+            ranks = None if is_serial(comm) else plan.Ranks(
+                comm.size, sum(comm.allgather(local_rank == 0)), replicate.ingests(comm, source, config, device.is_gpu),
+                run.least_rank_budget(comm, device), config.host_memory_limit)
+            with memory.bounded(config.host_memory_limit if ranks is None else None), \
+                    scratch_files.using(config.scratch):
+                return collective(comm, lambda: plan.for_count(source, device, config.parts, ranks), root_only=True)
+        finally:
+            device.close()
     finally:
-        device.close()
+        comm.Free()
 
 
 def warm_up(backend: str = "auto") -> dict:

@@ -81,14 +81,14 @@ def cmd_count(args, comm):
 
 
 def _plan(args, comm):
-    """`count --plan`: one process's plan, printed (its lines, or --json), nothing counted."""
+    """`count --plan`: the plan, printed by rank 0 (its lines, or --json), nothing counted."""
     from tcdist.api import plan_count
-    from tcdist.errors import OptionError
 
-    if comm.size > 1:
-        raise OptionError("{plan} shows the plan of one process: run it without an MPI launcher")
     planned = plan_count(args.graph, backend=args.backend, parts=args.parts, gpu_memory_limit=args.gpu_memory_limit,
-                         host_memory_limit=args.host_memory_limit, scratch=args.scratch)
+                         host_memory_limit=args.host_memory_limit, scratch=args.scratch, read=args.read,
+                         comm=None if comm.size == 1 else comm)
+    if comm.rank != 0:
+        return 0
     lines = planned.pop("lines")
     _emit(args, planned, [f"plan for {planned['source']}", *(f"  {line}" for line in lines)])
     return 0

@@ -86,6 +86,8 @@ class Build:
         edges = f"{about}{self.raw_edges:,} raw edges" if self.raw_edges else "its edges known once read"
         held = ", ".join(f"{place} {size_text(nbytes)}" for place, nbytes in
                          (("host", self.host_bytes), ("GPU", self.gpu_bytes), ("disk", self.disk_bytes)) if nbytes)
+        if self.way == "rows":
+            return [f"build   every rank builds its rows from its share, {where} ({edges} in all)"]
         lies = {"host": "in host memory", "gpu": "on the GPU", "disk": "its columns on disk"}[self.csr]
         return [f"build   {self.way} {where} ({edges}{passes})",
                 f"graph   {lies}" + (f"; at most {held}" if held else "")]
@@ -281,24 +283,49 @@ def _sampled(path: str, size: int) -> tuple[int, int]:
     return edges, int(max(parsed[0].max(), parsed[1].max())) + 1 if parsed and parsed[0].size else 0
 
 
-def for_count(source: str, device, parts) -> dict:
-    """The plan of a count of source (a path or a spec) by one process on device (a Device): the
-    source's facts, the budgets, its build (above) and its count (count_mode); what `tcdist count
-    GRAPH --plan` shows, decided as the count decides it, nothing read but a file's first bytes."""
+@dataclass
+class Ranks:
+    """The ranks of a job, as a plan sees them: how many, on how many hosts, whether every rank
+    reads its share (else rank 0 reads the graph alone), the least device memory a rank may take."""
+
+    ranks: int
+    hosts: int
+    shares: bool
+    budget: int
+    host_limit: int | None = None  # what a host's ranks may hold of the graph (--host-memory-limit)
+
+    def line(self) -> str:
+        reads = "every rank reads its share and builds its rows" if self.shares else "rank 0 reads the graph alone"
+        return f"ranks   {self.ranks} on {self.hosts} host{'s' * (self.hosts > 1)}: {reads}; each may take " \
+               f"{size_text(self.budget)} of its device"
+
+
+def for_count(source: str, device, parts, ranks: Ranks | None = None) -> dict:
+    """The plan of a count of source (a path or a spec) on device (a Device; rank 0's, with ranks):
+    the source's facts, the budgets, its build (above) and its count (count_mode); what `tcdist
+    count GRAPH --plan` shows, decided as the count decides it, nothing read but a file's first
+    bytes."""
     gpu_room = device.room() if device.is_gpu else None
     host_room, host_limit = memory.available()
-    if io.is_spec(source) and not os.path.exists(source):
+    generator = io.is_spec(source) and not os.path.exists(source)
+    if not generator:
+        io.check_readable(source)  # (the count's own one line for a path that is not there or not a file)
+    if ranks is not None and ranks.shares:  # (no rank builds the whole graph: ranks/ingest.py)
+        raw, span = (io.spec_edges(source), (io.pieces(source) or [0])[0]) if generator else \
+            _sampled(source, os.path.getsize(source))
+        build = Build("rows", "gpu" if device.is_gpu else "host", "host", raw, span, not generator)
+    elif generator:
         build = generated(source, gpu_room)
     else:
-        io.check_readable(source)  # (the count's own one line for a path that is not there or not a file)
         reading = read_again(source, gpu_room)
         build = reading.build() if reading is not None else _read_whole(source, device)
     span = build.span or 2 * build.raw_edges  # (a file's ids as if dense)
-    mode, why = count_mode(span, build.raw_edges, build.csr, device, parts)
+    mode, why = count_mode(span, build.raw_edges, build.csr, device, parts, ranks)
     return {"source": source, "build": build.to_dict(), "count": {"mode": mode, "why": why},
+            **({"ranks": asdict(ranks)} if ranks else {}),
             "budgets": {"host": host_room, "host_limit": host_limit, "gpu": gpu_room or 0,
                         "scratch": scratch.folder(), "scratch_free": _free(scratch.folder())},
-            "lines": [*build.lines(), f"count   {mode}: {why}",
+            "lines": [*([ranks.line()] if ranks else []), *build.lines(), f"count   {mode}: {why}",
                       f"budgets host {size_text(host_room)} ({host_limit})" +
                       (f", GPU {size_text(gpu_room)}" if gpu_room else "") +
                       f", scratch {scratch.folder()} ({size_text(_free(scratch.folder()))} free)"]}
@@ -322,10 +349,11 @@ def _read_whole(path: str, device) -> Build:
     return Build("whole", where, where, edges, ids, estimated=True, **{f"{where}_bytes": need})
 
 
-def count_mode(span: int, m: int, csr: str, device, parts) -> tuple[str, str]:
-    """(the mode, why) of one process counting a graph of at most m edges with ids below span whose
-    CSR lies in csr: whole where it fits the device's budget, else in slices (budget/slices.py: the
-    slices chosen once it is built), or in the parts asked for (ranks/prepare.py)."""
+def count_mode(span: int, m: int, csr: str, device, parts, ranks: Ranks | None = None) -> tuple[str, str]:
+    """(the mode, why) of a count of a graph of at most m edges with ids below span whose CSR lies
+    in csr: by one process, whole where it fits the device's budget, else in slices (budget/slices.py:
+    the slices chosen once it is built); by ranks, replicated where it fits every rank's device, else
+    decided once built (counted_as, replicate.ingest); or in the parts asked for (ranks/prepare.py)."""
     if not m:
         return "decided once read", "the input's edges are not known before it is read (standard input, gzip)"
     if parts == "auto":
@@ -335,6 +363,17 @@ def count_mode(span: int, m: int, csr: str, device, parts) -> tuple[str, str]:
     if csr == "disk":
         return "slices", "its columns lie on disk: read a slice at a time"
     need, budget = device.need(span, m, span, np.dtype(col_dtype(span)).itemsize), device.budget()
+    if ranks is not None:
+        held = 2 * model.csr_bytes(span, m, span, np.dtype(col_dtype(span)).itemsize)  # (rank 0's and its node's)
+        if ranks.shares and ranks.host_limit is not None and held > ranks.host_limit:
+            return "parts across ranks", f"the graph twice (about {size_text(held)}) is over the " \
+                                         f"{size_text(ranks.host_limit)} a host may hold: each rank counts the part " \
+                                         "of its own rows (each host's share checked once built)"
+        if need <= ranks.budget:
+            return "replicated", f"at most {size_text(need)} on a device, within the {size_text(ranks.budget)} each " \
+                                 "rank may take: every rank counts shares of its rows"
+        return "decided once built", f"at most {size_text(need)} on a device, over the {size_text(ranks.budget)} " \
+                                     "each rank may take: slices of it from host memory, or parts (docs/ranks.md)"
     if need <= budget:
         return "whole", f"at most {size_text(need)} on the device, within its {size_text(budget)}"
     return "slices", f"at most {size_text(need)} on the device, over its {size_text(budget)}"

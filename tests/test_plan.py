@@ -2,6 +2,7 @@
 read, the one the count carries out; `tcdist count GRAPH --plan` shows it without counting."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -92,3 +93,27 @@ def test_a_plan_says_what_it_cannot_know_before_reading_and_refuses_a_path_as_th
     missing = ("count", str(tmp_path / "none.txt"), "--backend", "cpu")
     planned, counted = _tcdist(*missing, "--plan"), _tcdist(*missing)
     assert planned.returncode == counted.returncode == 2 and planned.stderr == counted.stderr
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("limit, mode", [(None, "replicated"), ("4MiB", "parts across ranks")])
+def test_under_ranks_the_plan_says_who_reads_and_the_mode_the_count_takes(limit, mode):
+    """Four CPU ranks on two hosts (MPICH's cliques): every rank reads its share; the graph fits
+    every rank, replicated as the count then does; under 4 MiB a host, parts across ranks (whose
+    count then says what each rank needs)."""
+    from mpi_launch import makes_cliques, mpiexec
+
+    if not makes_cliques():
+        pytest.skip("the launcher is not MPICH's: it cannot split one host in two")
+    args = ("count", "rmat:16", "--backend", "cpu", "--json", *(("--host-memory-limit", limit) if limit else ()))
+    env = {**os.environ, "MPIR_CVAR_NUM_CLIQUES": "2"}
+    done = mpiexec(4, *args, "--plan", env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    planned = json.loads(done.stdout)
+    assert (planned["ranks"]["ranks"], planned["ranks"]["hosts"], planned["ranks"]["shares"]) == (4, 2, True)
+    assert planned["build"]["way"] == "rows" and planned["count"]["mode"] == mode and "triangles" not in planned
+    counted = mpiexec(4, *args, env=env)
+    if limit is None:
+        assert counted.returncode == 0 and json.loads(counted.stdout)["mode"] == mode, counted.stderr[-2000:]
+    else:
+        assert counted.returncode == 2 and "of host memory for its rows" in counted.stderr

@@ -111,7 +111,7 @@ def _count(comm, source, config: CountConfig, start: float, local_rank: int, ran
 
 def _count_on(comm, device: Device, source, config: CountConfig, timings: Timings, start: float, rank: int,
               ingesting: bool, debug: bool) -> TriangleCount:
-    rank_budget = _rank_budget(comm, device)
+    rank_budget = least_rank_budget(comm, device)
     threads = idle_node_threads(on_my_node(comm, device.threads))
     ingested, shared, read_share = None, None, 0
     if ingesting:  # every rank reads its share and builds its rows; rank 0 goes on from the graph where not replicated
@@ -261,7 +261,7 @@ def _over_host_limit(graph, limit: int | None, ranks: int) -> list[str]:
                   "{per_edge}, {labels}, {store}, partitioning asked for, or standard input)")]
 
 
-def _rank_budget(comm, device: Device) -> int | None:
+def least_rank_budget(comm, device: Device) -> int | None:
     """The least device memory any rank may take: its memory limit (each process's own), else its
     device's budget shared among the ranks of its node on that device (the host's, for CPU ranks)."""
     if is_serial(comm):
