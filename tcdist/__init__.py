@@ -8,11 +8,12 @@ from tcdist.caches import use_cache_dir
 use_cache_dir()  # before CuPy or Numba is imported
 
 __version__ = "0.1.0"
-__all__ = ["count_triangles", "load_graph", "convert", "write_generated", "list_triangles", "TriangleCount", "Graph",
-           "TcdistError", "__version__"]
+__all__ = ["count_triangles", "plan_count", "load_graph", "convert", "write_generated", "list_triangles",
+           "TriangleCount", "Graph", "TcdistError", "__version__"]
 
 _LAZY = {
     "count_triangles": "tcdist.api",
+    "plan_count": "tcdist.api",
     "load_graph": "tcdist.api",
     "convert": "tcdist.api",
     "write_generated": "tcdist.api",

@@ -37,8 +37,8 @@ from tcdist.source import (
 
 compiled.when_loaded.append(warm.start_in_background)  # a first run's compiling, the rest begun on idle cores
 
-__all__ = ["count_triangles", "load_graph", "partition", "convert", "write_generated", "open_store_source",
-           "TriangleCount", "Timings", "embedded_path", "EMBEDDED_NAME", "EMBEDDED_TRIANGLES"]
+__all__ = ["count_triangles", "plan_count", "load_graph", "partition", "convert", "write_generated",
+           "open_store_source", "TriangleCount", "Timings", "embedded_path", "EMBEDDED_NAME", "EMBEDDED_TRIANGLES"]
 
 
 def partition(source: Source = None, *, parts: int, scheme: str = DEFAULT_SCHEME, prune: str = DEFAULT_PRUNE,
@@ -191,8 +191,9 @@ def plan_count(source: Source = None, *, backend: str = "auto", parts: int | str
     ranks, every rank calls it), who reads the graph and what each rank may take. source: a path
     or a generator spec (None: the embedded graph)."""
     source = embedded_path() if source is None else os.fspath(source)
-    config = CountConfig(backend=backend, parts=parts, gpu_memory_limit=gpu_memory_limit, read=read,
-                         host_memory_limit=host_memory_limit, scratch=None if scratch is None else os.fspath(scratch))
+    config = CountConfig(backend=backend, parts=parts, gpu_memory_limit=_size("gpu_memory_limit", gpu_memory_limit),
+                         read=read, host_memory_limit=_size("host_memory_limit", host_memory_limit),
+                         scratch=None if scratch is None else os.fspath(scratch))
     comm = as_comm(comm)
     try:
         if is_store(source):
