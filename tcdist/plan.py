@@ -1,8 +1,10 @@
 """Where a graph is built and where it lies, decided once, before any edge is drawn or read, from
 the source's facts (a generator's raw edges and ids' bound; a file's size and the lines of its
 first bytes), the GPU's room, the host's (its free memory, or --host-memory-limit) and the scratch
-folder's. source.py carries a Build out; `tcdist count GRAPH --plan` shows it, and the count that
-follows (count_mode), without counting.
+folder's; and how a built graph is counted (counted_as: whole, replicated, slices or parts, by one
+process or by ranks). source.py carries a Build out, ranks/prepare.py the count's mode; `tcdist
+count GRAPH --plan` shows both (for_count, the mode from the sizes the plan expects: count_mode)
+without counting.
 
 A generator's build is the first of these that fits:
   whole        its raw edges drawn on the GPU and built there (graph/build.py on CuPy)
@@ -75,7 +77,7 @@ class Build:
     disk_bytes: int = 0
 
     def to_dict(self) -> dict:
-        return {k: v if isinstance(v, str) else type(v)(v) if isinstance(v, bool) else int(v)
+        return {k: v if isinstance(v, (str, bool)) else int(v)  # (NumPy integers too)
                 for k, v in asdict(self).items() if v or k in ("way", "device", "csr", "raw_edges")}
 
     def lines(self) -> list[str]:
