@@ -125,8 +125,9 @@ class _Stream(io.RawIOBase):
 
 
 def _pread(f, at: int, size: int) -> bytes:
-    f.seek(at)
-    return f.read(size)
+    """size bytes of f at offset at, its position untouched: a failed share counts the lines before
+    it from the same file while its read-ahead thread may still be reading (seek and read raced)."""
+    return os.pread(f.fileno(), size, at)
 
 
 def members(f, lo: int, span_end: int, size: int, taken: dict):
