@@ -19,10 +19,12 @@ def networkx_graph(path):
 
 
 def reference(g):
-    """networkx's triangles and clustering per vertex, and from them the transitivity and the
-    average clustering (what nx.transitivity and nx.average_clustering compute, without
-    counting every triangle twice more)."""
-    triangles, clustering = nx.triangles(g), nx.clustering(g)
+    """networkx's triangles per vertex and from them its clustering (nx.clustering's own formula
+    for an unweighted graph, the same values: it counts every triangle again, 23 s on
+    soc-Epinions1 against 2 s), the transitivity and the average clustering (what nx.transitivity
+    and nx.average_clustering compute, without counting every triangle twice more)."""
+    triangles = nx.triangles(g)
+    clustering = {v: 2 * triangles[v] / (d * (d - 1)) if d > 1 else 0.0 for v, d in g.degree()}
     wedges = sum(d * (d - 1) // 2 for _, d in g.degree())
     return triangles, clustering, sum(triangles.values()) / wedges, sum(clustering.values()) / len(clustering)
 
