@@ -175,8 +175,8 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
     comm = as_comm(comm)
     try:
         with memory.bounded(host_memory_limit if is_serial(comm) else None), scratch_files.using(config.scratch):
-            if config.scratch is not None and is_serial(comm):  # a folder given is checked at once, needed or not
-                scratch_files.check_room(0)  # (ranks spill nothing yet)
+            if config.scratch is not None:  # a folder given is checked at once, needed or not, on every rank's host
+                collective(comm, lambda: scratch_files.check_room(0))
             return run.count(comm, source, config, debug=debug)  # (--host-memory-limit under ranks: a host's)
     finally:
         comm.Free()

@@ -370,7 +370,8 @@ def count_mode(span: int, m: int, csr: str, device, parts, ranks: Ranks | None =
         if ranks.shares and ranks.host_limit is not None and held > ranks.host_limit:
             return "parts across ranks", f"the graph twice (about {size_text(held)}) is over the " \
                                          f"{size_text(ranks.host_limit)} a host may hold: each rank counts the part " \
-                                         "of its own rows (each host's share checked once built)"
+                                         "of its own rows (once built, a part over its rank's share of the limit " \
+                                         "has its columns written to scratch)"
         if need <= ranks.budget:
             return "replicated", f"at most {size_text(need)} on a device, within the {size_text(ranks.budget)} each " \
                                  "rank may take: every rank counts shares of its rows"

@@ -98,6 +98,7 @@ def ranks_table(ranks):
             continue
         t = s["timings"]
         held = f", held {size_text(s['graph_peak_bytes'])} of the graph" if s.get("graph_peak_bytes") else ""
+        held += f", {size_text(s['scratch_bytes'])} of it on scratch" if s.get("scratch_bytes") else ""
         lines.append(f"  rank {s['rank']} on {s['host']}, {where}: parts {s['parts']}, triangles {s['triangles']:,}, "
                      f"partition {t['partition']:.3f} s, read {t['store_read']:.3f} s, transfer {t['transfer']:.3f} s, "
                      f"count {t['count']:.3f} s{held}")

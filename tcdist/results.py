@@ -167,6 +167,7 @@ class RankResult:
     graph_via: str = ""        # how rank 0's graph reached it: gpu (opened on rank 0's GPU), shared memory, broadcast
     counted_by: int | None = None  # the rank that counted on its GPU while it waited (ranks/per_gpu.py)
     graph_peak_bytes: int | None = None  # parts across ranks: the most of the graph's arrays it held at once
+    scratch_bytes: int = 0  # and the bytes of its part's columns it wrote to scratch (over its share of the limit)
 
     @property
     def first_kernel_at(self) -> float | None:
@@ -184,7 +185,7 @@ class RankResult:
                 "timings": self.timings.to_dict(), "gpu_peak_bytes": self.gpu_peak_bytes, "read_bytes": self.read_bytes,
                 "received_bytes": self.received_bytes, "graph_via": self.graph_via,
                 "first_kernel_at": self.first_kernel_at, "counted_by": self.counted_by,
-                "graph_peak_bytes": self.graph_peak_bytes}
+                "graph_peak_bytes": self.graph_peak_bytes, "scratch_bytes": self.scratch_bytes}
 
 
 @dataclass

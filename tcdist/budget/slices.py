@@ -54,13 +54,15 @@ def slice_plan(device, part: Part, budget: int | None = None) -> list[tuple[int,
         return plan(part, alone, alone_need, budget, advice)
 
 
-def pieces(device, part: Part) -> Iterator[Part | slices.Slice]:
+def pieces(device, part: Part, host_room: int | None = None) -> Iterator[Part | slices.Slice]:
     """The part, or where it does not fit the device, its slices, made one at a time (a part whose
-    columns lie on disk is read as one slice where it fits whole, and for a GPU, in slices that its
-    host holds too, two at a time: each is read there first)."""
+    columns lie on disk is read as one slice where it fits whole, in slices that its host holds
+    too, two at a time: host_room, else what the host has free; for a GPU, each is read there
+    first)."""
     budget = None
-    if on_disk(part.col) and device.is_gpu:
-        budget = min(device.budget(), int(HOST_SHARE * available()[0]) // 2)
+    if on_disk(part.col):
+        room = int(HOST_SHARE * available()[0]) if host_room is None else host_room
+        budget = min(device.budget(), room // 2 if device.is_gpu else room)
     bounds = slice_plan(device, part, budget) if device.sliced(part) else None
     if bounds is None and on_disk(part.col):
         bounds = [(0, part.n_local, 0, part.rowptr.size - 1)]

@@ -150,6 +150,11 @@ class DiskColumns:
                               "with more room") from None
         self.size = max(self.size, first + len(values))
 
+    def cut(self, size: int) -> None:
+        """Only the first size values kept (the file's room past them given back)."""
+        self.size = min(self.size, int(size))
+        os.ftruncate(self._fd, self.nbytes)
+
     def close(self) -> None:
         if self not in _open:
             return

@@ -32,7 +32,7 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
                 rank: int = 0, record: Callable[[PartResult], None] | None = None,
                 expected: int | None = None, check: Callable[[], None] | None = None,
                 per_vertex=None, per_edge: EdgeCredits | None = None, read_ahead: bool = True,
-                builds: bool = False) -> list[PartResult]:
+                builds: bool = False, host_room: int | None = None) -> list[PartResult]:
     """Count the parts named by indices, one at a time (the next one read meanwhile); a part too
     large for the device is counted in slices (Device.pieces), one result for all of them.
 
@@ -48,11 +48,12 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     every vertex, each part crediting its vertices by global id; per_edge, if given, receives
     each part's per-edge triangles (whole parts only); with either, the part's count is taken
     from those credits; read_ahead=False reads each part only when it is due (a dynamic queue's
-    next part must not be claimed early).
+    next part must not be claimed early); host_room, the host memory that slices of a part whose
+    columns lie on disk may take (else what the host has free).
     """
     results, pending = [], None
     stages = expected is None or expected > 1  # a lone part has no count to hide its copy behind
-    pieces = _pieces(indices, fetch, device)
+    pieces = _pieces(indices, fetch, device, host_room)
     pieces = _read_ahead(pieces, check, device, stages) if read_ahead else _read_when_due(pieces, check, device)
     with closing(pieces), progress.bar(expected, "count parts" if num_parts > 1 else "count") as bar:
         # closing: on an error, the reader thread is joined before the caller closes the device
@@ -91,13 +92,14 @@ def count_parts(device: Device, indices: Iterable[int], fetch: Callable[[int], P
     return results
 
 
-def _pieces(indices: Iterable[int], fetch: Callable[[int], Part | slices.Slice], device: Device):
+def _pieces(indices: Iterable[int], fetch: Callable[[int], Part | slices.Slice], device: Device,
+            host_room: int | None):
     """(index, piece, seconds its fetching and cutting took, of them compiling) for each piece of each part: the
     part itself, or its slices in turn; a slice fetched (a share of a replicated graph) is one piece."""
     for index in indices:
         t0, spent = time.perf_counter(), compiled.spent()
         part = fetch(index)
-        for piece in [part] if isinstance(part, slices.Slice) else pieces(device, part):
+        for piece in [part] if isinstance(part, slices.Slice) else pieces(device, part, host_room):
             yield index, piece, time.perf_counter() - t0, compiled.spent() - spent
             t0, spent = time.perf_counter(), compiled.spent()
         part = piece = None  # let go of before the next is fetched: built on a GPU, it is built beside no other

@@ -63,6 +63,8 @@ class Held:
     parts: object = None
     vertices: tuple | None = None  # (ids, degree) in row order, where no rank holds the graph
     graph_peak_bytes: int | None = None
+    host_room: int | None = None  # its part's columns on disk: the host memory the part's count may take
+    scratch_bytes: int = 0  # and their bytes there
     shared: dict | None = None  # the arrays every rank receives (ranks/share.py; header["shared"] their layout)
     locks: list[StoreLock] = field(default_factory=list)
 

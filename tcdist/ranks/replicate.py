@@ -194,14 +194,18 @@ def _parts_across(comm, rows, config, timings, why: str, debug: bool):
     vertices = collective(comm, lambda: _vertices_at_zero(comm, rows), debug=debug) if config.per_vertex else None
     plan = collective(comm, lambda: row_plan(comm, rows, config.host_memory_limit, node_local(comm)[1]), debug=debug)
     made = watched(comm, lambda watching: row_part(watching, plan), debug=debug)  # (one failing: none waits)
-    work = comm.allgather(made.part.stats["work"])
+    work, spilled = zip(*comm.allgather((made.part.stats["work"], made.room is not None)))
     timings.add("partition", began)
     header = {"n": rows.n, "m": rows.m, "name": rows.name, "self_loops": rows.self_loops,
               "duplicates": rows.duplicates, "reciprocal": rows.reciprocal, "warnings": list(rows.warnings),
               "parts": comm.size, "scheme": "rows", "prune": "minimal"}
+    spilling = [r for r, spills in enumerate(spilled) if spills]
+    spills = f" (rank{'s' * (len(spilling) > 1)} {', '.join(map(str, spilling))}{', each' * (len(spilling) > 1)} " \
+             "with its part's columns on scratch, over its share of the limit)" if spilling else ""
     prepared = Prepared(header, dict(enumerate(work)), mode=ACROSS,
-                        reason=f"{ACROSS}: {why}; every rank holds its rows and their out-neighbours' rows")
-    held = Held(parts={comm.rank: made.part}, vertices=vertices, graph_peak_bytes=made.graph_peak_bytes)
+                        reason=f"{ACROSS}: {why}; every rank holds its rows and their out-neighbours' rows{spills}")
+    held = Held(parts={comm.rank: made.part}, vertices=vertices, graph_peak_bytes=made.graph_peak_bytes,
+                host_room=made.room, scratch_bytes=made.part.col.nbytes if made.room is not None else 0)
     shared = SimpleNamespace(arrays=None, received=made.received_bytes, via="proxy rows", close=lambda: None)
     return prepared, held, shared
 

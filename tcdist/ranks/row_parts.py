@@ -25,6 +25,12 @@ pages are remapped, not copied), each proxy row is filtered and renumbered into 
 arrives, and the head is renumbered last (the owner serves others' asks from it until then).
 The part is made in host memory, whatever device counts it: the pipeline copies it to a GPU, or
 counts it in slices where it does not fit (ranks/pipeline.py).
+
+Under --host-memory-limit, a rank whose rows and proxy rows exceed its share of its host's limit
+spills: its part's columns go to a scratch file of its own (io/scratch.py, on its own host), each
+proxy row written there as it arrives and its own rows, renumbered, written last; it holds its
+rows, its part's row pointers and ids, and the rows in flight, and counts the part a slice at a
+time read from the file, within what its share leaves (budget/slices.pieces).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from tcdist.budget.model import csr_bytes
 from tcdist.budget.sizes import size_text
 from tcdist.errors import OptionError
 from tcdist.graph.graph import col_dtype
+from tcdist.io.scratch import DiskColumns
 from tcdist.partition.part import Part
 from tcdist.ranks.exchange import alltoallv, offsets
 from tcdist.ranks.spread import cut
@@ -96,13 +103,15 @@ class RowPart:
     part: Part
     graph_peak_bytes: int
     received_bytes: int
+    room: int | None = None  # a part whose columns lie on disk: the host memory its count may take
 
 
 @dataclass
 class RowPlan:
     """What a rank asked of the others before fetching: its rows (own: [rowptr, col], which the part
     grows from: nothing else may hold them), its proxies and their rows' lengths, the bytes of a
-    fetch's step, and the graph bytes it holds."""
+    fetch's step, the graph bytes it holds, what each rank needs; where it spills, its part's columns on disk and what
+    its share of the host's limit leaves beside its part's row pointers and ids."""
 
     own: list
     first: int
@@ -113,13 +122,17 @@ class RowPlan:
     lengths: np.ndarray
     step: int
     held: GraphBytes
+    needs: list  # every rank's _Needs
+    columns: DiskColumns | None = None
+    room: int | None = None
 
 
 def row_plan(comm, rows, host_memory_limit: int | None = None, ranks_here: int = 1) -> RowPlan:
     """The plan of this rank's part of its rows (ranks/ingest.Rows: taken over, its rowptr and col
     given up to the plan). With host_memory_limit (bytes a host's ranks may hold of the graph), a
-    rank whose rows and proxy rows exceed its host's limit shared among its ranks_here ranks is
-    the same error on every rank, before any row is fetched."""
+    rank whose rows and proxy rows exceed its host's limit shared among its ranks_here ranks spills
+    its part's columns to scratch; one whose rows and part's row pointers exceed it even so is the
+    same error on every rank, before any row is fetched."""
     own = [to_numpy(rows.rowptr), to_numpy(rows.col)]
     rows.rowptr = rows.col = None
     first, end, bounds = rows.first_row, rows.end_row, np.asarray(rows.bounds, np.int64)
@@ -127,24 +140,62 @@ def row_plan(comm, rows, host_memory_limit: int | None = None, ranks_here: int =
     held.hold(own[0].nbytes + own[1].nbytes)
     proxies = np.unique(own[1][own[1] >= end]).astype(np.int64)
     lengths = _lengths_asked(comm, proxies, own[0], first, bounds)
-    col_bytes = own[1].itemsize
+    col_bytes, size = own[1].itemsize, end - first + proxies.size
     asked = 8 * proxies.size + col_bytes * int(lengths.sum())
-    mine = csr_bytes(end - first, own[1].size, 0, col_bytes) + asked
-    everyone = comm.allgather((mine, asked, socket.gethostname()))
+    rows_bytes = csr_bytes(end - first, own[1].size, 0, col_bytes)
+    spilled = own[1].nbytes + 16 * size + 8  # its columns, its part's row pointers and ids: the part's columns on disk
+    everyone = comm.allgather(_Needs(rows_bytes + asked, asked, spilled, socket.gethostname()))
+    step = max(min(needs.mine for needs in everyone) // (STEP_SHARE * comm.size),
+               max(needs.asked for needs in everyone) // MOST_STEPS, LEAST_STEP_BYTES)
+    columns = room = None
     if host_memory_limit is not None:
-        _refuse_over_limit(comm, everyone, host_memory_limit, ranks_here)
-    step = max(min(needs for needs, _, _ in everyone) // (STEP_SHARE * comm.size),
-               max(proxy_rows for _, proxy_rows, _ in everyone) // MOST_STEPS, LEAST_STEP_BYTES)
-    return RowPlan(own, first, end, rows.n, bounds, proxies, lengths, step, held)
+        allowed = comm.allgather(host_memory_limit // ranks_here)
+        step = _step_within(comm, everyone, allowed, host_memory_limit, step)
+        if everyone[comm.rank].mine > allowed[comm.rank]:
+            columns = DiskColumns(own[1].size + int(lengths.sum()), col_dtype(size), "a rank's part's columns")
+            room = allowed[comm.rank] - 16 * size - 8
+    return RowPlan(own, first, end, rows.n, bounds, proxies, lengths, step, held, everyone, columns, room)
+
+
+@dataclass
+class _Needs:
+    """What a rank holds of the graph while it makes its part: in memory (mine, of which asked: its
+    proxies and their rows), or with its part's columns spilled to disk; and its host's name."""
+
+    mine: int
+    asked: int
+    spilled: int
+    host: str
+
+
+def _step_within(comm, everyone: list[_Needs], allowed: list[int], limit: int, step: int) -> int:
+    """The bytes of a fetch's step where some ranks spill: small enough for the rows in flight (a
+    step's asks of every rank and its answers) to fit beside what the spilling rank with the least
+    room holds. Where a rank's share of its host's limit holds neither its part in memory nor its
+    rows and its part's row pointers with the columns on disk, the same error on every rank."""
+    flight = comm.size + 1  # a step's bytes: asked of others, and up to comm.size answers to them
+    over = [r for r, needs in enumerate(everyone) if needs.mine > allowed[r]]
+    short = [r for r in over if everyone[r].spilled + flight * LEAST_STEP_BYTES > allowed[r]]
+    if short:
+        r = max(short, key=lambda r: min(everyone[r].mine, everyone[r].spilled) - allowed[r])
+        needs = everyone[r]
+        raise OptionError(
+            f"rank {r} on {needs.host} needs {size_text(needs.mine)} of host memory for its rows "
+            f"({size_text(needs.mine - needs.asked)}) and the rows of their out-neighbours on other ranks "
+            f"({size_text(needs.asked)}), or {size_text(needs.spilled + flight * LEAST_STEP_BYTES)} with its part's "
+            f"columns on scratch, over the {size_text(allowed[r])} that {{host_memory_limit}} {size_text(limit)} "
+            "leaves each rank of its host; count on more hosts, or give a larger {host_memory_limit}")
+    if not over:
+        return step
+    return min(step, min(allowed[r] - everyone[r].spilled for r in over) // flight)
 
 
 def row_part(comm, plan: RowPlan) -> RowPart:
     """This rank's part (index comm.rank), made by plan (its rows taken from it). comm may be a
     guard.Watched: a rank out of memory between the fetch's exchanges ends every rank, none waiting."""
-    places = _Places(plan.proxies, plan.end, plan.n, plan.own[1].nbytes)
-    part, received = _made(comm, plan.own, plan.first, plan.end, plan.bounds, places, plan.lengths, plan.step,
-                           plan.held)
-    return RowPart(part, plan.held.peak, received)
+    places = _Places(plan.proxies, plan.end, plan.n, 0 if plan.columns is not None else plan.own[1].nbytes)
+    part, received = _made(comm, plan, places)
+    return RowPart(part, plan.held.peak, received, plan.room)
 
 
 def _lengths_asked(comm, proxies, rowptr, first: int, bounds) -> np.ndarray:
@@ -155,33 +206,23 @@ def _lengths_asked(comm, proxies, rowptr, first: int, bounds) -> np.ndarray:
     return lengths
 
 
-def _refuse_over_limit(comm, everyone: list, limit: int, ranks_here: int) -> None:
-    """The same error on every rank where any rank's rows and proxy rows exceed its host's limit
-    shared among its ranks."""
-    allowed = comm.allgather(limit // ranks_here)
-    over = [(mine - allowed[r], r) for r, (mine, _, _) in enumerate(everyone) if mine > allowed[r]]
-    if not over:
-        return
-    _, r = max(over)
-    mine, asked, host = everyone[r]
-    raise OptionError(f"rank {r} on {host} needs {size_text(mine)} of host memory for its rows "
-                      f"({size_text(mine - asked)}) and the rows of their out-neighbours on other ranks "
-                      f"({size_text(asked)}), over the {size_text(allowed[r])} that {{host_memory_limit}} "
-                      f"{size_text(limit)} leaves each rank of its host; count on more hosts, or give a larger "
-                      "{host_memory_limit}")
-
-
-def _made(comm, own: list, first: int, end: int, bounds, places: _Places, lengths, step: int,
-          held: GraphBytes) -> tuple[Part, int]:
-    """The part, from this rank's rows (own: [rowptr, col], global ids; taken) and its proxies'
-    rows fetched in steps of about step bytes; and the bytes of proxy rows received."""
+def _made(comm, plan: RowPlan, places: _Places) -> tuple[Part, int]:
+    """The part, from this rank's rows (plan.own: [rowptr, col], global ids; taken) and its proxies'
+    rows fetched in steps of about plan.step bytes, its columns in memory or on disk (plan.columns);
+    and the bytes of proxy rows received."""
+    own, first, end, lengths, held, columns = plan.own, plan.first, plan.end, plan.lengths, plan.held, plan.columns
     proxies = places.proxies
     n_local, own_edges, size = end - first, own[1].size, end - first + proxies.size
     upper = own_edges + int(lengths.sum())
-    rowptr, col = _grown(own, 0, size + 1, held), _grown(own, 1, upper, held)
-    own_rowptr, own_col = rowptr[: n_local + 1], col[:own_edges]  # global ids until every rank is served
+    rowptr, itemsize = _grown(own, 0, size + 1, held), own[1].itemsize
+    if columns is None:
+        col = _grown(own, 1, upper, held)
+        own_col = col[:own_edges]  # global ids until every rank is served
+    else:
+        own_col, own[1] = own[1], None
+    own_rowptr = rowptr[: n_local + 1]
     starts = np.cumsum(lengths) - lengths
-    per_step = max(step // col.itemsize, 1)
+    per_step = max(plan.step // itemsize, 1)
     mine = -(-(upper - own_edges) // per_step)
     cuts = np.searchsorted(starts, np.arange(mine + 1) * per_step)
     cuts[-1] = proxies.size
@@ -190,7 +231,7 @@ def _made(comm, own: list, first: int, end: int, bounds, places: _Places, length
     for k in range(max(comm.allgather(mine))):
         a, b = (int(cuts[k]), int(cuts[k + 1])) if k < mine else (0, 0)
         batch = proxies[a:b]
-        wanted, wanted_counts = alltoallv(comm, batch, cut(batch, bounds[1:-1]))
+        wanted, wanted_counts = alltoallv(comm, batch, cut(batch, plan.bounds[1:-1]))
         answer, answer_counts = _rows_of(own_rowptr, own_col, wanted - first, wanted_counts)
         held.hold(answer.nbytes)
         got, _ = alltoallv(comm, answer, answer_counts)
@@ -203,14 +244,25 @@ def _made(comm, own: list, first: int, end: int, bounds, places: _Places, length
             hit = at >= 0
             kept[a:b] = np.bincount(segment_ids(lengths[a:b])[hit], minlength=b - a)
             taken = n_local + at[hit]
-            col[fill : fill + taken.size] = taken
+            if columns is None:
+                col[fill : fill + taken.size] = taken
+            else:
+                columns.write(fill, taken)
             fill += taken.size
         held.let_go(got.nbytes)
         del got
-    del own_rowptr, own_col
-    _renumber(col, own_edges, first, end, places)
+    _renumber(own_col, own_edges, first, end, places)
     np.cumsum(kept, out=rowptr[n_local + 1 :])
     rowptr[n_local + 1 :] += own_edges
+    global_id = np.concatenate([np.arange(first, end, dtype=np.int64), proxies])
+    if columns is not None:
+        work = _written_head(columns, own_col, rowptr)
+        held.let_go(own_col.nbytes)
+        del own_col
+        columns.cut(fill)
+        return Part.make(index=comm.rank, rowptr=rowptr, col=columns, global_id=global_id, n_local=n_local,
+                         v_ind=size, e_ind=fill, work=work), received
+    del own_rowptr, own_col
     box = [col]
     del col
     col = _shrunk(box, fill, held)
@@ -219,10 +271,20 @@ def _made(comm, own: list, first: int, end: int, bounds, places: _Places, length
         held.hold(narrow.nbytes)
         held.let_go(col.nbytes)
         col = narrow
-    global_id = np.concatenate([np.arange(first, end, dtype=np.int64), proxies])
     part = Part.make(index=comm.rank, rowptr=rowptr, col=col, global_id=global_id, n_local=n_local, v_ind=size,
                      e_ind=fill)
     return part, received
+
+
+def _written_head(columns: DiskColumns, head, rowptr) -> int:
+    """The local rows' columns (head: renumbered) written at the start of the columns on disk, a run
+    at a time; returns the part's work (part_stats: the local rows' probes), taken meanwhile."""
+    work = 0
+    for lo in range(0, head.size, RENUMBER_CHUNK):
+        run = head[lo : lo + RENUMBER_CHUNK]
+        columns.write(lo, run)
+        work += int((rowptr[run + 1] - rowptr[run]).sum())
+    return work
 
 
 def _renumber(col, edges: int, first: int, end: int, places: _Places) -> None:

@@ -157,7 +157,7 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
                 timings.store_write += time.perf_counter() - t0  # the file begun: header, whole-graph arrays
             in_memory = _Shares(shared, prepared) if prepared.mode == "replicated" else \
                 OwnParts(shared, prepared, device, None if gather is None else gather.deliver)
-        results = _count_mine(comm, config, prepared, device, in_memory, credits, edges, read, debug)
+        results = _count_mine(comm, config, prepared, device, in_memory, credits, edges, read, debug, held.host_room)
         if gather is not None:
             t0 = time.perf_counter()
             collective(comm, gather.finish, debug=debug)  # rank 0: the last parts written, the store sealed
@@ -173,7 +173,8 @@ def _count_on(comm, device: Device, source, config: CountConfig, timings: Timing
                           read_bytes=read[0] + read_share + (prepared.header.get("read_bytes", 0) if comm.rank == 0
                                                              else 0),
                           received_bytes=0 if shared is None else shared.received,
-                          graph_via="" if shared is None else shared.via, graph_peak_bytes=held.graph_peak_bytes)
+                          graph_via="" if shared is None else shared.via, graph_peak_bytes=held.graph_peak_bytes,
+                          scratch_bytes=held.scratch_bytes)
         everyone = comm.allgather(mine)
         counted = sum_uint64(comm, mine.triangles)
         if comm.rank == 0 and prepared.drop_journal and prepared.journal is not None:  # every rank has journalled
@@ -293,9 +294,10 @@ def _open_store(path) -> Store:
 
 
 def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, in_memory, credits, edges, read: list,
-                debug: bool) -> list[PartResult]:
+                debug: bool, host_room: int | None) -> list[PartResult]:
     """Count this rank's parts, from memory (rank 0's parts with one rank; shares of the whole graph,
-    replicated) or from the store every rank opens; read[0] receives the bytes read from it."""
+    replicated) or from the store every rank opens; read[0] receives the bytes read from it;
+    host_room: what the slices of a part on disk may take of the host (pipeline.count_parts)."""
     store = None if in_memory is not None else collective(comm, lambda: _open_store(prepared.store), debug=debug)
 
     def from_store(index: int) -> Part:
@@ -319,7 +321,7 @@ def _count_mine(comm, config: CountConfig, prepared: Prepared, device: Device, i
                                per_vertex=credits, per_edge=edges,
                                # a queue's next part is not taken early, nor one built on the GPU under its budget
                                read_ahead=not dynamic and getattr(in_memory, "ahead", True),
-                               builds=getattr(in_memory, "builds", False))
+                               builds=getattr(in_memory, "builds", False), host_room=host_room)
 
         return independently(comm, work, then=mine.close if dynamic else None, debug=debug)
     finally:

@@ -35,20 +35,20 @@ GRID = "grid:200:200"  # a graph whose rows reach few others': a rank's part is 
 CLIQUES = {**os.environ, "MPIR_CVAR_NUM_CLIQUES": "2"}  # one host taken for two, of two ranks each (-n 4)
 
 
-def run_check(ranks, piece_bytes=1 << 30, least_step=1024, table_share=1, env=None):
-    checked(ranks, CHECK, DATA, piece_bytes, least_step, table_share, cases=CASES, env=env)
+def run_check(scratch, ranks, piece_bytes=1 << 30, least_step=1024, table_share=1, env=None):
+    checked(ranks, CHECK, DATA, piece_bytes, least_step, table_share, scratch, cases=CASES, env=env)
 
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
-def test_each_ranks_part_is_the_minimal_part_of_its_rows(ranks):
-    run_check(ranks)
+def test_each_ranks_part_is_the_minimal_part_of_its_rows(tmp_path, ranks):
+    run_check(tmp_path, ranks)
 
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("table_share", [0, 1])
-def test_the_proxies_found_by_a_search_or_a_table_make_the_same_parts(table_share):
-    run_check(3, table_share=table_share)
+def test_the_proxies_found_by_a_search_or_a_table_make_the_same_parts(tmp_path, table_share):
+    run_check(tmp_path, 3, table_share=table_share)
 
 
 @pytest.mark.mpi
@@ -61,10 +61,10 @@ def test_a_rank_failing_in_the_fetch_ends_every_rank_with_its_error():
 
 
 @pytest.mark.mpi
-def test_two_hosts_make_the_same_parts_in_small_messages_and_steps():
+def test_two_hosts_make_the_same_parts_in_small_messages_and_steps(tmp_path):
     if not makes_cliques():
         pytest.skip("the launcher is not MPICH's: it cannot split one host in two")
-    run_check(4, 4000, 64, env=CLIQUES)
+    run_check(tmp_path, 4, 4000, 64, env=CLIQUES)
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +159,40 @@ def test_a_skewed_graph_counts_across_hosts_though_its_first_rank_asks_for_most_
     held_within_bounds(record, graph, below_whole=False)
     first, last = record["part_stats"][0], record["part_stats"][-1]
     assert first["e_res"] > 0.5 * graph.m > last["e_res"]
+
+
+@pytest.mark.mpi
+def test_ranks_over_their_share_of_a_host_spill_their_part_s_columns_to_scratch(tmp_path):
+    """Two hosts of two ranks, a host limit below what RMAT's first ranks need for their parts (their
+    rows reach the hubs): those ranks write their part's columns to scratch, hold no more than
+    their share of the limit, and the count is one process's; the scratch folder is left empty."""
+    if not makes_cliques():
+        pytest.skip("the launcher is not MPICH's: it cannot split one host in two")
+    alone = tcdist.count_triangles("rmat:13", backend="cpu")
+    graph = tcdist.load_graph("rmat:13")
+    whole = csr_bytes(graph.n, graph.m, graph.n, graph.col.itemsize)
+    limit = int(1.2 * whole)  # each rank's share 0.6 of the graph: rank 0's part in memory is about all of it
+    record = mpiexec_json(4, "count", "rmat:13", "--backend", "cpu", "--host-memory-limit", limit,
+                          "--scratch", tmp_path, env=CLIQUES)
+    assert record["triangles"] == alone.triangles and record["mode"] == "parts across ranks"
+    spilled = [r["rank"] for r in record["rank_stats"] if r["scratch_bytes"]]
+    assert spilled[:1] == [0] and "with its part's columns on scratch" in record["mode_reason"]
+    for rank, part in zip(record["rank_stats"], record["part_stats"]):
+        assert rank["graph_peak_bytes"] <= limit // 2
+        assert rank["scratch_bytes"] == (graph.col.itemsize * part["e_res"] if rank["rank"] in spilled else 0)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.mpi
+def test_a_scratch_folder_that_is_none_is_one_line_on_every_rank_before_any_work(tmp_path):
+    if not makes_cliques():
+        pytest.skip("the launcher is not MPICH's: it cannot split one host in two")
+    locked = tmp_path / "a file"  # (not a read-only folder: root writes in one)
+    locked.write_text("")
+    done = mpiexec(4, "count", "rmat:13", "--backend", "cpu", "--scratch", locked, env=CLIQUES)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("tcdist")]
+    assert done.returncode == 2 and lines == [f"tcdist: error: --scratch {locked}: not a folder this process may "
+                                              "write in"], done.stderr
 
 
 @pytest.mark.mpi
