@@ -90,6 +90,20 @@ def count_read_once(how, data: bytes, tmp_path):
     return result
 
 
+def scratch_held(folder, pid="*") -> list[str]:
+    """The scratch files in folder that process pid (every process: "*") holds open, each removed
+    from the folder as it was opened (its link reads "... (deleted)")."""
+    found = []
+    for fd in Path("/proc").glob(f"{pid}/fd/*"):
+        try:
+            target = os.readlink(fd)
+        except OSError:  # (closed meanwhile, or another user's)
+            continue
+        if target.startswith(os.path.join(str(folder), "tcdist-scratch-")):
+            found.append(target)
+    return found
+
+
 def same_graph(built, reference):
     """Two Graphs alike in every array (and the columns' dtype) and every count."""
     from tcdist.xp import to_numpy

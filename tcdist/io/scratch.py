@@ -3,9 +3,11 @@ its build writes them there a range of rows at a time, and its count reads the r
 takes (partition/slices.py), so that memory holds the row pointers and a slice at a time. (Also a
 text file's parsed pairs, which a build read again on the CPU reads back on every pass.)
 
-The file is the process's own (named by host and process id, so that a later run removes what a
-killed one left), removed when the columns are closed, at once on a signal (signals.hold), and at
-the latest when the process ends.
+The file is the process's own, and has no name: it is removed from its folder as soon as it is
+opened, and lives on as the process's open file only, so that the system frees its room when the
+columns are closed or the process ends, however it ends (killed, or one rank of a job killing
+the others). Its name (host and process id) serves only the moment between the two, which a
+later run clears where a process was killed in it.
 """
 
 from __future__ import annotations
@@ -84,11 +86,18 @@ class DiskColumns:
         self.size, self.dtype, self.what = int(size), np.dtype(dtype), what
         where = check_room(self.nbytes, what)
         self.path = os.path.join(where, f"tcdist-scratch-{this_process()}-{next(_numbers)}.col")
+        signals.hold(self.path)  # (removed by a signal between its opening and its removal)
         try:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.remove(self.path)
+            except OSError:
+                os.close(self._fd)
+                raise
         except OSError as e:
             raise OptionError(f"{{scratch}} {where}: {e.strerror or e}") from None
-        signals.hold(self.path)  # (removed at once by a signal, whatever the main thread is doing)
+        finally:
+            signals.let_go(self.path)
         _open.add(self)
 
     @property
@@ -159,13 +168,7 @@ class DiskColumns:
         if self not in _open:
             return
         _open.discard(self)
-        try:
-            os.close(self._fd)
-            os.remove(self.path)
-        except OSError:  # (gone already, or a folder made read-only meanwhile: nothing more to do)
-            pass
-        finally:
-            signals.let_go(self.path)
+        os.close(self._fd)
 
 
 @atexit.register

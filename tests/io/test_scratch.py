@@ -1,6 +1,6 @@
 """A graph's columns on disk (io/scratch.py): built there by the redrawn build byte for byte as in
-memory, counted a slice at a time, the scratch file checked for room first and removed after,
-and a full disk one line."""
+memory, counted a slice at a time, the scratch file checked for room first, held open with no
+name in its folder (nothing is left there, however the process ends), and a full disk one line."""
 
 import dataclasses
 import errno
@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import same_graph
+from conftest import same_graph, scratch_held
 
 import tcdist
 from tcdist import io, plan, source
@@ -34,9 +34,9 @@ def test_columns_written_to_disk_are_the_columns_built_in_memory(tmp_path):
     with scratch.using(str(tmp_path)):
         graph = redrawn_build.build_redrawn(span, lambda: generators.pieces(spec, seed=3, size=5000)[2], spec, np,
                                             20_000, columns=scratch.DiskColumns)
-        assert scratch.on_disk(graph.col) and _scratch_files(tmp_path)
+        assert scratch.on_disk(graph.col) and scratch_held(tmp_path, "self") and not _scratch_files(tmp_path)
         same_graph(dataclasses.replace(graph, col=graph.col[:]), reference)
-    assert not _scratch_files(tmp_path)  # (removed as the block ends)
+    assert not scratch_held(tmp_path, "self")  # (closed as the block ends)
 
 
 def test_a_graph_built_onto_disk_is_counted_a_slice_at_a_time_exactly_and_its_file_removed(tmp_path, monkeypatch):
@@ -83,10 +83,11 @@ def test_a_scratch_folder_that_is_not_there_is_refused_before_any_pass(tmp_path,
         plan.layout(1 << 16, 1 << 20, "rmat:16", "host", 1 << 30)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_while_the_columns_lie_on_disk_removes_them(tmp_path, signum):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_a_signal_while_the_columns_lie_on_disk_leaves_nothing(tmp_path, signum):
     """RMAT-16 as text under 8 MiB: its columns go to the scratch folder, then thousands of slices
-    are read from them; a signal meanwhile ends the run with its status and leaves nothing there."""
+    are read from them; a signal meanwhile ends the run with its status, and the folder is as it
+    was, even after SIGKILL (the file has no name there: the system frees it with the process)."""
     path = tmp_path / "g.txt"
     edges = io.generate("rmat:16")
     np.savetxt(path, np.stack([edges.src, edges.dst], axis=1), fmt="%d")
@@ -96,14 +97,18 @@ def test_a_signal_while_the_columns_lie_on_disk_removes_them(tmp_path, signum):
                             "8MiB", "--scratch", str(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
-        while not _scratch_files(folder) and job.poll() is None and time.monotonic() < deadline:
+        while not scratch_held(folder, job.pid) and job.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert _scratch_files(folder), job.communicate()
+        assert scratch_held(folder, job.pid), job.communicate()
         job.send_signal(signum)
         _, err = job.communicate(timeout=60)
     finally:
         job.kill()
-    assert job.returncode == 128 + signum and "tcdist: stopped by" in err and not _scratch_files(folder), err
+    assert os.listdir(folder) == [], err
+    if signum == signal.SIGKILL:
+        assert job.returncode == -signum
+    else:
+        assert job.returncode == 128 + signum and "tcdist: stopped by" in err, err
 
 
 @pytest.mark.gpu

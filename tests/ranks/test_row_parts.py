@@ -7,14 +7,16 @@ one line and exit 2."""
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_module
+from conftest import run_module, scratch_held
 from mpi_launch import checked, launcher, makes_cliques, mpiexec, mpiexec_json
 
 import tcdist
@@ -165,7 +167,7 @@ def test_a_skewed_graph_counts_across_hosts_though_its_first_rank_asks_for_most_
 def test_ranks_over_their_share_of_a_host_spill_their_part_s_columns_to_scratch(tmp_path):
     """Two hosts of two ranks, a host limit below what RMAT's first ranks need for their parts (their
     rows reach the hubs): those ranks write their part's columns to scratch, hold no more than
-    their share of the limit, and the count is one process's; the scratch folder is left empty."""
+    their share of the limit, and the count is one process's."""
     if not makes_cliques():
         pytest.skip("the launcher is not MPICH's: it cannot split one host in two")
     alone = tcdist.count_triangles("rmat:13", backend="cpu")
@@ -180,7 +182,29 @@ def test_ranks_over_their_share_of_a_host_spill_their_part_s_columns_to_scratch(
     for rank, part in zip(record["rank_stats"], record["part_stats"]):
         assert rank["graph_peak_bytes"] <= limit // 2
         assert rank["scratch_bytes"] == (graph.col.itemsize * part["e_res"] if rank["rank"] in spilled else 0)
-    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.mpi
+def test_a_rank_killed_while_ranks_spill_leaves_nothing_in_scratch(tmp_path):
+    """RMAT-19 on two hosts of two ranks under 40 MiB a host: ranks 0 and 1 spill. One rank killed
+    (SIGKILL) while their files are open ends the job, and the scratch folder is as it was."""
+    if not makes_cliques():
+        pytest.skip("the launcher is not MPICH's: it cannot split one host in two")
+    job = subprocess.Popen([*launcher(), "-n", "4", sys.executable, "-m", "tcdist", "count", "rmat:19", "--backend",
+                            "cpu", "--host-memory-limit", "40MiB", "--scratch", str(tmp_path)], env=CLIQUES,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not scratch_held(tmp_path) and job.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        held = scratch_held(tmp_path)
+        assert held and os.listdir(tmp_path) == [], job.communicate()
+        pid = int(held[0].split("-")[-2])  # (named by host and process id)
+        os.kill(pid, signal.SIGKILL)
+        job.communicate(timeout=120)
+    finally:
+        job.kill()
+    assert job.returncode != 0 and os.listdir(tmp_path) == [] and not scratch_held(tmp_path)
 
 
 @pytest.mark.mpi
