@@ -16,7 +16,7 @@ from tcdist.partition import PRUNE_MODES, SCHEMES, assign, build_parts, partitio
 
 PART_COUNTS = (1, 2, 3, 4, 7, 16)
 LARGE_GRAPH_PART_COUNTS = (3, 16)  # a graph of over LARGE_GRAPH_EDGES: fewer, so the suite stays short
-LARGE_GRAPH_EDGES = 300_000
+LARGE_GRAPH_EDGES = 150_000
 count = count_marker
 
 
