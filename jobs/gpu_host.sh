@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# On a lent GPU host, from the repository root:  bash jobs/gpu_host.sh tests|bench|budget|kernels|e2e|ingest|gpu-ingest|parts|lstc|scaling [options]
+# On a lent GPU host, from the repository root:  bash jobs/gpu_host.sh tests|bench|budget|kernels|peers|e2e|ingest|gpu-ingest|parts|lstc|scaling [options]
 # Installs the carried wheels (.whl/: pymetis, networkit), points the tests at the carried datasets
-# (.datasets/) and the host's Open MPI, then runs the GPU and MPI tests or the rank benchmark.
+# (.datasets/) and the host's Open MPI, then runs the GPU and MPI tests or the rank benchmark
+# (peers: the published codes' sources carried in .peers/, jobs/bench_peers.py says which).
 # Logs and results go to $OUT (the device tool brings them back).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -17,6 +18,7 @@ case $what in
   bench) (cd jobs && python3 bench_ranks.py --mpirun "$TCDIST_MPIEXEC" "$@") 2>&1 | tee "$OUT/bench.log" ;;
   budget) (cd jobs && python3 bench_budget.py "$@") 2>&1 | tee "$OUT/budget.log" ;;
   kernels) (cd jobs && python3 bench_gpu.py "$@") 2>&1 | tee "$OUT/kernels.log" ;;
+  peers) (cd jobs && python3 bench_peers.py --peers ../.peers "$@") 2>&1 | tee "$OUT/peers.log" ;;
   e2e) (cd jobs && python3 bench_e2e.py --out "$OUT" "$@") 2>&1 | tee "$OUT/e2e.log" ;;
   ingest) ranks=$1; shift  # ingest R [bench_ingest.py's options]
     (cd jobs && $TCDIST_MPIEXEC -n "$ranks" python3 bench_ingest.py --out "$OUT/ingest-r$ranks.json" "$@") 2>&1 | tee "$OUT/ingest-r$ranks.log" ;;
