@@ -207,7 +207,7 @@ def plan_count(source: Source = None, *, backend: str = "auto", parts: int | str
         try:
             ranks = None if is_serial(comm) else plan.Ranks(
                 comm.size, sum(comm.allgather(local_rank == 0)), replicate.ingests(comm, source, config, device.is_gpu),
-                run.least_rank_budget(comm, device), config.host_memory_limit)
+                run.least_rank_budget(comm, device), config.host_memory_limit, max(comm.allgather(local_size)))
             with memory.bounded(config.host_memory_limit if ranks is None else None), \
                     scratch_files.using(config.scratch):
                 return collective(comm, lambda: plan.for_count(source, device, config.parts, ranks), root_only=True)

@@ -54,6 +54,8 @@ REREAD_SAMPLE_BYTES = 1 << 22  # a file's first bytes, whose lines estimate its 
 SHORTEST_LINE_BYTES = 4  # an edge's line: "0 1\n"
 REREAD_PIECE_SHARE = 4  # a file read again in pieces that take at most this fraction of the host's room
 REREAD_HELD_SHARE = 2  # and its parsed pairs kept on the GPU where they take at most this fraction of its room
+RANKS_AGAIN_KEYS_AT_LEAST = 1 << 12  # a rank's share built again in ranges of fewer keys (over all ranks) is not
+RANKS_AGAIN_PIECES = 4  # a rank's share of a text file read once in this many pieces, their pairs to scratch
 
 
 @dataclass
@@ -90,6 +92,9 @@ class Build:
                          (("host", self.host_bytes), ("GPU", self.gpu_bytes), ("disk", self.disk_bytes)) if nbytes)
         if self.way == "rows":
             return [f"build   every rank builds its rows from its share, {where} ({edges} in all)"]
+        if self.way.startswith("rows "):  # (its share drawn or read again: none held)
+            return [f"build   every rank builds its rows with its share {self.way[5:]} for every range of "
+                    f"{self.keys:,} keys over the ranks, none of it held ({edges} in all), {where}"]
         lies = {"host": "in host memory", "gpu": "on the GPU", "disk": "its columns on disk"}[self.csr]
         return [f"build   {self.way} {where} ({edges}{passes})",
                 f"graph   {lies}" + (f"; at most {held}" if held else "")]
@@ -285,6 +290,40 @@ def _sampled(path: str, size: int) -> tuple[int, int]:
     return edges, int(max(parsed[0].max(), parsed[1].max())) + 1 if parsed and parsed[0].size else 0
 
 
+def rows_again(raw: int, span: int, room: int) -> int | None:
+    """The keys (over all ranks) a range may hold where a rank's share of raw edges with ids below
+    span is built with nothing of it held, drawn or read again for every range (ranks/redrawn_rows.py):
+    where its build in memory (its pairs and their build) takes more than room, its share of its
+    host's --host-memory-limit, and the counts over every id, its rows and a range of keys fit room.
+    None where it is built in memory (fits room, or this does not fit either: the ranks' build in
+    memory takes what it needs, the limit binding the graph's arrays after it: docs/ranks.md)."""
+    if raw * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) <= room:
+        return None
+    left = room - model.RANKS_AGAIN_BYTES_PER_ID * span - model.RANKS_AGAIN_BYTES_PER_EDGE * raw
+    keys = left // model.RANKS_AGAIN_BYTES_PER_KEY
+    return keys if keys >= RANKS_AGAIN_KEYS_AT_LEAST else None
+
+
+def shares_again(source: str, ranks: int, room: int, seed: int = 0) -> tuple[str, int, int, int] | None:
+    """Where ranks each build their rows with nothing of their share held (rows_again, in room
+    bytes a rank): (how, "drawn again" for a generator's share, "read again" for a plain text or
+    Matrix Market file's, parsed once to scratch; the keys a range may hold; the ids' bound, a
+    file's estimated from its first bytes; a share's raw edges, a file's estimated); else None."""
+    if io.is_spec(source) and not os.path.exists(source):
+        made = generators.pieces(source, seed=seed)
+        if made is None:
+            return None
+        span, raw = made[0], -(-made[1] // ranks)
+        keys = rows_again(raw, span, room)
+        return None if keys is None else ("drawn again", keys, span, raw)
+    if not os.path.isfile(source) or is_gzip(source) or io.detect_format(source) == "h5":
+        return None
+    edges, span = _sampled(source, os.path.getsize(source))
+    raw = -(-edges // ranks)
+    keys = rows_again(raw, span, room) if span else None
+    return None if keys is None else ("read again", keys, span, raw)
+
+
 @dataclass
 class Ranks:
     """The ranks of a job, as a plan sees them: how many, on how many hosts, whether every rank
@@ -295,6 +334,7 @@ class Ranks:
     shares: bool
     budget: int
     host_limit: int | None = None  # what a host's ranks may hold of the graph (--host-memory-limit)
+    per_host: int = 1  # the most ranks a host has
 
     def line(self) -> str:
         reads = "every rank reads its share and builds its rows" if self.shares else "rank 0 reads the graph alone"
@@ -315,7 +355,10 @@ def for_count(source: str, device, parts, ranks: Ranks | None = None) -> dict:
     if ranks is not None and ranks.shares:  # (no rank builds the whole graph: ranks/ingest.py)
         raw, span = (io.spec_edges(source), (io.pieces(source) or [0])[0]) if generator else \
             _sampled(source, os.path.getsize(source))
-        build = Build("rows", "gpu" if device.is_gpu else "host", "host", raw, span, not generator)
+        again = None if device.is_gpu or ranks.host_limit is None else \
+            shares_again(source, ranks.ranks, ranks.host_limit // ranks.per_host)
+        build = Build("rows" if again is None else f"rows {again[0]}", "gpu" if device.is_gpu else "host", "host",
+                      raw, span, not generator, keys=0 if again is None else again[1])
     elif generator:
         build = generated(source, gpu_room)
     else:

@@ -34,17 +34,17 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_
     columns written where columns(size, dtype) makes them where given (io.scratch's on disk).
     counted: the pieces' LowerEnds, where a pass before this one counted them (the first pass's)."""
     with progress.bar(4, f"build {name}", "passes") as bar:
-        directed = _Directed(pieces, span, xp)
+        directed = Directed(pieces, span, xp)
         if counted is None:
-            by_lower = _counted(directed, lambda keys: keys // np.uint64(2 * span), span, xp)
+            by_lower = binned(directed, lambda keys: keys // np.uint64(2 * span), span, xp)
         else:
             by_lower, directed.loops = xp.zeros(span, np.uint64), counted.loops
             by_lower[: min(span, counted.counts.size)] = xp.asarray(counted.counts[:span])
             counted.counts = None  # (freed once its copy is made, as the pass it stands for frees them)
         bar.update()
         degree, kept, duplicates, reciprocal = xp.zeros(span, np.uint64), 0, 0, 0
-        for lo, hi in _ranges(by_lower, keys_per_range):
-            keys = _gathered(directed, lambda keys: keys, 2 * span * lo, 2 * span * hi, by_lower[lo:hi], xp)
+        for lo, hi in key_ranges(by_lower, keys_per_range):
+            keys = gathered(directed, lambda keys: keys, 2 * span * lo, 2 * span * hi, by_lower[lo:hi], xp)
             keys, repeated, both_ways = distinct_counted(keys, span, degree, xp)
             kept, duplicates, reciprocal = kept + keys.size, duplicates + repeated, reciprocal + both_ways
             del keys
@@ -53,20 +53,13 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_
         order, rank, n = ranked(degree, name, xp, True)
         del degree
         where = xp if csr_on_device else np
-
-        def oriented(keys):
-            """Directed keys as (rank of the lower-ranked end) * n + rank of the other."""
-            undirected = keys >> np.uint64(1)
-            a = rank[(undirected // np.uint64(span)).astype(np.int64)]
-            b = rank[(undirected % np.uint64(span)).astype(np.int64)]
-            return xp.minimum(a, b).astype(np.uint64) * np.uint64(n) + xp.maximum(a, b).astype(np.uint64)
-
-        by_row = _counted(directed, lambda keys: oriented(keys) // np.uint64(n), n, xp)
+        oriented = orienting(rank, span, n, xp)
+        by_row = binned(directed, lambda keys: oriented(keys) // np.uint64(n), n, xp)
         bar.update()
         rowptr = where.zeros(n + 1, np.int64)
         col = where.empty(kept, col_dtype(n)) if columns is None else columns(kept, col_dtype(n))
-        for lo, hi in _ranges(by_row, keys_per_range):
-            keys = build.distinct_sorted(_gathered(directed, oriented, n * lo, n * hi, by_row[lo:hi], xp))
+        for lo, hi in key_ranges(by_row, keys_per_range):
+            keys = build.distinct_sorted(gathered(directed, oriented, n * lo, n * hi, by_row[lo:hi], xp))
             lengths = xp.zeros(hi - lo, np.uint64)
             _add_counts(lengths, (keys // np.uint64(n)).astype(np.int64) - lo, xp)
             lengths = lengths.astype(np.int64) if csr_on_device else to_numpy(lengths).astype(np.int64)
@@ -83,6 +76,19 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_
         bar.update()
     return Graph(rowptr=rowptr, col=col, original_id=where.asarray(order), name=name, self_loops=directed.loops,
                  duplicates=duplicates, reciprocal=reciprocal, degrees=degree_summary(rowptr, n))
+
+
+def orienting(rank, span: int, n: int, xp):
+    """The function of directed keys (ids below span) to oriented keys: (rank of the lower-ranked end)
+    * n + rank of the other, by every id's rank."""
+
+    def oriented(keys):
+        undirected = keys >> np.uint64(1)
+        a = rank[(undirected // np.uint64(span)).astype(np.int64)]
+        b = rank[(undirected % np.uint64(span)).astype(np.int64)]
+        return xp.minimum(a, b).astype(np.uint64) * np.uint64(n) + xp.maximum(a, b).astype(np.uint64)
+
+    return oriented
 
 
 class LowerEnds:
@@ -109,7 +115,7 @@ class LowerEnds:
         _add_counts(self.counts, lower, self.xp)
 
 
-class _Directed:
+class Directed:
     """The pieces drawn again on each iteration, as their directed keys (pieces_build.pack); the
     self loops dropped, counted once a whole iteration has been made (loops)."""
 
@@ -126,7 +132,7 @@ class _Directed:
         self.loops = dropped
 
 
-def _counted(directed, bin_of, bins: int, xp):
+def binned(directed, bin_of, bins: int, xp):
     """How many of the directed keys fall in each bin (uint64, on xp's device)."""
     counts = xp.zeros(bins, np.uint64)
     for keys in directed:
@@ -143,7 +149,7 @@ def _add_counts(counts, bins, xp) -> None:
         xp.add.at(counts, bins, np.uint64(1))
 
 
-def _ranges(counts, keys_per_range: int):
+def key_ranges(counts, keys_per_range: int):
     """(lo, hi) bins in order, each holding at most keys_per_range of counts (or one bin, over it)."""
     ends = to_numpy(counts.cumsum())
     lo = 0
@@ -154,7 +160,7 @@ def _ranges(counts, keys_per_range: int):
         lo = hi
 
 
-def _gathered(directed, key_of, low: int, high: int, counts, xp):
+def gathered(directed, key_of, low: int, high: int, counts, xp):
     """The keys key_of(directed keys) in [low, high), sorted: as many as counts sum to."""
     out, at = xp.empty(int(counts.sum()), np.uint64), 0
     low, last = np.uint64(low), np.uint64(high - 1)  # (high may be 2^64)

@@ -30,13 +30,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from tcdist import plan
 from tcdist.budget import model
 from tcdist.budget.host import available
 from tcdist.budget.sizes import size_text
-from tcdist.errors import named
+from tcdist.errors import OptionError, named
 from tcdist.graph.edges import EdgeList
 from tcdist.graph.graph import Graph
-from tcdist.io import detect_format
+from tcdist.io import detect_format, generators
 from tcdist.io.generators import is_spec
 from tcdist.io.shares import read_share
 from tcdist.io.text import is_gzip, is_stream
@@ -47,6 +48,7 @@ from tcdist.ranks.exchange import alltoallv
 from tcdist.ranks.guard import collective, watched
 from tcdist.ranks.ingest import Rows, build_rows, degree_summary_across, gather_graph
 from tcdist.ranks.prepare import Held, Prepared, _replicated
+from tcdist.ranks.redrawn_rows import SpilledShare, build_rows_again
 from tcdist.ranks.row_parts import ACROSS, row_part, row_plan
 from tcdist.ranks.share import gathered
 from tcdist.results import Timings
@@ -96,25 +98,35 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
     each rank's own part in held.parts; else ready is None and graph the whole graph on rank 0
     (None on the others), from which rank 0 prepares the run, or where rank 0 builds it
     (_gathered), every rank's raw edges there, an EdgeList."""
-    began = Timings.clock()
-    xp = _array_module(device)
-    share = collective(comm, lambda: _read(comm, source, config, device, xp), debug=debug)
-    facts = comm.allgather(share.facts)
-    collective(comm, lambda: share.check_together(facts), debug=debug)
-    timings.add("read", began)
-    if _gathered(comm, config, device, share):  # rank 0 builds the graph from every rank's edges
-        t0 = time.perf_counter()
-        edges = collective(comm, lambda: _edges_at_zero(comm, share.edges, device), debug=debug)
-        timings.share += time.perf_counter() - t0
-        return None, edges, share.read_bytes
-    gpus = collective(comm, lambda: _gpus(comm, device, share), debug=debug)
-    began = Timings.clock()
-    if device.is_gpu:  # a rank failing on its GPU (out of memory) between exchanges: the others stop, not wait
-        rows = watched(comm, lambda watching: _rows(watching, share, device, gpus), debug=debug)
+    again = None if device.is_gpu or config.host_memory_limit is None else \
+        collective(comm, lambda: _shares_again(comm, os.fspath(source), config), debug=debug)
+    if again is not None:  # no rank's share fits its share of its host's limit: none held, drawn or read again
+        began = Timings.clock()
+        rows, read_bytes, reading = collective(comm, lambda: _built_again(comm, os.fspath(source), config, *again),
+                                               debug=debug)
+        timings.add("build", began)
+        timings.build -= reading
+        timings.read += reading
     else:
-        rows = collective(comm, lambda: _rows(comm, share, device, gpus), debug=debug)
-    timings.add("build", began)
-    read_bytes, share = share.read_bytes, None  # its edges (or a graph file's rows) let go: the rows hold the graph
+        began = Timings.clock()
+        xp = _array_module(device)
+        share = collective(comm, lambda: _read(comm, source, config, device, xp), debug=debug)
+        facts = comm.allgather(share.facts)
+        collective(comm, lambda: share.check_together(facts), debug=debug)
+        timings.add("read", began)
+        if _gathered(comm, config, device, share):  # rank 0 builds the graph from every rank's edges
+            t0 = time.perf_counter()
+            edges = collective(comm, lambda: _edges_at_zero(comm, share.edges, device), debug=debug)
+            timings.share += time.perf_counter() - t0
+            return None, edges, share.read_bytes
+        gpus = collective(comm, lambda: _gpus(comm, device, share), debug=debug)
+        began = Timings.clock()
+        if device.is_gpu:  # a rank failing on its GPU (out of memory) between exchanges: the others stop, not wait
+            rows = watched(comm, lambda watching: _rows(watching, share, device, gpus), debug=debug)
+        else:
+            rows = collective(comm, lambda: _rows(comm, share, device, gpus), debug=debug)
+        timings.add("build", began)
+        read_bytes, share = share.read_bytes, None  # its edges (or a graph file's rows) let go: the rows hold it
     col_bytes = np.dtype(rows.col.dtype).itemsize
     need = device.need(rows.n, rows.m, rows.n, col_bytes)
     if device.is_gpu:  # the whole graph there, and each share copied from it
@@ -140,6 +152,43 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
     shared = SimpleNamespace(arrays={"rowptr": graph.rowptr, "col": graph.col}, received=received,
                              via="all-gather", close=lambda: None)
     return (prepared, held, shared), graph, read_bytes
+
+
+def _shares_again(comm, source: str, config) -> tuple | None:
+    """(how, keys a range may hold, a share's raw edges) where every rank builds its rows with nothing
+    of its share held (plan.shares_again, within its share of its host's limit: the least keys of
+    every rank's), else None."""
+    room = config.host_memory_limit // node_local(comm)[1]
+    again = comm.allgather(plan.shares_again(source, comm.size, room, config.seed))
+    if any(a is None for a in again):
+        return None
+    return again[0][0], min(a[1] for a in again), again[0][3]
+
+
+def _built_again(comm, source: str, config, how: str, keys: int, edges: int) -> tuple[Rows, int, float]:
+    """(this rank's rows, the bytes it read, the seconds its first reading took) built with nothing of its
+    share held (ranks/redrawn_rows.py)."""
+    if how == "drawn again":
+        span, m, _ = generators.pieces(source, seed=config.seed)
+        lo, hi = m * comm.rank // comm.size, m * (comm.rank + 1) // comm.size
+        return build_rows_again(comm, lambda: generators.pieces(source, seed=config.seed, within=(lo, hi))[2], span,
+                                source, keys), 0, 0.0
+    t0 = time.perf_counter()
+    share = SpilledShare(comm, source, plan.RANKS_AGAIN_PIECES, edges)
+    reading = time.perf_counter() - t0
+    try:
+        room = config.host_memory_limit // node_local(comm)[1]
+        keys = min(comm.allgather(plan.rows_again(share.at[-1] // 2, share.span, room) or 0))
+        if not keys:  # (the ids' bound, read now, is over what the file's first bytes gave)
+            raise OptionError(named(
+                f"{source}: building each rank's rows with its share read again needs about "
+                f"{size_text(model.RANKS_AGAIN_BYTES_PER_ID * share.span)} of host memory for the counts over its "
+                f"{share.span:,} ids, over the {size_text(room)} that {{host_memory_limit}} leaves each rank of its "
+                "host; give a larger {host_memory_limit}"))
+        return build_rows_again(comm, share.pieces, share.span, source, keys, share.warnings), share.read_bytes, \
+            reading
+    finally:
+        share.close()
 
 
 def _plain_text(path: str) -> bool:

@@ -1,0 +1,57 @@
+"""Ranks whose shares of the build do not fit their share of --host-memory-limit (ranks/redrawn_rows.py):
+each builds its rows with nothing of its share held, a generator's drawn again and a text file's
+read back from scratch for every range of keys. The rows together are graph/build.py's graph
+(redrawn_rows_check.py under mpiexec); the plan says so and the count is one process's."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from mpi_launch import checked, makes_cliques, mpiexec, mpiexec_json
+
+import tcdist
+from tcdist import plan
+from tcdist.budget import model
+from tcdist.io.engines import PAIR_BYTES
+
+CHECK = Path(__file__).with_name("redrawn_rows_check.py")
+CLIQUES = {**os.environ, "MPIR_CVAR_NUM_CLIQUES": "2"}  # one host taken for two, of two ranks each (-n 4)
+
+
+@pytest.mark.mpi
+def test_every_rank_s_rows_built_again_are_the_graph_build_py_makes(tmp_path):
+    checked(3, CHECK, tmp_path, cases=5)
+
+
+def test_a_share_is_built_again_where_its_build_in_memory_does_not_fit_and_this_does():
+    raw, span = 1 << 20, 1 << 16
+    in_memory = raw * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE)
+    assert plan.rows_again(raw, span, in_memory) is None
+    least = model.RANKS_AGAIN_BYTES_PER_ID * span + model.RANKS_AGAIN_BYTES_PER_EDGE * raw
+    assert plan.rows_again(raw, span, least) is None  # (no room left for a range's keys)
+    room = least + model.RANKS_AGAIN_BYTES_PER_KEY * (1 << 16)
+    assert plan.rows_again(raw, span, room) == 1 << 16
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("form", ["generator", "text"])
+def test_two_hosts_whose_ranks_cannot_build_their_shares_in_memory_count_exactly(tmp_path, form):
+    """RMAT-13 on two hosts of two ranks under 3 MiB a host: a rank's share would take 2.6 MB to build
+    in memory, 1.5 MiB is its share of the limit; built again, the count is one process's."""
+    if not makes_cliques():
+        pytest.skip("the launcher is not MPICH's: it cannot split one host in two")
+    source = "rmat:13"
+    if form == "text":
+        source = tmp_path / "g.txt"
+        tcdist.convert("rmat:13", str(source))
+    args = ("count", source, "--backend", "cpu", "--host-memory-limit", "3MiB", "--scratch", tmp_path)
+    planned = mpiexec(4, *args, "--plan", "--json", env=CLIQUES)
+    assert planned.returncode == 0, planned.stderr
+    how = "drawn again" if form == "generator" else "read again"
+    assert json.loads(planned.stdout)["build"]["way"] == f"rows {how}"
+    record = mpiexec_json(4, *args, env=CLIQUES)
+    alone = tcdist.count_triangles("rmat:13", backend="cpu")
+    assert (record["triangles"], record["n"], record["m"]) == (alone.triangles, alone.n, alone.m)
+    if form == "text":
+        assert sum(r["read_bytes"] for r in record["rank_stats"]) == pytest.approx(os.path.getsize(source), rel=0.05)
