@@ -223,9 +223,8 @@ def build_parser():
                        help="host memory one process may take beyond its code, or under ranks what of the graph "
                             "a host's ranks may hold (e.g. 8GiB; docs/memory.md) [all free]")
     count.add_argument("--scratch", metavar="DIR",
-                       help="where a graph that neither host nor GPU memory holds has its columns written while "
-                            "it is counted (under ranks, each rank's part over its share of --host-memory-limit, on "
-                            "its own host), removed after (docs/memory.md) [TMPDIR, else /tmp]")
+                       help="where what host memory cannot hold (a graph's columns, a rank's part or share) is "
+                            "written while counted, on each rank's host (docs/memory.md) [TMPDIR]")
     count.add_argument("--plan", action="store_true",
                        help="print where the graph would be built and lie (host, GPU, disk; bytes) and how it would "
                             "be counted, then stop: nothing is counted (docs/memory.md)")

@@ -62,11 +62,11 @@ def compare(name, whole, share, alone):
     check(f"{name}: received {made.received_bytes}", made.received_bytes == asked - 8 * proxies.size)
     total = comm.allreduce(count_merge(part.rowptr, part.col, part.n_local), op=MPI.SUM)
     check(f"{name}: {total} triangles, one process {alone}", total == alone)
-    # a host limit below the first rank's part that its rows and row pointers fit: it spills, the same part
-    flight = (comm.size + 1) * row_parts.LEAST_STEP_BYTES
-    limit = max(n.spilled for n in needs) + flight
-    if limit >= max(n.mine for n in needs):
+    # a host limit below the largest rank's part in memory that every rank fits with its columns on disk
+    least = max(n.spilled for n in needs) + (comm.size + 1) * row_parts.LEAST_STEP_BYTES
+    if least >= max(n.mine for n in needs):
         return 0  # (no rank holds less with its part's columns on disk)
+    limit = (least + max(n.mine for n in needs)) // 2  # (not the least: steps of a few bytes would be thousands)
     with scratch.using(str(SCRATCH)):
         spilled = row_parts.row_part(comm, row_parts.row_plan(comm, build_rows(comm, share), limit))
         on_disk = spilled.part.col

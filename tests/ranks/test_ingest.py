@@ -32,7 +32,7 @@ def run_check(ranks, piece_bytes=1 << 30, *args, env=None):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+@pytest.mark.parametrize("ranks", [1, 2, 3])  # (four: on two hosts, below)
 def test_each_rank_builds_the_rows_one_process_builds(ranks):
     run_check(ranks)
 

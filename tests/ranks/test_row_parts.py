@@ -42,7 +42,7 @@ def run_check(scratch, ranks, piece_bytes=1 << 30, least_step=1024, table_share=
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+@pytest.mark.parametrize("ranks", [1, 2])  # (three and four: below)
 def test_each_ranks_part_is_the_minimal_part_of_its_rows(tmp_path, ranks):
     run_check(tmp_path, ranks)
 
