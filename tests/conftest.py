@@ -1,10 +1,15 @@
 """Shared fixtures: the dataset manifest, an independent counter, a CLI runner, graphs compared."""
 
+import fcntl
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -257,17 +262,59 @@ def warm_up_process(cache: Path, backend: str):
     return done
 
 
-@pytest.fixture(scope="session")
-def warmed_cache(tmp_path_factory):
-    """A compile cache `tcdist warm-up --backend cpu` filled from empty, once for every pytest-xdist
-    worker (the first to come warms it up, the others wait for it); its JSON in the file done."""
-    import fcntl
+def pytest_configure(config):
+    """A folder every pytest-xdist worker shares (the controller makes it; removed at the end)."""
+    if "TCDIST_TEST_SHARED" not in os.environ:
+        os.environ["TCDIST_TEST_SHARED"] = tempfile.mkdtemp(prefix="tcdist-tests-")
+        config.add_cleanup(_removed_shared)
 
-    shared = tmp_path_factory.getbasetemp().parent
+
+def _removed_shared():
+    shared = Path(os.environ.pop("TCDIST_TEST_SHARED"))
+    started = shared / "warmed-cache.pid"
+    if started.exists() and not (shared / "warmed-cache.status").exists():  # (the tests ended before it did)
+        try:
+            os.killpg(int(started.read_text()), signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    shutil.rmtree(shared, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Where a test needs warmed_cache, its warm-up begins now, in the background, once for every
+    worker: the workers go on with other tests meanwhile, none idle while one warms up (two cores:
+    35-50 s of a worker)."""
+    if any("warmed_cache" in item.fixturenames for item in items):
+        _warm_up_begun()
+
+
+def _warm_up_begun() -> Path:
+    """The cache `tcdist warm-up --backend cpu` fills from empty, begun once in the background;
+    when it ends, its JSON in the cache's file done, its exit status and errors beside the cache."""
+    shared = Path(os.environ["TCDIST_TEST_SHARED"])
     cache = shared / "warmed-cache"
     with open(shared / "warmed-cache.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (cache / "done").exists():
-            cache.mkdir(exist_ok=True)
-            (cache / "done").write_text(warm_up_process(cache, "cpu").stdout)
+        if not cache.exists():
+            cache.mkdir()
+            warm_up = f"cd {shared} && {sys.executable} -m tcdist warm-up --backend cpu --json"
+            pid = os.posix_spawnp("bash", ["bash", "-c", f"{warm_up} > warmed-cache.json 2> warmed-cache.stderr; "
+                                           "echo $? > warmed-cache.status; mv warmed-cache.json warmed-cache/done"],
+                                  checkout_environment(cache), setsid=True)  # (no Popen left to warn as it goes)
+            (shared / "warmed-cache.pid").write_text(str(pid))
+    return cache
+
+
+@pytest.fixture(scope="session")
+def warmed_cache():
+    """A compile cache `tcdist warm-up --backend cpu` filled from empty, once for every pytest-xdist
+    worker (begun in the background as the tests were collected); its JSON in the file done."""
+    cache = _warm_up_begun()
+    status, deadline = cache.with_suffix(".status"), time.monotonic() + 1200
+    while not status.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    ended = status.read_text().strip() if status.exists() else "still running"
+    assert ended == "0", f"tcdist warm-up: {ended}\n{cache.with_suffix('.stderr').read_text()[-3000:]}"
+    while not (cache / "done").exists():  # (renamed just after the status is written)
+        time.sleep(0.05)
     return cache
