@@ -93,8 +93,9 @@ class Build:
         if self.way == "rows":
             return [f"build   every rank builds its rows from its share, {where} ({edges} in all)"]
         if self.way.startswith("rows "):  # (its share drawn or read again: none held)
-            return [f"build   every rank builds its rows with its share {self.way[5:]} for every range of "
-                    f"{self.keys:,} keys over the ranks, none of it held ({edges} in all), {where}"]
+            return [f"build   every rank builds its rows with its share {self.way[5:]} in pieces of {self.piece:,} "
+                    f"raw edges for every range of {self.keys:,} keys over the ranks, none of it held ({edges} in "
+                    f"all), {where}"]
         lies = {"host": "in host memory", "gpu": "on the GPU", "disk": "its columns on disk"}[self.csr]
         return [f"build   {self.way} {where} ({edges}{passes})",
                 f"graph   {lies}" + (f"; at most {held}" if held else "")]
@@ -290,38 +291,40 @@ def _sampled(path: str, size: int) -> tuple[int, int]:
     return edges, int(max(parsed[0].max(), parsed[1].max())) + 1 if parsed and parsed[0].size else 0
 
 
-def rows_again(raw: int, span: int, room: int) -> int | None:
-    """The keys (over all ranks) a range may hold where a rank's share of raw edges with ids below
-    span is built with nothing of it held, drawn or read again for every range (ranks/redrawn_rows.py):
-    where its build in memory (its pairs and their build) takes more than room, its share of its
-    host's --host-memory-limit, and the counts over every id, its rows and a range of keys fit room.
-    None where it is built in memory (fits room, or this does not fit either: the ranks' build in
-    memory takes what it needs, the limit binding the graph's arrays after it: docs/ranks.md)."""
+def rows_again(raw: int, span: int, room: int) -> tuple[int, int] | None:
+    """(the keys, over all ranks, a range may hold, the raw edges a piece) where a rank's share of raw
+    edges with ids below span is built with nothing of it held, drawn or read again in pieces for
+    every range (ranks/redrawn_rows.py): where its build in memory (its pairs and their build) takes
+    more than room, its share of its host's --host-memory-limit, and the counts over every id, its
+    rows, a range of keys and a piece fit room (seven eighths of what is left, and one: a piece of
+    fewer edges draws as fast, a range of fewer keys takes another pass). None where it is built in
+    memory (fits room, or this does not fit either: the ranks' build in memory takes what it needs,
+    the limit binding the graph's arrays after it: docs/ranks.md)."""
     if raw * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) <= room:
         return None
     left = room - model.RANKS_AGAIN_BYTES_PER_ID * span - model.RANKS_AGAIN_BYTES_PER_EDGE * raw
-    keys = left // model.RANKS_AGAIN_BYTES_PER_KEY
-    return keys if keys >= RANKS_AGAIN_KEYS_AT_LEAST else None
+    keys, piece = 7 * left // (8 * model.RANKS_AGAIN_BYTES_PER_KEY), left // (8 * model.PIECE_BYTES_PER_EDGE)
+    return (keys, piece) if keys >= RANKS_AGAIN_KEYS_AT_LEAST else None
 
 
 def shares_again(source: str, ranks: int, room: int, seed: int = 0) -> tuple[str, int, int, int] | None:
     """Where ranks each build their rows with nothing of their share held (rows_again, in room
     bytes a rank): (how, "drawn again" for a generator's share, "read again" for a plain text or
-    Matrix Market file's, parsed once to scratch; the keys a range may hold; the ids' bound, a
-    file's estimated from its first bytes; a share's raw edges, a file's estimated); else None."""
+    Matrix Market file's, parsed once to scratch; the keys a range may hold; the raw edges a piece;
+    the ids' bound, a file's estimated from its first bytes; a share's raw edges, a file's
+    estimated); else None."""
     if io.is_spec(source) and not os.path.exists(source):
         made = generators.pieces(source, seed=seed)
         if made is None:
             return None
-        span, raw = made[0], -(-made[1] // ranks)
-        keys = rows_again(raw, span, room)
-        return None if keys is None else ("drawn again", keys, span, raw)
-    if not os.path.isfile(source) or is_gzip(source) or io.detect_format(source) == "h5":
+        span, raw, how = made[0], -(-made[1] // ranks), "drawn again"
+    elif not os.path.isfile(source) or is_gzip(source) or io.detect_format(source) == "h5":
         return None
-    edges, span = _sampled(source, os.path.getsize(source))
-    raw = -(-edges // ranks)
-    keys = rows_again(raw, span, room) if span else None
-    return None if keys is None else ("read again", keys, span, raw)
+    else:
+        edges, span = _sampled(source, os.path.getsize(source))
+        raw, how = -(-edges // ranks), "read again"
+    again = rows_again(raw, span, room) if span else None
+    return None if again is None else (how, *again, span, raw)
 
 
 @dataclass
@@ -358,7 +361,8 @@ def for_count(source: str, device, parts, ranks: Ranks | None = None) -> dict:
         again = None if device.is_gpu or ranks.host_limit is None else \
             shares_again(source, ranks.ranks, ranks.host_limit // ranks.per_host)
         build = Build("rows" if again is None else f"rows {again[0]}", "gpu" if device.is_gpu else "host", "host",
-                      raw, span, not generator, keys=0 if again is None else again[1])
+                      raw, span, not generator, keys=0 if again is None else again[1],
+                      piece=0 if again is None else again[2])
     elif generator:
         build = generated(source, gpu_room)
     else:

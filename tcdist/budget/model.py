@@ -38,8 +38,9 @@ PARSE_BYTES_PER_TEXT_BYTE = 6  # a text block's parse on the host at its peak be
 SMALL_PARSE_BYTES_PER_TEXT_BYTE = 24  # and a small block's in whole-array NumPy, before Numba is loaded (22)
 REDRAWN_HOST_BYTES_PER_ID = 16  # a graph built drawn again (graph/redrawn_build.py), on the host beside its
 #                                 CSR, per id: the rank order, a range plan's counts
-RANKS_AGAIN_BYTES_PER_ID = 48  # a rank's rows built drawn or read again (ranks/redrawn_rows.py), per id: its
-#                                counts and their sums over the ranks, degrees, rank order and a range's degrees
+RANKS_AGAIN_BYTES_PER_ID = 56  # a rank's rows built drawn or read again (ranks/redrawn_rows.py), per id: its
+#                                counts and their sums over the ranks, degrees, rank order, a range's degrees and
+#                                RMAT's vertex permutation
 RANKS_AGAIN_BYTES_PER_KEY = 32  # and per key of a range at the rank that makes it distinct: received, distinct, ends
 RANKS_AGAIN_BYTES_PER_EDGE = 12  # and per raw edge of its share: its rows (a column each, at most) and their pointers
 GPU_PART_BUILD_BYTES_PER_EDGE = 8  # building a part on the GPU (partition/gpu_parts.py): its columns (int64 at most)

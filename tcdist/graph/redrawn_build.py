@@ -44,7 +44,7 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_
         bar.update()
         degree, kept, duplicates, reciprocal = xp.zeros(span, np.uint64), 0, 0, 0
         for lo, hi in key_ranges(by_lower, keys_per_range):
-            keys = gathered(directed, lambda keys: keys, 2 * span * lo, 2 * span * hi, by_lower[lo:hi], xp)
+            keys = _gathered(directed, lambda keys: keys, 2 * span * lo, 2 * span * hi, by_lower[lo:hi], xp)
             keys, repeated, both_ways = distinct_counted(keys, span, degree, xp)
             kept, duplicates, reciprocal = kept + keys.size, duplicates + repeated, reciprocal + both_ways
             del keys
@@ -59,7 +59,7 @@ def build_redrawn(span: int, pieces, name: str, xp, keys_per_range: int, csr_on_
         rowptr = where.zeros(n + 1, np.int64)
         col = where.empty(kept, col_dtype(n)) if columns is None else columns(kept, col_dtype(n))
         for lo, hi in key_ranges(by_row, keys_per_range):
-            keys = build.distinct_sorted(gathered(directed, oriented, n * lo, n * hi, by_row[lo:hi], xp))
+            keys = build.distinct_sorted(_gathered(directed, oriented, n * lo, n * hi, by_row[lo:hi], xp))
             lengths = xp.zeros(hi - lo, np.uint64)
             _add_counts(lengths, (keys // np.uint64(n)).astype(np.int64) - lo, xp)
             lengths = lengths.astype(np.int64) if csr_on_device else to_numpy(lengths).astype(np.int64)
@@ -160,7 +160,7 @@ def key_ranges(counts, keys_per_range: int):
         lo = hi
 
 
-def gathered(directed, key_of, low: int, high: int, counts, xp):
+def _gathered(directed, key_of, low: int, high: int, counts, xp):
     """The keys key_of(directed keys) in [low, high), sorted: as many as counts sum to."""
     out, at = xp.empty(int(counts.sum()), np.uint64), 0
     low, last = np.uint64(low), np.uint64(high - 1)  # (high may be 2^64)

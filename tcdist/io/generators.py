@@ -200,8 +200,20 @@ def pieces(spec: str, *, seed: int = 0, xp=np, size: int | None = None, within: 
     return span, m, _er_pieces(span, m, seed, xp, size, within)
 
 
-def _rmat_pieces(scale, edge_factor, seed, xp, size, within):
-    plan = _rmat_plan(scale, edge_factor, seed, xp)
+def drawn_again(spec: str, *, seed: int = 0, size: int | None = None, within: tuple[int, int] | None = None):
+    """pieces(spec, ...)'s pieces on the host as a function that draws them anew on each call, what
+    they are all drawn from made once (RMAT's vertex permutation: held, 4 bytes an id)."""
+    made = pieces(spec, seed=seed, size=size, within=within)  # (checked; nothing drawn)
+    kind, args = _parsed(spec)
+    if made is None or kind != "rmat":
+        return lambda: pieces(spec, seed=seed, size=size, within=within)[2]
+    scale, edge_factor = args[0], args[1] if len(args) > 1 else 16
+    plan = _rmat_plan(scale, edge_factor, seed, np)
+    return lambda: _rmat_pieces(scale, edge_factor, seed, np, _DRAW_BLOCK if size is None else size, within, plan)
+
+
+def _rmat_pieces(scale, edge_factor, seed, xp, size, within, plan=None):
+    plan = _rmat_plan(scale, edge_factor, seed, xp) if plan is None else plan
     first, last = _within(plan[0], within)
     for lo in range(first, last, size):
         src, dst = xp.empty(min(last, lo + size) - lo, np.int64), xp.empty(min(last, lo + size) - lo, np.int64)

@@ -155,30 +155,30 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
 
 
 def _shares_again(comm, source: str, config) -> tuple | None:
-    """(how, keys a range may hold, a share's raw edges) where every rank builds its rows with nothing
-    of its share held (plan.shares_again, within its share of its host's limit: the least keys of
-    every rank's), else None."""
+    """(how, keys a range may hold, raw edges a piece, a share's raw edges) where every rank builds its
+    rows with nothing of its share held (plan.shares_again, within its share of its host's limit:
+    the least of every rank's), else None."""
     room = config.host_memory_limit // node_local(comm)[1]
     again = comm.allgather(plan.shares_again(source, comm.size, room, config.seed))
     if any(a is None for a in again):
         return None
-    return again[0][0], min(a[1] for a in again), again[0][3]
+    return again[0][0], min(a[1] for a in again), min(a[2] for a in again), again[0][4]
 
 
-def _built_again(comm, source: str, config, how: str, keys: int, edges: int) -> tuple[Rows, int, float]:
+def _built_again(comm, source: str, config, how: str, keys: int, piece: int, edges: int) -> tuple[Rows, int, float]:
     """(this rank's rows, the bytes it read, the seconds its first reading took) built with nothing of its
     share held (ranks/redrawn_rows.py)."""
     if how == "drawn again":
         span, m, _ = generators.pieces(source, seed=config.seed)
         lo, hi = m * comm.rank // comm.size, m * (comm.rank + 1) // comm.size
-        return build_rows_again(comm, lambda: generators.pieces(source, seed=config.seed, within=(lo, hi))[2], span,
-                                source, keys), 0, 0.0
+        drawn = generators.drawn_again(source, seed=config.seed, within=(lo, hi), size=piece)
+        return build_rows_again(comm, drawn, span, source, keys), 0, 0.0
     t0 = time.perf_counter()
-    share = SpilledShare(comm, source, plan.RANKS_AGAIN_PIECES, edges)
+    share = SpilledShare(comm, source, max(plan.RANKS_AGAIN_PIECES, -(-edges // piece)), edges, piece)
     reading = time.perf_counter() - t0
     try:
         room = config.host_memory_limit // node_local(comm)[1]
-        keys = min(comm.allgather(plan.rows_again(share.at[-1] // 2, share.span, room) or 0))
+        keys = min(comm.allgather((plan.rows_again(share.at[-1] // 2, share.span, room) or (0, 0))[0]))
         if not keys:  # (the ids' bound, read now, is over what the file's first bytes gave)
             raise OptionError(named(
                 f"{source}: building each rank's rows with its share read again needs about "

@@ -1,6 +1,6 @@
 """Run under mpiexec by test_redrawn_rows.py: every rank builds its rows with nothing of its share of
 the raw edges held (ranks/redrawn_rows.py), from a generator's range of edges drawn again and from
-a text file's share read once into scratch; the ranks' rows together must be graph/build.py's
+a text file's share read once into scratch (generators.drawn_again: RMAT's permutation made once); the ranks' rows together must be graph/build.py's
 graph of all the edges, array for array, in ranges of few keys and in one. Rank 0 prints
 "checked N" when every rank found every case right, else each problem, and the job exits 1.
 Arguments: an empty folder (the text file, and each rank's scratch)."""
@@ -44,7 +44,7 @@ for spec in ["rmat:11", "er:2000:8000"]:
     span, m, _ = generators.pieces(spec)
     lo, hi = m * comm.rank // comm.size, m * (comm.rank + 1) // comm.size
     for keys in (3000, 1 << 40):
-        rows = build_rows_again(comm, lambda: generators.pieces(spec, within=(lo, hi), size=777)[2], span, spec, keys)
+        rows = build_rows_again(comm, generators.drawn_again(spec, within=(lo, hi), size=777), span, spec, keys)
         compare(f"{spec} in ranges of {keys} keys", rows, whole)
         cases += 1
 
@@ -57,7 +57,7 @@ whole = build_graph(io.read(str(text)))
 own = FOLDER / f"scratch-{comm.rank}"
 own.mkdir()
 with scratch.using(str(own)):
-    share = SpilledShare(comm, str(text), 3, 1000)
+    share = SpilledShare(comm, str(text), 3, 1000, 500)
     check("the text's pairs read once", share.read_bytes > 0)
     rows = build_rows_again(comm, share.pieces, share.span, str(text), 2000, share.warnings)
     share.close()

@@ -30,8 +30,9 @@ def test_a_share_is_built_again_where_its_build_in_memory_does_not_fit_and_this_
     assert plan.rows_again(raw, span, in_memory) is None
     least = model.RANKS_AGAIN_BYTES_PER_ID * span + model.RANKS_AGAIN_BYTES_PER_EDGE * raw
     assert plan.rows_again(raw, span, least) is None  # (no room left for a range's keys)
-    room = least + model.RANKS_AGAIN_BYTES_PER_KEY * (1 << 16)
-    assert plan.rows_again(raw, span, room) == 1 << 16
+    room = least - (-8 * model.RANKS_AGAIN_BYTES_PER_KEY * (1 << 16) // 7)
+    keys, piece = plan.rows_again(raw, span, room)
+    assert keys == 1 << 16 and piece * model.PIECE_BYTES_PER_EDGE <= room - least - keys * model.RANKS_AGAIN_BYTES_PER_KEY
 
 
 @pytest.mark.mpi
@@ -54,4 +55,5 @@ def test_two_hosts_whose_ranks_cannot_build_their_shares_in_memory_count_exactly
     alone = tcdist.count_triangles("rmat:13", backend="cpu")
     assert (record["triangles"], record["n"], record["m"]) == (alone.triangles, alone.n, alone.m)
     if form == "text":
-        assert sum(r["read_bytes"] for r in record["rank_stats"]) == pytest.approx(os.path.getsize(source), rel=0.05)
+        read = [r["read_bytes"] for r in record["rank_stats"]]  # (each piece reads on to a line end)
+        assert all(read) and os.path.getsize(source) <= sum(read) <= 1.25 * os.path.getsize(source)
