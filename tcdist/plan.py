@@ -36,7 +36,7 @@ from tcdist.budget import model
 from tcdist.budget.search import STALLED
 from tcdist.budget.sizes import size_text
 from tcdist.budget.slices import refuse_unsliceable, slice_plan
-from tcdist.errors import TcdistError
+from tcdist.errors import TcdistError, named
 from tcdist.graph import pieces_build, ranges_build
 from tcdist.graph.graph import col_dtype
 from tcdist.io import generators, grammar, scratch
@@ -54,6 +54,8 @@ REREAD_SAMPLE_BYTES = 1 << 22  # a file's first bytes, whose lines estimate its 
 SHORTEST_LINE_BYTES = 4  # an edge's line: "0 1\n"
 REREAD_PIECE_SHARE = 4  # a file read again in pieces that take at most this fraction of the host's room
 REREAD_HELD_SHARE = 2  # and its parsed pairs kept on the GPU where they take at most this fraction of its room
+ACROSS = "parts across ranks"  # the mode where no rank receives the graph (ranks/row_parts.py)
+COPIES_AT_ROOT = 2  # rank 0's host holds a graph it receives twice: the rows it receives, its node's shared copy
 RANKS_AGAIN_KEYS_AT_LEAST = 1 << 12  # a rank's share built again in ranges of fewer keys (over all ranks) is not
 RANKS_AGAIN_PIECES = 4  # a rank's share of a text file read once in this many pieces, their pairs to scratch
 
@@ -327,6 +329,26 @@ def shares_again(source: str, ranks: int, room: int, seed: int = 0) -> tuple[str
     return None if again is None else (how, *again, span, raw)
 
 
+def rows_placed(on_gpu: bool, need: int, rank_budget: int, whole: int, limit: int | None, root_room) -> tuple[str, str]:
+    """Where the ranks' rows go once every rank has built its own (ranks/replicate.py): "replicated"
+    where GPU ranks' devices hold the graph (need bytes there, each rank may take rank_budget):
+    all-gathered onto every one; else "rank 0" where its host can hold the graph twice (whole: its
+    CSR's bytes), within limit (a host's), else within root_room() (what rank 0's host has free,
+    asked only then); else ACROSS, each rank counting the part of its own rows. With why."""
+    if on_gpu and need <= rank_budget:
+        return "replicated", f"the graph needs {size_text(need)} on a device and every rank may take " \
+                             f"{size_text(rank_budget)}; every rank read its share and has the whole graph"
+    held = COPIES_AT_ROOT * whole
+    if limit is not None:
+        return ("rank 0", "") if held <= limit else \
+            (ACROSS, named(f"rank 0's host would hold the graph twice ({size_text(held)}: the rows it receives and "
+                           f"its node's shared copy), over the {size_text(limit)} of {{host_memory_limit}}"))
+    room = root_room()
+    return ("rank 0", "") if held <= room else \
+        (ACROSS, f"rank 0's host would hold the graph twice ({size_text(held)}), over the {size_text(room)} it has "
+                 "free")
+
+
 @dataclass
 class Ranks:
     """The ranks of a job, as a plan sees them: how many, on how many hosts, whether every rank
@@ -413,9 +435,9 @@ def count_mode(span: int, m: int, csr: str, device, parts, ranks: Ranks | None =
         return "slices", "its columns lie on disk: read a slice at a time"
     need, budget = device.need(span, m, span, np.dtype(col_dtype(span)).itemsize), device.budget()
     if ranks is not None:
-        held = 2 * model.csr_bytes(span, m, span, np.dtype(col_dtype(span)).itemsize)  # (rank 0's and its node's)
+        held = COPIES_AT_ROOT * model.csr_bytes(span, m, span, np.dtype(col_dtype(span)).itemsize)
         if ranks.shares and ranks.host_limit is not None and held > ranks.host_limit:
-            return "parts across ranks", f"the graph twice (about {size_text(held)}) is over the " \
+            return ACROSS, f"the graph twice (about {size_text(held)}) is over the " \
                                          f"{size_text(ranks.host_limit)} a host may hold: each rank counts the part " \
                                          "of its own rows (once built, a part over its rank's share of the limit " \
                                          "has its columns written to scratch)"

@@ -49,7 +49,7 @@ from tcdist.ranks.guard import collective, watched
 from tcdist.ranks.ingest import Rows, build_rows, degree_summary_across, gather_graph
 from tcdist.ranks.prepare import Held, Prepared, _replicated
 from tcdist.ranks.redrawn_rows import SpilledShare, build_rows_again
-from tcdist.ranks.row_parts import ACROSS, row_part, row_plan
+from tcdist.ranks.row_parts import row_part, row_plan
 from tcdist.ranks.share import gathered
 from tcdist.results import Timings
 from tcdist.source import open_store_source
@@ -131,11 +131,13 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
     need = device.need(rows.n, rows.m, rows.n, col_bytes)
     if device.is_gpu:  # the whole graph there, and each share copied from it
         need += model.csr_bytes(rows.n, rows.m, rows.n, col_bytes)
-    if not device.is_gpu or need > rank_budget:  # rank 0 takes the graph, and shares it or plans slices or parts
-        whole = model.csr_bytes(rows.n, rows.m, rows.n, col_bytes)
-        across = collective(comm, lambda: _root_cannot_hold(comm, whole, config.host_memory_limit), debug=debug)
-        if across is not None:  # no rank takes the graph: each counts the part of its rows
-            return _parts_across(comm, rows, config, timings, across, debug), None, read_bytes
+    whole = model.csr_bytes(rows.n, rows.m, rows.n, col_bytes)
+    placed, why = collective(comm, lambda: plan.rows_placed(device.is_gpu, need, rank_budget, whole,
+                                                            config.host_memory_limit, lambda: _root_room(comm)),
+                             debug=debug)
+    if placed == plan.ACROSS:  # no rank takes the graph: each counts the part of its rows
+        return _parts_across(comm, rows, config, timings, why, debug), None, read_bytes
+    if placed == "rank 0":  # rank 0 takes the graph, and shares it or plans slices or parts
         t0 = time.perf_counter()
         graph = collective(comm, lambda: _to_rank_zero(comm, rows), debug=debug)
         timings.share += time.perf_counter() - t0
@@ -145,9 +147,7 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
     received = graph.rowptr.nbytes + graph.col.nbytes - rows.rowptr.nbytes - rows.col.nbytes
     timings.share += time.perf_counter() - t0
     held = Held(graph=graph)
-    reason = f"the graph needs {size_text(need)} on a device and every rank may take {size_text(rank_budget)}; " \
-             "every rank read its share and has the whole graph"
-    prepared = _replicated(held, comm.size, reason, timings, None, wedge_weight=device.wedge_weight)
+    prepared = _replicated(held, comm.size, why, timings, None, wedge_weight=device.wedge_weight)
     prepared.header["warnings"] = list(rows.warnings)
     shared = SimpleNamespace(arrays={"rowptr": graph.rowptr, "col": graph.col}, received=received,
                              via="all-gather", close=lambda: None)
@@ -220,20 +220,9 @@ def _edges_at_zero(comm, edges: EdgeList, device) -> EdgeList | None:
     return None if comm.rank != 0 else EdgeList(src, dst, edges.name, warnings=warnings)
 
 
-COPIES_AT_ROOT = 2  # rank 0's host holds the graph twice: the rows it receives, its node's shared copy
-
-
-def _root_cannot_hold(comm, whole: int, limit: int | None) -> str | None:
-    """Why rank 0's host cannot hold the graph (whole: its bytes) as rank 0 would take it, or None
-    where it can: within limit (a host's), else within the memory rank 0's host has free."""
-    held = COPIES_AT_ROOT * whole
-    if limit is not None:
-        return None if held <= limit else \
-            named(f"rank 0's host would hold the graph twice ({size_text(held)}: the rows it receives and its "
-                  f"node's shared copy), over the {size_text(limit)} of {{host_memory_limit}}")
-    room = comm.bcast(available()[0] if comm.rank == 0 else None, root=0)
-    return None if held <= room else \
-        f"rank 0's host would hold the graph twice ({size_text(held)}), over the {size_text(room)} it has free"
+def _root_room(comm) -> int:
+    """What rank 0's host has free, on every rank."""
+    return comm.bcast(available()[0] if comm.rank == 0 else None, root=0)
 
 
 def _parts_across(comm, rows, config, timings, why: str, debug: bool):
@@ -241,8 +230,8 @@ def _parts_across(comm, rows, config, timings, why: str, debug: bool):
     held.parts, by its rank; with per-vertex counts, every vertex's source id and degree on rank 0."""
     began = Timings.clock()
     vertices = collective(comm, lambda: _vertices_at_zero(comm, rows), debug=debug) if config.per_vertex else None
-    plan = collective(comm, lambda: row_plan(comm, rows, config.host_memory_limit, node_local(comm)[1]), debug=debug)
-    made = watched(comm, lambda watching: row_part(watching, plan), debug=debug)  # (one failing: none waits)
+    fetch = collective(comm, lambda: row_plan(comm, rows, config.host_memory_limit, node_local(comm)[1]), debug=debug)
+    made = watched(comm, lambda watching: row_part(watching, fetch), debug=debug)  # (one failing: none waits)
     work, spilled = zip(*comm.allgather((made.part.stats["work"], made.room is not None)))
     timings.add("partition", began)
     header = {"n": rows.n, "m": rows.m, "name": rows.name, "self_loops": rows.self_loops,
@@ -251,8 +240,9 @@ def _parts_across(comm, rows, config, timings, why: str, debug: bool):
     spilling = [r for r, spills in enumerate(spilled) if spills]
     spills = f" (rank{'s' * (len(spilling) > 1)} {', '.join(map(str, spilling))}{', each' * (len(spilling) > 1)} " \
              "with its part's columns on scratch, over its share of the limit)" if spilling else ""
-    prepared = Prepared(header, dict(enumerate(work)), mode=ACROSS,
-                        reason=f"{ACROSS}: {why}; every rank holds its rows and their out-neighbours' rows{spills}")
+    prepared = Prepared(header, dict(enumerate(work)), mode=plan.ACROSS,
+                        reason=f"{plan.ACROSS}: {why}; every rank holds its rows and their out-neighbours' "
+                               f"rows{spills}")
     held = Held(parts={comm.rank: made.part}, vertices=vertices, graph_peak_bytes=made.graph_peak_bytes,
                 host_room=made.room, scratch_bytes=made.part.col.nbytes if made.room is not None else 0)
     shared = SimpleNamespace(arrays=None, received=made.received_bytes, via="proxy rows", close=lambda: None)

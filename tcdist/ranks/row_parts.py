@@ -50,7 +50,6 @@ from tcdist.ranks.exchange import alltoallv, offsets
 from tcdist.ranks.spread import cut
 from tcdist.xp import segment_ids, to_numpy
 
-ACROSS = "parts across ranks"  # the run's mode
 STEP_SHARE = 4  # a step's messages: at most 1/(STEP_SHARE * ranks) of the least rank's rows and proxy rows
 MOST_STEPS = 64  # but no more steps than this for the rank that asks for most
 LEAST_STEP_BYTES = 4 << 10  # nor steps of fewer bytes (a small graph: a few steps)

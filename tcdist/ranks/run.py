@@ -23,6 +23,7 @@ from collections import Counter
 
 import numpy as np
 
+from tcdist import plan
 from tcdist.budget import model
 from tcdist.budget.sizes import size_text
 from tcdist.clustering import per_vertex_result
@@ -45,7 +46,6 @@ from tcdist.ranks.guard import collective, independently
 from tcdist.ranks.own_parts import OwnParts
 from tcdist.ranks.pipeline import count_parts
 from tcdist.ranks.prepare import Held, Prepared, prepare, start_journal
-from tcdist.ranks.row_parts import ACROSS
 from tcdist.ranks.schedule import DynamicQueue, by_work, static_plan
 from tcdist.ranks.share import share
 from tcdist.results import PartResult, RankResult, Timings, TriangleCount
@@ -253,8 +253,7 @@ def _over_host_limit(graph, limit: int | None, ranks: int) -> list[str]:
     if limit is None or graph is None or graph.xp is not np:
         return []
     columns = 0 if on_disk(graph.col) else graph.m  # (columns on disk are read a slice at a time)
-    held = (1 if ranks == 1 else replicate.COPIES_AT_ROOT) * model.csr_bytes(graph.n, columns, graph.n,
-                                                                             graph.col.itemsize)
+    held = (1 if ranks == 1 else plan.COPIES_AT_ROOT) * model.csr_bytes(graph.n, columns, graph.n, graph.col.itemsize)
     if held <= limit:
         return []
     return [named(f"rank 0 read the graph alone and holds {size_text(held)} of it, over the {size_text(limit)} of "
@@ -274,7 +273,7 @@ def least_rank_budget(comm, device: Device) -> int | None:
 def _my_parts(comm, config: CountConfig, prepared: Prepared):
     """This rank's parts: a list (static) or a queue shared with the other ranks (dynamic); in
     parts across ranks, its own part (it lies nowhere else)."""
-    if prepared.mode == ACROSS:
+    if prepared.mode == plan.ACROSS:
         return [comm.rank], 1
     remaining = {i: w for i, w in prepared.work.items() if i not in prepared.done}
     if config.schedule == "dynamic" and not is_serial(comm):
@@ -342,7 +341,7 @@ def _result(prepared: Prepared, device: Device, config: CountConfig, counted: in
         kernels=dict(Counter(p.kernel for p in parts if p.kernel)), threads=device.threads,
         parts=h["parts"], ranks=ranks,
         name=h["name"], timings=Timings.slowest([r.timings for r in everyone]).to_dict(), scheme=h["scheme"],
-        prune=h["prune"], schedule=None if not prepared.partitioned else "static" if prepared.mode == ACROSS else
+        prune=h["prune"], schedule=None if not prepared.partitioned else "static" if prepared.mode == plan.ACROSS else
         config.schedule,
         store=prepared.store,
         part_stats=[p.to_dict() for p in parts] if prepared.partitioned else [],

@@ -21,11 +21,11 @@ from mpi_launch import checked, launcher, makes_cliques, mpiexec, mpiexec_json
 
 import tcdist
 import tcdist.io
+from tcdist import plan
 from tcdist.budget.model import csr_bytes
 from tcdist.budget.sizes import size_text
 from tcdist.errors import TcdistError
 from tcdist.graph.build import build_graph
-from tcdist.ranks import replicate
 from tcdist.ranks.comm import SerialComm
 from tcdist.ranks.ingest import build_rows
 from tcdist.ranks.row_parts import row_part, row_plan
@@ -288,12 +288,19 @@ def test_one_rank_without_mpi_makes_the_whole_graph_its_part():
     assert made.graph_peak_bytes == whole.rowptr.nbytes + whole.col.nbytes
 
 
-@pytest.mark.parametrize("limit,room,takes", [(None, 10**9, None), (None, 999, "999 bytes it has free"),
-                                              (1000, 0, None), (999, 10**9, "999 bytes of host_memory_limit")])
-def test_rank_zero_takes_the_graph_where_its_host_holds_it_twice(monkeypatch, limit, room, takes):
-    monkeypatch.setattr(replicate, "available", lambda: (room, "available memory"))
-    why = replicate._root_cannot_hold(SerialComm(), 500, limit)
-    assert why == takes if takes is None else takes in why
+@pytest.mark.parametrize("limit,room,placed,why", [
+    (None, 10**9, "rank 0", ""), (None, 999, plan.ACROSS, "999 bytes it has free"),
+    (1000, None, "rank 0", ""), (999, None, plan.ACROSS, "999 bytes of host_memory_limit")])
+def test_rank_zero_takes_the_graph_where_its_host_holds_it_twice(limit, room, placed, why):
+    """A graph of 500 bytes: rank 0's host holds it twice within the limit, else within what it has
+    free (asked only without a limit)."""
+    found = plan.rows_placed(False, 10**9, 1, 500, limit, lambda: room if room is not None else 1 / 0)
+    assert found[0] == placed and why in found[1]
+
+
+def test_gpu_ranks_whose_devices_hold_the_graph_have_it_replicated_and_do_not_ask_rank_0_s_room():
+    assert plan.rows_placed(True, 100, 100, 10**12, None, lambda: 1 / 0)[0] == "replicated"
+    assert plan.rows_placed(True, 101, 100, 50, None, lambda: 100)[0] == "rank 0"
 
 
 @pytest.mark.gpu
