@@ -304,6 +304,14 @@ def rows_again(raw: int, span: int, room: int) -> tuple[int, int] | None:
     the limit binding the graph's arrays after it: docs/ranks.md)."""
     if raw * (PAIR_BYTES + model.BUILD_BYTES_PER_EDGE) <= room:
         return None
+    return again_sized(raw, span, room)
+
+
+def again_sized(raw: int, span: int, room: int) -> tuple[int, int] | None:
+    """rows_again's (keys a range, raw edges a piece) in room, whether or not the share's build in
+    memory would fit it; None where they do not fit, or the ids do not pack as keys."""
+    if not pieces_build.packs(span):
+        return None
     left = room - model.RANKS_AGAIN_BYTES_PER_ID * span - model.RANKS_AGAIN_BYTES_PER_EDGE * raw
     keys, piece = 7 * left // (8 * model.RANKS_AGAIN_BYTES_PER_KEY), left // (8 * model.PIECE_BYTES_PER_EDGE)
     return (keys, piece) if keys >= RANKS_AGAIN_KEYS_AT_LEAST else None

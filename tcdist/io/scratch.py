@@ -125,10 +125,11 @@ class DiskColumns:
             while done < out.nbytes:
                 read = os.preadv(self._fd, [view[done:]], start * self.itemsize + done)
                 if read == 0:
-                    raise TcdistError(f"{self.path}: {self.what} on disk end early (the file was changed)")
+                    raise TcdistError(f"{self.what} in a scratch file of {os.path.dirname(self.path)} end early")
                 done += read
         except OSError as e:
-            raise TcdistError(f"reading {self.what} from {self.path}: {e.strerror or e}") from None
+            raise TcdistError(f"reading {self.what} from a scratch file of {os.path.dirname(self.path)}: "
+                              f"{e.strerror or e}") from None
         return out
 
     def __array__(self, *args, **kwargs):
@@ -155,7 +156,8 @@ class DiskColumns:
                 done += os.pwritev(self._fd, [view[done:]], first * self.itemsize + done)
         except OSError as e:
             self.close()
-            raise TcdistError(f"writing {self.what} to {self.path}: {e.strerror or e}; give {{scratch}} a folder "
+            raise TcdistError(f"writing {self.what} to a scratch file of {os.path.dirname(self.path)}: "
+                              f"{e.strerror or e}; give {{scratch}} a folder "
                               "with more room") from None
         self.size = max(self.size, first + len(values))
 

@@ -73,7 +73,7 @@ def build_rows_again(comm, pieces, span: int, name: str, keys_per_range: int, wa
     col.resize(fill, refcheck=False)  # (raw edges at most: the duplicates' room given back)
     first_edge, m = before(comm, fill)
     return Rows(first_row=first, end_row=end, first_edge=first_edge, rowptr=rowptr, col=col,
-                original_id=order[first:end], bounds=bounds, n=n, m=m, self_loops=loops, duplicates=duplicates,
+                original_id=order[first:end].copy(), bounds=bounds, n=n, m=m, self_loops=loops, duplicates=duplicates,
                 reciprocal=reciprocal, degrees=degree_summary_across(comm, rowptr, n, m), name=name,
                 warnings=list(warnings))
 
@@ -135,23 +135,33 @@ class SpilledShare:
     a scratch file on its own host, read back in pieces of at most piece pairs on every pass
     (pieces()); the ids' bound over every rank (span) and the reading's warnings."""
 
-    def __init__(self, comm, path: str, pieces: int, edges: int, piece: int):
+    def __init__(self, path: str, rank: int, ranks: int, pieces: int, edges: int, piece: int):
+        """Rank's share read, by this rank alone (no collective: a rank failing here is settled by
+        the caller's); together() then joins what every rank found."""
         self.pairs = DiskColumns(2 * edges, np.int64, "a rank's parsed pairs")
-        self.at, self.read_bytes, self.piece, top, facts, warnings = [0], 0, max(piece, 1), -1, [], []
-        for k in range(pieces):
-            share = read_share(path, comm.rank * pieces + k, comm.size * pieces)
-            src, dst = share.edges.src, share.edges.dst
-            top = max(top, int(max(src.max(), dst.max())) if src.size else -1)
-            self.pairs.write(self.at[-1], src)
-            self.pairs.write(self.at[-1] + src.size, dst)
-            self.at.append(self.at[-1] + 2 * src.size)
-            facts.append(share.facts)
-            warnings += share.edges.warnings
-            self.read_bytes += share.read_bytes
-        every = [f for fs in comm.allgather(facts) for f in fs]
-        share.check_together(every)  # (the whole file's: its Matrix Market entries)
-        self.span = max(comm.allgather(top)) + 1
-        self.warnings = [w for ws in comm.allgather(warnings) for w in ws]
+        self.at, self.read_bytes, self.piece, self.top, self.facts, self.warnings = [0], 0, max(piece, 1), -1, [], []
+        try:
+            for k in range(pieces):
+                share = read_share(path, rank * pieces + k, ranks * pieces)
+                src, dst = share.edges.src, share.edges.dst
+                self.top = max(self.top, int(max(src.max(), dst.max())) if src.size else -1)
+                self.pairs.write(self.at[-1], src)
+                self.pairs.write(self.at[-1] + src.size, dst)
+                self.at.append(self.at[-1] + 2 * src.size)
+                self.facts.append(share.facts)
+                self.warnings += share.edges.warnings
+                self.read_bytes += share.read_bytes
+        except BaseException:
+            self.pairs.close()
+            raise
+        self.check = share.check_together
+
+    def together(self, comm) -> None:
+        """Every rank's facts checked together (the whole file's: its Matrix Market entries), the ids'
+        bound over every rank (span) and every rank's warnings."""
+        self.check([f for fs in comm.allgather(self.facts) for f in fs])
+        self.span = max(comm.allgather(self.top)) + 1
+        self.warnings = [w for ws in comm.allgather(self.warnings) for w in ws]
 
     def pieces(self):
         for k in range(len(self.at) - 1):

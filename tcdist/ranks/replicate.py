@@ -102,8 +102,7 @@ def ingest(comm, source, config, device, timings, rank_budget: int, debug: bool 
         collective(comm, lambda: _shares_again(comm, os.fspath(source), config), debug=debug)
     if again is not None:  # no rank's share fits its share of its host's limit: none held, drawn or read again
         began = Timings.clock()
-        rows, read_bytes, reading = collective(comm, lambda: _built_again(comm, os.fspath(source), config, *again),
-                                               debug=debug)
+        rows, read_bytes, reading = _built_again(comm, os.fspath(source), config, debug, *again)
         timings.add("build", began)
         timings.build -= reading
         timings.read += reading
@@ -165,30 +164,42 @@ def _shares_again(comm, source: str, config) -> tuple | None:
     return again[0][0], min(a[1] for a in again), min(a[2] for a in again), again[0][4]
 
 
-def _built_again(comm, source: str, config, how: str, keys: int, piece: int, edges: int) -> tuple[Rows, int, float]:
+def _built_again(comm, source: str, config, debug: bool, how: str, keys: int, piece: int,
+                 edges: int) -> tuple[Rows, int, float]:
     """(this rank's rows, the bytes it read, the seconds its first reading took) built with nothing of its
-    share held (ranks/redrawn_rows.py)."""
+    share held (ranks/redrawn_rows.py), a rank failing between the build's exchanges ending every rank."""
     if how == "drawn again":
         span, m, _ = generators.pieces(source, seed=config.seed)
         lo, hi = m * comm.rank // comm.size, m * (comm.rank + 1) // comm.size
         drawn = generators.drawn_again(source, seed=config.seed, within=(lo, hi), size=piece)
-        return build_rows_again(comm, drawn, span, source, keys), 0, 0.0
+        return watched(comm, lambda watching: build_rows_again(watching, drawn, span, source, keys), debug=debug), \
+            0, 0.0
     t0 = time.perf_counter()
-    share = SpilledShare(comm, source, max(plan.RANKS_AGAIN_PIECES, -(-edges // piece)), edges, piece)
+    pieces = max(plan.RANKS_AGAIN_PIECES, -(-edges // piece))
+    share = collective(comm, lambda: SpilledShare(source, comm.rank, comm.size, pieces, edges, piece), debug=debug)
     reading = time.perf_counter() - t0
     try:
-        room = config.host_memory_limit // node_local(comm)[1]
-        keys = min(comm.allgather((plan.rows_again(share.at[-1] // 2, share.span, room) or (0, 0))[0]))
-        if not keys:  # (the ids' bound, read now, is over what the file's first bytes gave)
-            raise OptionError(named(
-                f"{source}: building each rank's rows with its share read again needs about "
-                f"{size_text(model.RANKS_AGAIN_BYTES_PER_ID * share.span)} of host memory for the counts over its "
-                f"{share.span:,} ids, over the {size_text(room)} that {{host_memory_limit}} leaves each rank of its "
-                "host; give a larger {host_memory_limit}"))
-        return build_rows_again(comm, share.pieces, share.span, source, keys, share.warnings), share.read_bytes, \
-            reading
+        keys = collective(comm, lambda: _keys_read_again(comm, share, source, config), debug=debug)
+        rows = watched(comm, lambda watching: build_rows_again(watching, share.pieces, share.span, source, keys,
+                                                               share.warnings), debug=debug)
+        return rows, share.read_bytes, reading
     finally:
         share.close()
+
+
+def _keys_read_again(comm, share: SpilledShare, source: str, config) -> int:
+    """The keys a range may hold once every rank's share is read (its ids' bound known now, not
+    estimated from the file's first bytes): the least over the ranks; refused where one has none."""
+    share.together(comm)
+    room = config.host_memory_limit // node_local(comm)[1]
+    keys = min(comm.allgather((plan.again_sized(share.at[-1] // 2, share.span, room) or (0, 0))[0]))
+    if not keys:
+        raise OptionError(named(
+            f"{source}: building each rank's rows with its share read again needs about "
+            f"{size_text(model.RANKS_AGAIN_BYTES_PER_ID * share.span)} of host memory for the counts over its "
+            f"{share.span:,} ids, over the {size_text(room)} that {{host_memory_limit}} leaves each rank of its "
+            "host; give a larger {host_memory_limit}"))
+    return keys
 
 
 def _plain_text(path: str) -> bool:

@@ -54,6 +54,7 @@ STEP_SHARE = 4  # a step's messages: at most 1/(STEP_SHARE * ranks) of the least
 MOST_STEPS = 64  # but no more steps than this for the rank that asks for most
 LEAST_STEP_BYTES = 4 << 10  # nor steps of fewer bytes (a small graph: a few steps)
 RENUMBER_CHUNK = 1 << 22  # columns renumbered at once: the temporaries stay small
+TEMPORARY_STEPS = 10  # what finding a step's proxies' places takes beside it (a search's temporaries), in steps
 TABLE_SHARE = 1  # a table of proxies' places may take this many times the bytes of a rank's columns
 
 
@@ -172,7 +173,7 @@ def _step_within(comm, everyone: list[_Needs], allowed: list[int], limit: int, s
     step's asks of every rank and its answers) to fit beside what the spilling rank with the least
     room holds. Where a rank's share of its host's limit holds neither its part in memory nor its
     rows and its part's row pointers with the columns on disk, the same error on every rank."""
-    flight = comm.size + 1  # a step's bytes: asked of others, and up to comm.size answers to them
+    flight = comm.size + 1 + TEMPORARY_STEPS  # a step's bytes asked of others, up to comm.size answers, their places
     over = [r for r, needs in enumerate(everyone) if needs.mine > allowed[r]]
     short = [r for r in over if everyone[r].spilled + flight * LEAST_STEP_BYTES > allowed[r]]
     if short:
@@ -250,12 +251,13 @@ def _made(comm, plan: RowPlan, places: _Places) -> tuple[Part, int]:
             fill += taken.size
         held.let_go(got.nbytes)
         del got
-    _renumber(own_col, own_edges, first, end, places)
+    chunk = RENUMBER_CHUNK if columns is None else max(plan.step // 64, 1 << 10)  # (spilled: temporaries of a step)
+    _renumber(own_col, own_edges, first, end, places, chunk)
     np.cumsum(kept, out=rowptr[n_local + 1 :])
     rowptr[n_local + 1 :] += own_edges
     global_id = np.concatenate([np.arange(first, end, dtype=np.int64), proxies])
     if columns is not None:
-        work = _written_head(columns, own_col, rowptr)
+        work = _written_head(columns, own_col, rowptr, chunk)
         held.let_go(own_col.nbytes)
         del own_col
         columns.cut(fill)
@@ -275,22 +277,22 @@ def _made(comm, plan: RowPlan, places: _Places) -> tuple[Part, int]:
     return part, received
 
 
-def _written_head(columns: DiskColumns, head, rowptr) -> int:
-    """The local rows' columns (head: renumbered) written at the start of the columns on disk, a run
+def _written_head(columns: DiskColumns, head, rowptr, chunk: int) -> int:
+    """The local rows' columns (head: renumbered) written at the start of the columns on disk, chunk
     at a time; returns the part's work (part_stats: the local rows' probes), taken meanwhile."""
     work = 0
-    for lo in range(0, head.size, RENUMBER_CHUNK):
-        run = head[lo : lo + RENUMBER_CHUNK]
+    for lo in range(0, head.size, chunk):
+        run = head[lo : lo + chunk]
         columns.write(lo, run)
         work += int((rowptr[run + 1] - rowptr[run]).sum())
     return work
 
 
-def _renumber(col, edges: int, first: int, end: int, places: _Places) -> None:
-    """The first edges columns, global ids, renumbered in place as the part's: this rank's rows
-    from 0 on, the proxies after them in their order."""
-    for lo in range(0, edges, RENUMBER_CHUNK):
-        head = col[lo : min(lo + RENUMBER_CHUNK, edges)]
+def _renumber(col, edges: int, first: int, end: int, places: _Places, chunk: int = RENUMBER_CHUNK) -> None:
+    """The first edges columns, global ids, renumbered in place as the part's, chunk at a time:
+    this rank's rows from 0 on, the proxies after them in their order."""
+    for lo in range(0, edges, chunk):
+        head = col[lo : min(lo + chunk, edges)]
         far = head >= end
         head[far] = end - first + places(head[far])
         head[~far] -= first

@@ -57,7 +57,8 @@ whole = build_graph(io.read(str(text)))
 own = FOLDER / f"scratch-{comm.rank}"
 own.mkdir()
 with scratch.using(str(own)):
-    share = SpilledShare(comm, str(text), 3, 1000, 500)
+    share = SpilledShare(str(text), comm.rank, comm.size, 3, 1000, 500)
+    share.together(comm)
     check("the text's pairs read once", share.read_bytes > 0)
     rows = build_rows_again(comm, share.pieces, share.span, str(text), 2000, share.warnings)
     share.close()
