@@ -57,3 +57,39 @@ def test_two_hosts_whose_ranks_cannot_build_their_shares_in_memory_count_exactly
     if form == "text":
         read = [r["read_bytes"] for r in record["rank_stats"]]  # (each piece reads on to a line end)
         assert all(read) and os.path.getsize(source) <= sum(read) <= 1.25 * os.path.getsize(source)
+
+
+@pytest.mark.mpi
+def test_a_bad_line_past_the_first_bytes_of_a_share_read_again_is_one_line_on_every_rank(tmp_path):
+    """RMAT-15 as text (over the 4 MiB the plan samples) with a bad line near its end, under 12 MiB a
+    host: the rank whose share holds it fails as it reads; every rank ends with its line (they
+    waited for it in the ranks' next exchange)."""
+    if not makes_cliques():
+        pytest.skip("the launcher is not MPICH's: it cannot split one host in two")
+    path = tmp_path / "g.txt"
+    tcdist.convert("rmat:15", str(path))
+    lines = path.read_text().splitlines(keepends=True)
+    at = 7 * len(lines) // 8
+    path.write_text("".join(lines[:at] + ["12 abc\n"] + lines[at:]))
+    done = mpiexec(4, "count", path, "--backend", "cpu", "--host-memory-limit", "12MiB", "--scratch", tmp_path,
+                   env=CLIQUES, timeout=120)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("tcdist")]
+    assert done.returncode == 2 and len(errors) == 1 and f"g.txt:{at + 1}: 'abc' is not an integer" in errors[0], \
+        done.stderr[-2000:]
+
+
+@pytest.mark.mpi
+def test_a_share_its_first_bytes_overestimate_is_read_again_and_counted(tmp_path):
+    """RMAT-13 as text followed by as many comment lines as edges: the first bytes' lines estimate
+    twice the edges, so every rank reads its share again; the shares then fit, and are counted."""
+    if not makes_cliques():
+        pytest.skip("the launcher is not MPICH's: it cannot split one host in two")
+    path = tmp_path / "g.txt"
+    tcdist.convert("rmat:13", str(path))
+    edges = path.read_text().count("\n")
+    with open(path, "a") as f:
+        f.write("# a comment\n" * edges)
+    args = ("count", path, "--backend", "cpu", "--host-memory-limit", "4MiB", "--scratch", tmp_path)
+    planned = mpiexec(4, *args, "--plan", "--json", env=CLIQUES)
+    assert planned.returncode == 0 and json.loads(planned.stdout)["build"]["way"] == "rows read again", planned.stderr
+    assert mpiexec_json(4, *args, env=CLIQUES)["triangles"] == tcdist.count_triangles("rmat:13", backend="cpu").triangles
