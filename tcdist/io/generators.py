@@ -204,10 +204,10 @@ def drawn_again(spec: str, *, seed: int = 0, size: int | None = None, within: tu
     """pieces(spec, ...)'s pieces on the host as a function that draws them anew on each call, what
     they are all drawn from made once (RMAT's vertex permutation: held, 4 bytes an id)."""
     made = pieces(spec, seed=seed, size=size, within=within)  # (checked; nothing drawn)
-    kind, args = _parsed(spec)
-    if made is None or kind != "rmat":
+    if made is None or _parsed(spec)[0] != "rmat":
         return lambda: pieces(spec, seed=seed, size=size, within=within)[2]
-    scale, edge_factor = args[0], args[1] if len(args) > 1 else 16
+    scale = made[0].bit_length() - 1  # (its ids' bound is 2^scale, its edges edge_factor << scale)
+    edge_factor = made[1] >> scale
     plan = _rmat_plan(scale, edge_factor, seed, np)
     return lambda: _rmat_pieces(scale, edge_factor, seed, np, _DRAW_BLOCK if size is None else size, within, plan)
 

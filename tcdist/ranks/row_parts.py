@@ -110,8 +110,9 @@ class RowPart:
 class RowPlan:
     """What a rank asked of the others before fetching: its rows (own: [rowptr, col], which the part
     grows from: nothing else may hold them), its proxies and their rows' lengths, the bytes of a
-    fetch's step, the graph bytes it holds, what each rank needs; where it spills, its part's columns on disk and what
-    its share of the host's limit leaves beside its part's row pointers and ids."""
+    fetch's step, the graph bytes it holds, what each rank needs; where it spills, its part's
+    columns on disk and what its share of the host's limit leaves beside its part's row pointers
+    and ids."""
 
     own: list
     first: int
@@ -251,18 +252,18 @@ def _made(comm, plan: RowPlan, places: _Places) -> tuple[Part, int]:
             fill += taken.size
         held.let_go(got.nbytes)
         del got
-    chunk = RENUMBER_CHUNK if columns is None else max(plan.step // 64, 1 << 10)  # (spilled: temporaries of a step)
-    _renumber(own_col, own_edges, first, end, places, chunk)
     np.cumsum(kept, out=rowptr[n_local + 1 :])
     rowptr[n_local + 1 :] += own_edges
     global_id = np.concatenate([np.arange(first, end, dtype=np.int64), proxies])
     if columns is not None:
-        work = _written_head(columns, own_col, rowptr, chunk)
+        chunk = max(plan.step // 64, 1 << 10)  # (its temporaries within a step's bytes)
+        work = _written_head(columns, own_col, rowptr, first, end, places, chunk)
         held.let_go(own_col.nbytes)
         del own_col
         columns.cut(fill)
         return Part.make(index=comm.rank, rowptr=rowptr, col=columns, global_id=global_id, n_local=n_local,
                          v_ind=size, e_ind=fill, work=work), received
+    _renumber(own_col, own_edges, first, end, places)
     del own_rowptr, own_col
     box = [col]
     del col
@@ -277,22 +278,24 @@ def _made(comm, plan: RowPlan, places: _Places) -> tuple[Part, int]:
     return part, received
 
 
-def _written_head(columns: DiskColumns, head, rowptr, chunk: int) -> int:
-    """The local rows' columns (head: renumbered) written at the start of the columns on disk, chunk
-    at a time; returns the part's work (part_stats: the local rows' probes), taken meanwhile."""
+def _written_head(columns: DiskColumns, head, rowptr, first: int, end: int, places: _Places, chunk: int) -> int:
+    """The local rows' columns (head: global ids) renumbered (_renumber) and written at the start of
+    the columns on disk, chunk at a time; returns the part's work (part_stats: the local rows'
+    probes), taken meanwhile."""
     work = 0
     for lo in range(0, head.size, chunk):
         run = head[lo : lo + chunk]
+        _renumber(run, run.size, first, end, places)
         columns.write(lo, run)
         work += int((rowptr[run + 1] - rowptr[run]).sum())
     return work
 
 
-def _renumber(col, edges: int, first: int, end: int, places: _Places, chunk: int = RENUMBER_CHUNK) -> None:
-    """The first edges columns, global ids, renumbered in place as the part's, chunk at a time:
-    this rank's rows from 0 on, the proxies after them in their order."""
-    for lo in range(0, edges, chunk):
-        head = col[lo : min(lo + chunk, edges)]
+def _renumber(col, edges: int, first: int, end: int, places: _Places) -> None:
+    """The first edges columns, global ids, renumbered in place as the part's: this rank's rows
+    from 0 on, the proxies after them in their order."""
+    for lo in range(0, edges, RENUMBER_CHUNK):
+        head = col[lo : min(lo + RENUMBER_CHUNK, edges)]
         far = head >= end
         head[far] = end - first + places(head[far])
         head[~far] -= first
