@@ -286,12 +286,18 @@ def main():
 
 
 def _head(peers: str, name: str) -> str:
-    """The commit of a peer's checkout, where it is one (else what its folder's COMMIT file says)."""
-    done = subprocess.run(["git", "-C", os.path.join(peers, name), "rev-parse", "HEAD"], capture_output=True, text=True)
-    if done.returncode == 0:
-        return done.stdout.strip()
-    marker = os.path.join(peers, name, "COMMIT")
-    return open(marker).read().strip() if os.path.exists(marker) else "unknown"
+    """The commit of a peer's own checkout (its .git there: a folder inside tcdist's tree would give
+    tcdist's), else what its folder's COMMIT file says."""
+    folder = os.path.join(peers, name)
+    if os.path.exists(os.path.join(folder, ".git")):
+        done = subprocess.run(["git", "-C", folder, "rev-parse", "HEAD"], capture_output=True, text=True)
+        if done.returncode == 0:
+            return done.stdout.strip()
+    marker = os.path.join(folder, "COMMIT")
+    if not os.path.exists(marker):
+        return "unknown"
+    with open(marker) as f:
+        return f.read().strip()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ CSR, ids ranked by degree (TC-Compare's CSR2RidDCSR); TRUST's is CSR2TrustCSR's 
 NumPy and compared here with the tool's own steps written out as loops; both hold the graph's
 triangles; and a peer's launch, timed by CUDA events, is the one statement wrapped."""
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -93,3 +94,14 @@ def test_a_peer_s_one_launch_is_the_statement_timed():
         "for (;;) {\n  memset(x);\n  PEER_START(); k<<<g, b>>>(a,\n    c); PEER_STOP();\n  sync();\n}\n"
     with pytest.raises(SystemExit, match="launched more than once"):
         bench_peers.timed_source(text + text, "k<<<")
+
+
+def test_a_peer_s_commit_is_its_own_not_that_of_the_tree_it_lies_in(tmp_path):
+    """Peers carried inside tcdist's tree have no .git of their own: git there answered tcdist's
+    commit, and the table named it as each peer's."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "tree"], check=True)
+    (tmp_path / "peer").mkdir()
+    (tmp_path / "peer" / "COMMIT").write_text("149b90d99083e72f5e47ecc32bc228d0b4c67386\n")
+    assert bench_peers._head(str(tmp_path), "peer") == "149b90d99083e72f5e47ecc32bc228d0b4c67386"
