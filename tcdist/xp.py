@@ -1,6 +1,7 @@
 """Array code is written once against the NumPy API; this picks NumPy or CuPy for it."""
 
 import sys
+import threading
 
 import numpy as np
 
@@ -14,22 +15,28 @@ def array_module(*arrays):
 
 
 PAGE = 4096
-OWN_PAGES = 32 << 20  # glibc maps an allocation this large on its own (its top mmap threshold): pages no other shares
+REGISTER_FROM = 32 << 20  # smaller arrays are copied as they are: registering them costs about what it saves
+
+_registered: dict[int, int] = {}  # the start -> the end of each span of pages this process registered
+_registered_lock = threading.Lock()  # (a reader thread registers the next part while the main one copies)
 
 
 def register_pages(arrays) -> list[int] | None:
-    """Pin host arrays where they lie (CUDA registers the pages they span, pages two arrays share
-    once), so that copies to and from them run at the link's speed (pageable memory: a seventh of
-    it, results/pinned-copy-h200.json); the registered spans' starts, or None where the system
-    refuses (the locked-memory limit: copies stay pageable). Only arrays of OWN_PAGES or more are
-    registered: a smaller one's pages may hold other objects, and CUDA rejects any copy that starts
-    in a registered span and runs past it (a smaller array's copy is short anyway)."""
+    """Pin host arrays of REGISTER_FROM bytes or more where they lie, so that copies to and from
+    them run at the link's speed (pageable memory: a seventh of it, results/pinned-copy-h200.json):
+    the pages each array holds whole. The pages at its ends may hold its neighbours on the heap
+    (glibc carves even an array of hundreds of MiB from free heap), and CUDA refuses a copy that
+    runs across a registered span's edge, so those stay pageable, and copy_to_device and
+    copy_to_host cut an array's copies at the edges. The spans' starts, or None where the system
+    refuses (the locked-memory limit: copies stay pageable)."""
     import cupy
 
-    spans = sorted((a.ctypes.data // PAGE * PAGE, -(-(a.ctypes.data + a.nbytes) // PAGE) * PAGE)
-                   for a in arrays if a.nbytes >= OWN_PAGES)
+    spans = sorted((-(-a.ctypes.data // PAGE) * PAGE, (a.ctypes.data + a.nbytes) // PAGE * PAGE)
+                   for a in arrays if a.nbytes >= REGISTER_FROM)
     merged = []
     for begin, end in spans:
+        if end <= begin:
+            continue
         if merged and begin <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:
@@ -38,6 +45,8 @@ def register_pages(arrays) -> list[int] | None:
     try:
         for begin, end in merged:
             cupy.cuda.runtime.hostRegister(begin, end - begin, 0)
+            with _registered_lock:
+                _registered[begin] = end
             registered.append(begin)
     except cupy.cuda.runtime.CUDARuntimeError:
         unregister_pages(registered)
@@ -53,12 +62,42 @@ def unregister_pages(starts) -> None:
 
     failed = None
     for begin in starts:  # each one, even past one that fails (a sticky CUDA error): that one is raised after
+        with _registered_lock:
+            _registered.pop(begin, None)
         try:
             cupy.cuda.runtime.hostUnregister(begin)
         except cupy.cuda.runtime.CUDARuntimeError as error:
             failed = failed or error
     if failed is not None:
         raise failed
+
+
+def _pieces(host: np.ndarray) -> list[slice]:
+    """The bytes of a contiguous host array cut where registered spans begin and end: each piece
+    wholly registered or wholly pageable."""
+    begin, end = host.ctypes.data, host.ctypes.data + host.nbytes
+    if begin == end:
+        return []
+    with _registered_lock:
+        cuts = sorted({edge for span in _registered.items() for edge in span if begin < edge < end})
+    edges = [0, *(cut - begin for cut in cuts), host.nbytes]
+    return [slice(lo, hi) for lo, hi in zip(edges[:-1], edges[1:])]
+
+
+def copy_to_device(out, host: np.ndarray, stream=None) -> None:
+    """out[...] = host (a CuPy array, both contiguous and of one size), cut at registered spans'
+    edges (CUDA refuses one copy across an edge)."""
+    host_bytes, out_bytes = host.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)
+    for piece in _pieces(host):
+        out_bytes[piece].set(host_bytes[piece], stream=stream)
+
+
+def copy_to_host(out: np.ndarray, values, stream=None, blocking: bool = True) -> None:
+    """out[...] = values (a CuPy array, both contiguous and of one size), cut at registered spans'
+    edges (CUDA refuses one copy across an edge)."""
+    out_bytes, values_bytes = out.reshape(-1).view(np.uint8), values.reshape(-1).view(np.uint8)
+    for piece in _pieces(out):
+        values_bytes[piece].get(stream=stream, out=out_bytes[piece], blocking=blocking)
 
 
 SORT_SPARE = 64 << 10  # a GPU sort's workspace beyond its copies and a quarter of the keys: CUB's histograms
@@ -83,7 +122,10 @@ def to_gpu(arrays) -> list:
 
     pages = register_pages(arrays)
     try:
-        return [cupy.asarray(a) for a in arrays]
+        copies = [cupy.empty(a.shape, a.dtype) for a in arrays]
+        for copy, a in zip(copies, arrays):
+            copy_to_device(copy, np.ascontiguousarray(a))
+        return copies
     finally:
         unregister_pages(pages)
 

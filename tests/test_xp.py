@@ -33,3 +33,20 @@ def test_select_more_than_2_to_the_31_elements_on_the_gpu():
     assert got.size == size - dropped
     assert int((got == 1).sum()) == 0 and int((got == 2).sum()) == (size - 1 + 999) // 1000
     assert int(got[998]) == 0 and int(got[999]) == 2  # order kept: element 1001 follows 999 of the first 1000
+
+
+def test_a_copy_is_cut_where_registered_spans_begin_and_end(monkeypatch):
+    """CUDA refuses one copy across a registered span's edge: the pieces of an array's bytes are
+    each wholly inside a span or wholly outside every one."""
+    page = xp_module.PAGE
+    host = np.zeros(10 * page, np.uint8)[page // 2 : page // 2 + 8 * page]  # starts mid-page
+    begin = host.ctypes.data
+    inner = -(-begin // page) * page
+    monkeypatch.setattr(xp_module, "_registered", {inner + page: inner + 3 * page, inner + 5 * page: inner + 9 * page})
+    pieces = xp_module._pieces(host)
+    edges = [begin + p.start for p in pieces] + [begin + host.nbytes]
+    assert edges == [begin, inner + page, inner + 3 * page, inner + 5 * page, begin + host.nbytes]
+    assert pieces[0].start == 0 and pieces[-1].stop == host.nbytes
+    assert all(a.stop == b.start for a, b in zip(pieces, pieces[1:]))
+    assert xp_module._pieces(host[:0]) == []
+

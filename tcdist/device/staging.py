@@ -23,10 +23,9 @@ import numpy as np
 from tcdist.errors import TcdistError
 from tcdist.partition import slices
 from tcdist.partition.part import Part
-from tcdist.xp import OWN_PAGES, copy_into, register_pages, unregister_pages
+from tcdist.xp import REGISTER_FROM, copy_into, copy_to_device, register_pages, unregister_pages
 
 _FILL_PIECE = 32 << 20  # bytes each copier thread copies into pinned memory at a time
-REGISTER_FROM = OWN_PAGES  # a part with an array this large is registered (those arrays), not buffered
 _COPIERS = min(8, os.cpu_count() or 1)
 
 
@@ -120,7 +119,7 @@ class Stager:
             started.record()
             for host, (_, into) in zip(hosts, runs):
                 if not on_device:
-                    into.set(host, stream=self.stream)
+                    copy_to_device(into, host, self.stream)
                 elif host.dtype == into.dtype:
                     copy_into(into, host)  # device to device, from a peer GPU too (NVLink)
                 else:

@@ -21,7 +21,7 @@ from tcdist.graph import build, passes
 from tcdist.graph.degrees import degree_summary
 from tcdist.graph.graph import MAX_VERTICES, Graph, col_dtype
 from tcdist.graph.pieces_build import pack
-from tcdist.xp import PAGE, register_pages, to_numpy, unregister_pages
+from tcdist.xp import PAGE, copy_to_device, copy_to_host, register_pages, to_numpy, unregister_pages
 
 SAMPLES_PER_RANGE = 2  # of every run, the keys sampled per range's worth: the ranges' cuts are chosen among them
 
@@ -245,14 +245,14 @@ def to_host(values, out, xp) -> None:
     if xp is np:
         out[...] = values
     else:
-        values.get(out=out)
+        copy_to_host(out, values)
 
 
 def _to_device(values, out, xp) -> None:
     if xp is np:
         out[...] = values
     else:
-        out.set(values)
+        copy_to_device(out, values)
 
 
 class _Copies:
@@ -273,7 +273,7 @@ class _Copies:
         if self.stream is None:
             out[...] = values
         else:
-            out.set(values, stream=self.stream)
+            copy_to_device(out, values, self.stream)
 
     def mark(self):
         """The event that ends the copies started so far (None on the host)."""
@@ -292,7 +292,7 @@ class _Copies:
             return
         self.finish()
         self.after_work()
-        values.get(stream=self.stream, out=out, blocking=False)
+        copy_to_host(out, values, self.stream, blocking=False)
         self.held = (values, self.stream.record())
 
     def finish(self) -> None:

@@ -20,7 +20,7 @@ from tcdist.cuda import launch
 from tcdist.cuda.build import COL_TYPES, PARTS
 from tcdist.graph.graph import col_dtype
 from tcdist.partition.part import Part
-from tcdist.xp import array_module, register_pages, to_numpy, unregister_pages
+from tcdist.xp import array_module, copy_to_device, register_pages, to_numpy, unregister_pages
 
 MODES = {"lstc": 0, "none": 0, "minimal": 1}  # parts.cu: edges kept between kept vertices, or MINIMAL's rule
 GROUP = 32  # parts whose masks are made together: a bit each of a vertex's uint32
@@ -112,8 +112,8 @@ class StreamedRows:
         rowptr, col = rowptr[:b - a + 1], col[:e1 - e0]
         if self.used[k % 2] is not None:
             self.copies.wait_event(self.used[k % 2])
-        rowptr.set(self.rowptr[a:b + 1], stream=self.copies)
-        col.set(self.col[e0:e1], stream=self.copies)
+        copy_to_device(rowptr, self.rowptr[a:b + 1], self.copies)
+        copy_to_device(col, self.col[e0:e1], self.copies)
         done = cupy.cuda.Event()
         done.record(self.copies)
         return Chunk(a, b - a, e0, rowptr, col), done

@@ -44,7 +44,7 @@ from tcdist.io.hdf5 import (
 from tcdist.io.seal import sealed_file
 from tcdist.io.write import atomic_path
 from tcdist.partition.part import STAT_KEYS, Part, partitioning_id
-from tcdist.xp import OWN_PAGES, PAGE, register_pages, to_numpy, unregister_pages
+from tcdist.xp import PAGE, REGISTER_FROM, copy_to_host, register_pages, to_numpy, unregister_pages
 
 FORMAT = "tcdist-partitions"
 VERSION = 3
@@ -112,13 +112,13 @@ def _on_host(part):
     arrays = (part.rowptr, part.col, part.global_id)
     hosts = [np.empty(a.shape, a.dtype) for a in arrays]
     for host in hosts:  # the pages faulted in on every thread, not by CUDA's registration on one
-        if host.nbytes >= OWN_PAGES:
+        if host.nbytes >= REGISTER_FROM:
             passes.touch(host, max(1, PAGE // host.itemsize))
     with part.col.device, cupy.cuda.Stream(non_blocking=True) as stream:
         pages = register_pages(hosts)
         try:
             for array, host in zip(arrays, hosts):
-                array.get(stream=stream, out=host)
+                copy_to_host(host, array, stream)
             stream.synchronize()
         finally:
             unregister_pages(pages)

@@ -449,13 +449,14 @@ def test_a_store_streamed_under_a_limit_is_exact_with_the_copies_overlapped(cli,
 def test_a_part_is_copied_from_its_own_registered_pages_and_let_go_of_after(monkeypatch, register_from):
     """Whole parts are copied from where they lie, their pages registered with CUDA for the copy
     (allocating a pinned buffer took 1.7 s for 4 GiB on nvidia-h200; registering 0.17 s), and
-    unregistered once it is done; two staged at once may share a page (small arrays of one heap),
-    whose second registration fails and falls back to the pinned buffers. Either way every part
-    arrives whole and no page stays registered."""
+    unregistered once it is done (the pages each array holds whole: two staged at once may share
+    a page, which neither registers). Either way every part arrives whole and no page stays
+    registered."""
     from tcdist.device import resolve
     from tcdist.device import staging as devices
 
     monkeypatch.setattr(devices, "REGISTER_FROM", register_from)
+    monkeypatch.setattr(xp, "REGISTER_FROM", register_from)
     graph = tcdist.load_graph("rmat:15")
     parts = partition_graph(graph, 4, seed=1).parts
     device = resolve("gpu")
@@ -500,7 +501,7 @@ def test_where_pinned_memory_is_refused_parts_are_copied_from_pageable_memory(mo
     monkeypatch.setattr(cupy.cuda.runtime, "hostRegister", refuse)
     monkeypatch.setattr(cupy.cuda, "alloc_pinned_memory", refuse)
     monkeypatch.setattr(devices, "REGISTER_FROM", register_from)
-    monkeypatch.setattr(xp, "OWN_PAGES", register_from)  # small arrays asked for too, and refused
+    monkeypatch.setattr(xp, "REGISTER_FROM", register_from)  # small arrays asked for too, and refused
     monkeypatch.setattr(devices.Stager, "_filled", filling)
     expected = tcdist.count_triangles("rmat:15", backend="cpu").triangles
     built = tcdist.count_triangles("rmat:15", backend="gpu", parts=4, gpu_memory_limit="1GiB")

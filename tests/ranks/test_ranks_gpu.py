@@ -185,7 +185,7 @@ from tcdist.device import staging
 from tcdist.ranks import share
 
 from tcdist import xp
-staging.REGISTER_FROM = xp.OWN_PAGES = 0  # the graph's pages registered, however small (the window's are its own)
+staging.REGISTER_FROM = xp.REGISTER_FROM = 0  # the graph's pages registered, however small
 events, unregister, free = [], staging.unregister_pages, share.SharedArrays.close
 
 def unregistering(starts):
@@ -284,7 +284,7 @@ from tcdist.partition import gpu_parts
 from tcdist import plan
 from tcdist.ranks import run, share
 
-xp.OWN_PAGES = 0  # the window's arrays registered, however small (each lies on pages of its own)
+xp.REGISTER_FROM = 0  # the window's arrays registered, however small
 refusing = sys.argv.pop(1) == "refuse-second"
 events, register, unregister, free = [], gpu_parts.register_pages, gpu_parts.unregister_pages, share.SharedArrays.close
 
