@@ -33,9 +33,10 @@ def check_parts(record, parts):
         assert s["part"] in record["rank_stats"][s["rank"]]["parts"]
 
 
-@pytest.mark.parametrize("ranks,parts", [(1, 1), (1, 3), (2, 1), (2, 2), (2, 5), (3, 2), (3, 3), (3, 7), (4, 3),
-                                         (4, 4), (4, 9), (2, 70)])  # over 64 parts: no in-parts shared
-@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+@pytest.mark.parametrize("schedule,ranks,parts", [
+    *(("static", r, p) for r, p in [(1, 1), (1, 3), (2, 1), (2, 5), (3, 2), (3, 7), (4, 3), (4, 9), (2, 70)]),
+    *(("dynamic", r, p) for r, p in [(1, 3), (2, 2), (3, 3), (4, 4), (4, 9), (2, 70)]),
+])  # fewer parts than ranks, as many, more, and over 64 (no in-parts shared)
 def test_any_ranks_and_parts_give_the_published_count(ranks, parts, schedule):
     record = mpiexec_json(ranks, "count", GRAPH, "--backend", "cpu", "--parts", parts, "--schedule", schedule)
     assert record["triangles"] == published("email-Enron.txt.gz") == 727044
@@ -45,8 +46,8 @@ def test_any_ranks_and_parts_give_the_published_count(ranks, parts, schedule):
         assert sum(1 for s in record["rank_stats"] if s["parts"]) == min(ranks, parts)
 
 
-@pytest.mark.parametrize("ranks,cliques", [(2, 1), (3, 1), (4, 2), (3, 3)])
-@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+@pytest.mark.parametrize("schedule,ranks,cliques", [("static", 2, 1), ("dynamic", 3, 1), ("static", 4, 2),
+                                                    ("dynamic", 4, 2), ("static", 3, 3)])
 def test_a_graph_that_fits_is_shared_whole_not_partitioned(tmp_path, cli, ranks, cliques, schedule):
     """Every rank holds the whole graph, read once: a single gzip stream is inflated by the first
     rank of each node, which deals its blocks of lines out to the node's ranks; every rank builds
