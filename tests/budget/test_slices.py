@@ -123,7 +123,7 @@ def test_a_plan_of_too_many_slices_is_refused_in_one_line(monkeypatch):
 
     def need(v_res, e_res, n_local, col_bytes):
         return part_need(v_res, e_res, n_local, col_bytes) + bitmap.extra_bytes(
-            v_res, e_res, n_local, col_bytes, blocks_per_sm=32, threads=128, bits=0)
+            v_res, e_res, n_local, col_bytes, blocks_per_sm=32, threads=128, bits=0, shared=0)
 
     part = _parts(1)[0]
     with pytest.raises(TcdistError, match=r"^part 0 would need more than 10,000 slices to fit 1.0 MiB on the "

@@ -247,7 +247,7 @@ def test_a_slice_gets_a_kernel_that_intersects_rows():
         assert gpu.label(replace(even, slice=None)) == "wedge-group:group=8"
         assert gpu.label(even) == "lstc:tile=128"  # not bitmap, 4.6x wedge-group's time on ER
     assert Auto.per_vertex_by_thread(star(10, 100, True)) and not Auto.per_vertex_by_thread(star(10, 100, False))
-    assert sorted(k.name for k in kernels().values() if k.part_order) == ["forward", "middle", "wetric"]
+    assert sorted(k.name for k in kernels().values() if k.part_order) == ["forward", "middle", "middle-bitmap", "wetric"]
 
 
 def test_a_slice_reads_as_its_part():

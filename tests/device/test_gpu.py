@@ -118,6 +118,62 @@ def test_bitmaps_of_the_hubs_search_the_other_ids(gpu, bits):
             assert sum(count(*on_device(p), p.n_local) for p in pieces) == expected, (spec, threads, "slices")
 
 
+@pytest.mark.parametrize("shared,bits", [(10, 0), (10, 8), (20, 0)])
+def test_bitmaps_of_the_highest_ids_in_shared_memory_count_exactly(gpu, shared, bits):
+    """The bits of the top 2^shared ids in each block's shared memory, those below in its bitmap in
+    global memory (every id, or with bits the 2^bits just below, the others searched in N+(u)):
+    rmat:16's 65,536 ids and complete:1500's, whole, in 3 parts and their slices, int32 and int64
+    columns, exact against the CPU (shared=20: every id in shared memory)."""
+    from tcdist.budget import slices as plans
+    from tcdist.partition import slices
+
+    for spec in ("complete:1500", "rmat:16"):
+        graph = tcdist.load_graph(spec)
+        expected = cpu_count(graph.rowptr, graph.col, graph.n)
+        for threads in (32, 256):
+            count = bound(of_backend("gpu")["bitmap"], shared=shared, bits=bits, threads=threads)
+            rowptr, col = on_device(graph)
+            assert count(rowptr, col, graph.n) == count(rowptr, col.astype(np.int64), graph.n) == expected
+            parts = partition_graph(graph, 3, seed=1).parts
+            assert sum(count(*on_device(p), p.n_local) for p in parts) == expected, (spec, threads, "parts")
+            pieces = [piece.made() for p in parts for piece in slices.cut(p, plans.plan(p, part_need(*p.sizes()) // 3,
+                                                                                         part_need))]
+            assert sum(count(*on_device(p), p.n_local) for p in pieces) == expected, (spec, threads, "slices")
+
+
+@pytest.mark.parametrize("shared,chunk", [(0, 32), (13, 256), (20, 4096)])
+def test_middle_bitmap_lists_the_in_edges_the_cpu_lists_and_counts_exactly(gpu, shared, chunk):
+    """middle-bitmap's listing on the GPU is the CPU kernel middle's, less the edges whose span is
+    empty or whose head has no edge of its own (order within a head aside: atomics place them),
+    on rmat:16 and complete:1500, whole and in 3 parts (proxies whose edges lead back to the local
+    rows take the whole span of a row); and its count, in tasks of chunk in-edges, with the bits
+    of the top 2^shared ids in shared memory, is the CPU's."""
+    from tcdist.count.cpu import in_edges
+
+    kernel = of_backend("gpu")["middle-bitmap"]
+    options = kernel.configure({"shared": str(shared), "chunk": str(chunk)})
+    for spec in ("complete:1500", "rmat:16"):
+        graph = tcdist.load_graph(spec)
+        expected = cpu_count(graph.rowptr, graph.col, graph.n)
+        found = 0
+        for part in [graph, *partition_graph(graph, 3, seed=1).parts]:
+            n_local = getattr(part, "n_local", graph.n)
+            in_ptr, first, stop = in_edges(part.rowptr, part.col, n_local)
+            heads = np.repeat(np.arange(in_ptr.size - 1), np.diff(in_ptr))
+            listed = (stop > first) & (np.diff(part.rowptr)[heads] > 0)
+            cpu_listing = sorted(zip(heads[listed].tolist(), first[listed].tolist(), stop[listed].tolist()))
+            prepared = kernel.prepare(*on_device(part), n_local, **options)
+            gpu_ptr, gpu_first, gpu_stop = (a.get() for a in prepared[:3])
+            gpu_heads = np.repeat(np.arange(gpu_ptr.size - 1), np.diff(gpu_ptr))
+            assert sorted(zip(gpu_heads.tolist(), gpu_first.tolist(), gpu_stop.tolist())) == cpu_listing, spec
+            counted = kernel.count(*on_device(part), n_local, prepared=prepared, **options)
+            if part is graph:
+                assert counted == expected, spec
+            else:
+                found += counted
+        assert found == expected, (spec, "parts")
+
+
 def test_the_rules_statistics_on_the_gpu_are_the_hosts(gpu):
     """--kernel auto's statistics in one launch on the device (cuda/degree_stats.cu) equal the
     host's whole-array steps: parts with proxies (whose rows do not count), the whole graph, no
