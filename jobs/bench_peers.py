@@ -249,6 +249,10 @@ def markdown(record: dict) -> str:
         lines.append(f"| `{r['graph']}` | {r['m']:,} | {r['triangles']:,} | {auto:.3f} (`{r['auto']['choice']}`) | "
                      f"{peers['WETRIC']['median_ms']:.3f} ({peers['WETRIC']['setting']}) | "
                      f"{peers['GroupTC']['median_ms']:.3f} | {peers['TRUST']['median_ms']:.3f} | {ratios} |")
+    wrong = [f"- `{r['graph']}`: " + ", ".join(f"{name} counted {count:,}" for name, count in r["wrong"].items())
+             + f", not {r['triangles']:,}" for r in record["graphs"] if r.get("wrong")]
+    if wrong:
+        lines += ["", "Counts that differ from tcdist's (the peer's time stands for a wrong answer):", *wrong]
     return "\n".join(lines) + "\n"
 
 
