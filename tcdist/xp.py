@@ -87,6 +87,9 @@ def _pieces(host: np.ndarray) -> list[slice]:
 def copy_to_device(out, host: np.ndarray, stream=None) -> None:
     """out[...] = host (a CuPy array, both contiguous and of one size), cut at registered spans'
     edges (CUDA refuses one copy across an edge)."""
+    if not out.flags.c_contiguous:  # (a reshaped copy would take the values, and out would not)
+        raise ValueError("copy_to_device: out must be C-contiguous")
+    host = np.ascontiguousarray(host)  # (strided: a copy of its own, on no registered page)
     host_bytes, out_bytes = host.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8)
     for piece in _pieces(host):
         out_bytes[piece].set(host_bytes[piece], stream=stream)
@@ -95,6 +98,8 @@ def copy_to_device(out, host: np.ndarray, stream=None) -> None:
 def copy_to_host(out: np.ndarray, values, stream=None, blocking: bool = True) -> None:
     """out[...] = values (a CuPy array, both contiguous and of one size), cut at registered spans'
     edges (CUDA refuses one copy across an edge)."""
+    if not out.flags.c_contiguous:  # (a reshaped copy would take the values, and out would not)
+        raise ValueError("copy_to_host: out must be C-contiguous")
     out_bytes, values_bytes = out.reshape(-1).view(np.uint8), values.reshape(-1).view(np.uint8)
     for piece in _pieces(out):
         values_bytes[piece].get(stream=stream, out=out_bytes[piece], blocking=blocking)

@@ -50,3 +50,12 @@ def test_a_copy_is_cut_where_registered_spans_begin_and_end(monkeypatch):
     assert all(a.stop == b.start for a, b in zip(pieces, pieces[1:]))
     assert xp_module._pieces(host[:0]) == []
 
+
+
+def test_a_copy_into_a_strided_array_is_refused_not_lost():
+    """A strided destination reshaped to bytes is a copy: the values would go to it and be lost."""
+    strided = np.zeros(10, np.int64)[::2]
+    with pytest.raises(ValueError, match="copy_to_host: out must be C-contiguous"):
+        xp_module.copy_to_host(strided, None)
+    with pytest.raises(ValueError, match="copy_to_device: out must be C-contiguous"):
+        xp_module.copy_to_device(strided, np.arange(5))
