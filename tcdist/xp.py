@@ -120,6 +120,13 @@ def reserve_sort(keys, copies: int = 1) -> None:
         del spare
 
 
+def multiprocessors() -> int:
+    """The current GPU's multiprocessors (what a kernel's grid of resident blocks is sized by)."""
+    import cupy
+
+    return cupy.cuda.Device().attributes["MultiProcessorCount"]
+
+
 def to_gpu(arrays) -> list:
     """Host arrays copied to the current GPU at the link's speed: their pages registered for the
     copies (pageable ones run at a seventh of it), then let go."""
@@ -129,7 +136,7 @@ def to_gpu(arrays) -> list:
     try:
         copies = [cupy.empty(a.shape, a.dtype) for a in arrays]
         for copy, a in zip(copies, arrays):
-            copy_to_device(copy, np.ascontiguousarray(a))
+            copy_to_device(copy, a)
         return copies
     finally:
         unregister_pages(pages)

@@ -54,6 +54,12 @@ def function(module, template: str, col, *params):
     return named(module, f"{template}<{', '.join([COL_TYPES[col.dtype], *map(str, params)])}>")
 
 
+def allow_shared(kernel, nbytes: int) -> None:
+    """Let kernel take nbytes of dynamic shared memory (past 48 KiB, CUDA asks it of each kernel)."""
+    if nbytes > kernel.max_dynamic_shared_size_bytes:
+        kernel.max_dynamic_shared_size_bytes = nbytes
+
+
 def compile_every_instance(module) -> None:
     """Compile (or load from CuPy's cache) every instance of a module for the current device."""
     for name in _declarations(module):

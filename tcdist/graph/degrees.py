@@ -39,9 +39,10 @@ def _on_gpu(rowptr, n_local: int) -> tuple[int, int, int]:
 
     from tcdist.cuda import launch
     from tcdist.cuda.build import DEGREE_STATS
+    from tcdist.xp import multiprocessors
 
     stats = cupy.zeros(3, dtype=cupy.uint64)
     if n_local > 0:
-        grid = min(-(-int(n_local) // 256), 8 * cupy.cuda.Device().attributes["MultiProcessorCount"])
+        grid = min(-(-int(n_local) // 256), 8 * multiprocessors())
         launch.function(DEGREE_STATS, "degree_stats", rowptr)((grid,), (256,), (rowptr, cupy.int64(n_local), stats))
     return tuple(int(x) for x in stats.get())

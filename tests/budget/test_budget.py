@@ -546,7 +546,7 @@ def test_a_skewed_part_s_slices_keep_room_for_the_largest_hub_bitmaps_in_an_eigh
     from tcdist.count.auto import Auto
     from tcdist.count.kernels import bitmap
 
-    monkeypatch.setattr(bitmap, "_multiprocessors", lambda: 132)
+    monkeypatch.setattr(bitmap, "multiprocessors", lambda: 132)
     skewed = partition_graph(tcdist.load_graph("rmat:16"), 1).parts[0]
     words = (2 * (skewed.rowptr.size - 1) + 31) // 32  # 2n rows: between 2^16 and 2^18 bits
     assert (1 << 16) // 32 < words < (1 << 18) // 32

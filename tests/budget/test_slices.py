@@ -119,7 +119,7 @@ def test_a_plan_of_too_many_slices_is_refused_in_one_line(monkeypatch):
     its slices shrank to single rows, and the plan to 414,755 slices (found on nvidia-h200)."""
     from tcdist.count.kernels import bitmap
 
-    monkeypatch.setattr(bitmap, "_multiprocessors", lambda: 132)  # an H200's
+    monkeypatch.setattr(bitmap, "multiprocessors", lambda: 132)  # an H200's
 
     def need(v_res, e_res, n_local, col_bytes):
         return part_need(v_res, e_res, n_local, col_bytes) + bitmap.extra_bytes(

@@ -11,6 +11,7 @@ import numpy as np
 
 from tcdist.count.registry import Kernel, Option
 from tcdist.cuda.build import COL_TYPES, declare
+from tcdist.xp import multiprocessors
 
 
 def instantiations() -> list[str]:
@@ -26,11 +27,11 @@ def prepare(rowptr, col, n_local, *, blocks_per_sm, threads, bits, shared):
     import cupy
 
     n = int(rowptr.size) - 1
-    blocks = max(1, min(int(n_local), _multiprocessors() * blocks_per_sm))
+    blocks = max(1, min(int(n_local), multiprocessors() * blocks_per_sm))
     if shared:
         lo2 = _multiple_of_32(max(0, n - (1 << shared)))
-        bitmaps = cupy.zeros((blocks, max(1, _words(lo2, bits))), dtype=cupy.uint32)
-        return bitmaps, _shared_ranges(rowptr, col, lo2, int(_words(lo2, bits)) * 32)
+        words = int(_words(lo2, bits))
+        return cupy.zeros((blocks, max(1, words)), dtype=cupy.uint32), _shared_ranges(rowptr, col, lo2, 32 * words)
     bitmaps = cupy.zeros((blocks, _words(n, bits)), dtype=cupy.uint32)
     return bitmaps, _ranges(rowptr, col, int(n_local), int(bitmaps.shape[1]) * 32)
 
@@ -46,10 +47,10 @@ def _shared_ranges(rowptr, col, lo2: int, width: int) -> tuple[str, list[int]]:
 
 def _ranges(rowptr, col, n_local: int, width: int) -> tuple[str, list[int]]:
     """("plain" or "hubs", [lo1, hi1, lo2, top_words, v_lo, v_hi]) for bitmaps of width bits:
-    hubs where they are fewer than the rows; the ids [lo2, n) get the first top_words words, and [lo1, hi1) the
-    top of the local rows, half the bits, where the columns hold local ids below the proxies (a
-    part; not a slice, whose columns are its targets, nor the whole graph); lo1 and lo2 are
-    multiples of 32. v_lo..v_hi: the rows from the least column that may hold any."""
+    hubs where they are fewer than the rows; the ids [lo2, n) get the first top_words words, and
+    [lo1, hi1) the top of the local rows, half the bits, where the columns hold local ids below the
+    proxies (a part; not a slice, whose columns are its targets, nor the whole graph); lo1 and lo2
+    are multiples of 32. v_lo..v_hi: the rows from the least column that may hold any."""
     n = int(rowptr.size) - 1
     if width >= n or col.size == 0:
         return "plain", [0, 0, 0, 0, 0, n]
@@ -81,16 +82,10 @@ def _words(v_res, bits):
     return whole if bits == 0 else np.minimum(whole, (1 << bits) // 32)
 
 
-def _multiprocessors() -> int:
-    import cupy
-
-    return cupy.cuda.Device().attributes["MultiProcessorCount"]
-
-
 def extra_bytes(v_res, e_res, n_local, col_bytes, *, blocks_per_sm, threads, bits, shared):
     """The bitmaps: a row of _words per block (no more blocks than local rows; with shared, of the
     ids below the top 2^shared)."""
-    blocks = np.maximum(1, np.minimum(n_local, _multiprocessors() * blocks_per_sm))
+    blocks = np.maximum(1, np.minimum(n_local, multiprocessors() * blocks_per_sm))
     below = np.maximum(0, np.asarray(v_res) - (1 << shared)) + 32 if shared else v_res
     return blocks * 4 * np.maximum(1, _words(below, bits))
 
@@ -107,8 +102,7 @@ def count(rowptr, col, n_local, *, prepared, blocks_per_sm, threads, bits, share
     blocks, words = bitmaps.shape
     kernel = launch.function(KERNEL, "bitmap_count", col, *_FLAGS[mode])
     shared_bytes = 4 * ranges[3] if mode == "shared" else 0
-    if shared_bytes > kernel.max_dynamic_shared_size_bytes:
-        kernel.max_dynamic_shared_size_bytes = shared_bytes
+    launch.allow_shared(kernel, shared_bytes)
     return launch.counted(lambda total: kernel((blocks,), (threads,), (rowptr, col, cupy.int64(n_local), bitmaps,
                                                                        cupy.int64(words), *map(cupy.int64, ranges),
                                                                        total), shared_mem=shared_bytes))

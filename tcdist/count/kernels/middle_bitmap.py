@@ -11,6 +11,7 @@ import numpy as np
 
 from tcdist.count.registry import Kernel, Option
 from tcdist.cuda.build import COL_TYPES
+from tcdist.xp import multiprocessors
 
 SPAN_TYPES = {np.dtype(np.uint32): "unsigned", np.dtype(np.int64): "long long"}  # a listed edge's span in col
 
@@ -55,15 +56,9 @@ def prepare(rowptr, col, n_local, *, threads, blocks_per_sm, chunk, shared):
     tasks = int(task_ptr[-1])
     task_v = cupy.searchsorted(task_ptr, cupy.arange(tasks, dtype=cupy.int64), side="right") - 1
     lo2 = -(-max(0, n - (1 << shared)) // 32) * 32 if shared else n
-    blocks = max(1, min(tasks, _multiprocessors() * blocks_per_sm))
+    blocks = max(1, min(tasks, multiprocessors() * blocks_per_sm))
     bitmaps = cupy.zeros((blocks, max(1, -(-lo2 // 32))), dtype=cupy.uint32)
     return in_ptr, first, stop, task_ptr, task_v, bitmaps, lo2, -(-(n - lo2) // 32)
-
-
-def _multiprocessors() -> int:
-    import cupy
-
-    return cupy.cuda.Device().attributes["MultiProcessorCount"]
 
 
 def extra_bytes(v_res, e_res, n_local, col_bytes, *, threads, blocks_per_sm, chunk, shared):
@@ -71,7 +66,7 @@ def extra_bytes(v_res, e_res, n_local, col_bytes, *, threads, blocks_per_sm, chu
     task) and the bitmaps (a bit per id below the top 2^shared, or every id, per block)."""
     span = np.where(np.asarray(e_res) < 1 << 32, 4, 8)
     below = np.maximum(0, np.asarray(v_res) - (1 << shared)) + 32 if shared else v_res
-    blocks = np.maximum(1, np.minimum(e_res, _multiprocessors() * blocks_per_sm))
+    blocks = np.maximum(1, np.minimum(e_res, multiprocessors() * blocks_per_sm))
     tasks = np.asarray(e_res) // chunk + v_res + 1
     return 24 * (np.asarray(v_res) + 1) + 2 * span * e_res + 8 * tasks + blocks * 4 * np.maximum(1, (below + 31) // 32)
 
@@ -88,8 +83,7 @@ def count(rowptr, col, n_local, *, prepared, threads, blocks_per_sm, chunk, shar
     blocks, words = bitmaps.shape
     kernel = launch.function(KERNEL, "middle_bitmap_count", col, SPAN_TYPES[first.dtype], "true" if shared else "false")
     shared_bytes = 4 * top_words if shared else 0
-    if shared_bytes > kernel.max_dynamic_shared_size_bytes:
-        kernel.max_dynamic_shared_size_bytes = shared_bytes
+    launch.allow_shared(kernel, shared_bytes)
     args = (rowptr, col, in_ptr, first, stop, task_ptr, task_v, *map(cupy.int64, (task_v.size, chunk)), bitmaps,
             *map(cupy.int64, (words, lo2, top_words)))
     return launch.counted(lambda total: kernel((blocks,), (threads,), (*args, total), shared_mem=shared_bytes))
