@@ -7,7 +7,8 @@ less its usage (what Slurm and containers enforce), RLIMIT_AS less the address s
 already mapped, and, inside `bounded(limit)` (one process given --host-memory-limit), the limit
 less what the process's resident memory has grown by since it was set, its code aside: what it
 grows by while a library loads or a function compiles (`code_loading`) is the process's footprint,
-not the count's.
+not the count's, and so is the freed heap glibc keeps resident (given back before the room is
+measured again, where less than half the limit seems left).
 """
 
 import ctypes
@@ -130,7 +131,13 @@ def give_back_freed() -> None:
 
 
 def _bound_room():
-    return None if _bound is None else _bound[0] - max(0, _resident() - _bound[1] - _bound[2])
+    if _bound is None:
+        return None
+    room = _bound[0] - max(0, _resident() - _bound[1] - _bound[2])
+    if room < _bound[0] // 2:  # freed heap that glibc keeps resident is not taken: measured again without it
+        give_back_freed()
+        room = _bound[0] - max(0, _resident() - _bound[1] - _bound[2])
+    return room
 
 
 def available() -> tuple[int, str]:
