@@ -44,8 +44,7 @@ def graph_edges(graph):
     return np.repeat(np.arange(graph.n), np.diff(rowptr)), col
 
 
-@pytest.mark.parametrize("kind", ["text", "mtx", "h5"])
-@pytest.mark.parametrize("ranks", [2, 3, 4])
+@pytest.mark.parametrize("ranks,kind", [(2, "text"), (3, "mtx"), (4, "h5"), (4, "text")])
 def test_every_rank_reads_a_fair_share_and_the_count_is_published(graph_files, kind, ranks):
     path = graph_files[kind]
     record = mpiexec_json(ranks, "count", path, "--backend", "cpu", "--read", "ranks")

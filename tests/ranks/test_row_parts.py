@@ -42,15 +42,9 @@ def run_check(scratch, ranks, piece_bytes=1 << 30, least_step=1024, table_share=
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("ranks", [1, 2])  # (three and four: below)
+@pytest.mark.parametrize("ranks", [1, 3])  # (four, the proxies found by a search: below)
 def test_each_ranks_part_is_the_minimal_part_of_its_rows(tmp_path, ranks):
     run_check(tmp_path, ranks)
-
-
-@pytest.mark.mpi
-@pytest.mark.parametrize("table_share", [0, 1])
-def test_the_proxies_found_by_a_search_or_a_table_make_the_same_parts(tmp_path, table_share):
-    run_check(tmp_path, 3, table_share=table_share)
 
 
 @pytest.mark.mpi
@@ -63,10 +57,10 @@ def test_a_rank_failing_in_the_fetch_ends_every_rank_with_its_error():
 
 
 @pytest.mark.mpi
-def test_two_hosts_make_the_same_parts_in_small_messages_and_steps(tmp_path):
+def test_two_hosts_make_the_same_parts_in_small_messages_and_steps_their_proxies_found_by_a_search(tmp_path):
     if not makes_cliques():
         pytest.skip("the launcher is not MPICH's: it cannot split one host in two")
-    run_check(tmp_path, 4, 4000, 64, env=CLIQUES)
+    run_check(tmp_path, 4, 4000, 64, table_share=0, env=CLIQUES)
 
 
 @pytest.fixture(scope="module")
