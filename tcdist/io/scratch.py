@@ -64,7 +64,7 @@ def check_room(nbytes: int, what: str = "the graph's columns") -> str:
     except OSError as e:
         raise OptionError(f"{{scratch}} {where}: {e.strerror or e}") from None
     if nbytes > free:
-        raise TcdistError(f"{what} need about {size_text(nbytes)} of scratch space but {where} has "
+        raise OptionError(f"{what} need about {size_text(nbytes)} of scratch space but {where} has "
                           f"{size_text(free)} free; give {{scratch}} a folder with more room")
     return where
 
@@ -156,7 +156,7 @@ class DiskColumns:
                 done += os.pwritev(self._fd, [view[done:]], first * self.itemsize + done)
         except OSError as e:
             self.close()
-            raise TcdistError(f"writing {self.what} to a scratch file of {os.path.dirname(self.path)}: "
+            raise OptionError(f"writing {self.what} to a scratch file of {os.path.dirname(self.path)}: "
                               f"{e.strerror or e}; give {{scratch}} a folder "
                               "with more room") from None
         self.size = max(self.size, first + len(values))

@@ -183,3 +183,13 @@ def test_a_graph_with_its_columns_on_disk_converts_to_the_graph_file_made_in_mem
             with pytest.raises(TcdistError, match=what):
                 refused()
             assert not _scratch_files(tmp_path)
+
+
+def test_a_folder_too_small_names_the_option_as_the_caller_does(tmp_path):
+    from tcdist.errors import options_named
+
+    with scratch.using(str(tmp_path)), options_named({"scratch": "--scratch"}):
+        with pytest.raises(TcdistError) as refused:
+            scratch.check_room(1 << 62)
+        said = str(refused.value)  # (in the caller's words: said where they are named)
+    assert said.endswith(" free; give --scratch a folder with more room") and f"{tmp_path} has " in said, said
