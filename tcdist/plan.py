@@ -174,18 +174,22 @@ def redrawn(span: int, m: int, name: str, device: str, room: int, piece_bytes: i
     host's way next); refused on the host with the least it needs."""
     if not pieces_build.packs(span):
         return None
-    room, csr, held = layout(span, m, name, device, room, estimated)
-    piece = 0
-    if piece_bytes is None:
-        piece = max(min(generators.PIECE_EDGES, max(0, room // 4) // model.PIECE_BYTES_PER_EDGE),
-                    min(m, REDRAWN_PIECE_EDGES_AT_LEAST))
-        piece_bytes = model.PIECE_BYTES_PER_EDGE * piece
     per_key = model.RANGES_BYTES_PER_KEY if device == "gpu" else model.HOST_RANGE_BYTES_PER_KEY
-    keys = ranges_build.range_keys(room - piece_bytes, span, per_key)
+    for columns_on_disk in (False, True):  # the CSR in memory where the ranges fit beside it, else its columns on disk
+        left, csr, held = layout(span, m, name, device, room, estimated, columns_on_disk)
+        piece, piece_held = 0, piece_bytes
+        if piece_bytes is None:
+            piece = max(min(generators.PIECE_EDGES, max(0, left // 4) // model.PIECE_BYTES_PER_EDGE),
+                        min(m, REDRAWN_PIECE_EDGES_AT_LEAST))
+            piece_held = model.PIECE_BYTES_PER_EDGE * piece
+        keys = ranges_build.range_keys(left - piece_held, span, per_key)
+        if keys >= m / REDRAWN_RANGES_AT_MOST or device == "gpu" or csr == "disk":
+            break
+    room = left
     if keys < m / REDRAWN_RANGES_AT_MOST:
         if device == "gpu":
             return None
-        least = piece_bytes + model.RANGES_BYTES_PER_ID * span + per_key * -(-m // REDRAWN_RANGES_AT_MOST)
+        least = piece_held + model.RANGES_BYTES_PER_ID * span + per_key * -(-m // REDRAWN_RANGES_AT_MOST)
         memory.require(memory.available()[0] - room + least, _building(name, m, estimated, csr),
                        "count it on a host with more memory")
         keys = max(keys, 1)
@@ -193,12 +197,13 @@ def redrawn(span: int, m: int, name: str, device: str, room: int, piece_bytes: i
     return Build("drawn again", device, csr, m, span, estimated, room=room, piece=piece, keys=keys, **held)
 
 
-def layout(span: int, m: int, name: str, device: str, room: int, estimated: bool = False) -> tuple[int, str, dict]:
+def layout(span: int, m: int, name: str, device: str, room: int, estimated: bool = False,
+           columns_on_disk: bool = False) -> tuple[int, str, dict]:
     """(the device's room left beside the graph, where a graph built drawn or read again lays out
-    its CSR, the bytes each place holds of it: _placement) of m raw edges (at most) with ids below
-    span, in room bytes of the device; refused where the host cannot hold its part, or the scratch
-    folder its columns."""
-    left, csr, held = _placement(span, m, device, room, memory.available()[0])
+    its CSR, the bytes each place holds of it: _placement, or its columns on disk where asked) of m
+    raw edges (at most) with ids below span, in room bytes of the device; refused where the host
+    cannot hold its part, or the scratch folder its columns."""
+    left, csr, held = _placement(span, m, device, room, memory.available()[0], columns_on_disk)
     if csr != "host":
         memory.require(held["host_bytes"], _building(name, m, estimated, csr), "count it on a host with more memory")
     if csr == "disk":
@@ -206,18 +211,19 @@ def layout(span: int, m: int, name: str, device: str, room: int, estimated: bool
     return left, csr, held
 
 
-def _placement(span: int, m: int, device: str, room: int, host_room: int) -> tuple[int, str, dict]:
+def _placement(span: int, m: int, device: str, room: int, host_room: int,
+               columns_on_disk: bool = False) -> tuple[int, str, dict]:
     """The CSR on the host where it takes at most half of host_room (the other half is the
-    count's), else on a GPU that holds it, else its columns on disk (io/scratch.py), the host
-    holding the row pointers: (the device's room left beside the graph, where, the bytes each
-    place holds)."""
+    count's), else on a GPU that holds it, else (or where asked) its columns on disk
+    (io/scratch.py), the host holding the row pointers: (the device's room left beside the graph,
+    where, the bytes each place holds)."""
     columns = np.dtype(col_dtype(span)).itemsize * m
     pointers = 8 * span
     host = model.REDRAWN_HOST_BYTES_PER_ID * span  # its rank order and a range plan's counts
-    if columns + pointers + host <= host_room // 2:
+    if not columns_on_disk and columns + pointers + host <= host_room // 2:
         whole = columns + pointers + host
         return room - whole * (device == "host"), "host", {"host_bytes": whole}
-    if device == "gpu" and columns + 2 * pointers < room:  # (the rank order there too)
+    if not columns_on_disk and device == "gpu" and columns + 2 * pointers < room:  # (the rank order there too)
         return room - columns - 2 * pointers, "gpu", {"host_bytes": host, "gpu_bytes": columns + 2 * pointers}
     return room - (pointers + host) * (device == "host"), "disk", {"host_bytes": pointers + host, "disk_bytes": columns}
 

@@ -3,6 +3,7 @@ read, the one the count carries out; `tcdist count GRAPH --plan` shows it withou
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -117,3 +118,16 @@ def test_under_ranks_the_plan_says_who_reads_and_the_mode_the_count_takes(limit,
     record = json.loads(counted.stdout)
     assert record["mode"] == mode and record["triangles"] == tcdist.count_triangles("rmat:16", backend="cpu").triangles
     assert any(r["scratch_bytes"] for r in record["rank_stats"]) == (limit is not None)
+
+
+def test_the_memory_a_refusal_quotes_is_enough(tmp_path):
+    """A graph drawn again whose CSR would take under half the limit but leave too little for its
+    ranges beside it has its columns on disk instead: the least a refusal quotes (with its columns
+    on disk) counts, where it was refused as needing more in memory."""
+    args = ("count", "rmat:15", "--backend", "cpu", "--json", "--scratch", str(tmp_path), "--host-memory-limit")
+    refused = _tcdist(*args, "5MiB")
+    quoted = re.search(r"with its columns on disk needs about ([\d.]+) MiB", refused.stderr)
+    assert refused.returncode == 2 and quoted, refused.stderr
+    done = _tcdist(*args, f"{float(quoted.group(1)) + 1.5}MiB")  # (its memory in place of about 9.6 MiB)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["triangles"] == tcdist.count_triangles("rmat:15", backend="cpu").triangles
