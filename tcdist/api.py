@@ -34,6 +34,7 @@ from tcdist.source import (
     load_graph,
     open_store_source,
 )
+from tcdist.xp import to_numpy
 
 compiled.when_loaded.append(warm.start_in_background)  # a first run's compiling, the rest begun on idle cores
 
@@ -260,8 +261,11 @@ def convert(source: Source, output: str, *, seed: int = 0) -> dict:
             write_graph(g, output)
         else:
             g.refuse_on_disk("a text edge list")
-            src = g.original_id[g.xp.repeat(g.xp.arange(g.n), g.out_degree())]
-            write_edge_list(src, g.original_id[g.col], output)
+            ids = g.vertex_ids()  # (the source's ids: a Python object's numbered as labels)
+            if ids.dtype.kind not in "iu" or ids.size and (ids.min() < 0 or ids.max() > np.iinfo(np.int64).max):
+                g.refuse_labels("a text edge list")  # (ids a text edge list does not hold: names, below 0, over 2^63)
+            rowptr, col = to_numpy(g.rowptr), to_numpy(g.col)
+            write_edge_list(ids[np.repeat(np.arange(g.n), np.diff(rowptr))], ids[col], output)
     return {"n": g.n, "m": g.m, "bytes": os.path.getsize(output), "warnings": list(g.warnings)}
 
 

@@ -171,6 +171,21 @@ def test_convert_and_write_generated_are_the_cli_s_own_steps(tmp_path):
         tcdist.convert(text, text)
 
 
+def test_a_python_graph_converted_to_text_keeps_its_ids_or_is_refused(tmp_path):
+    """Its own ids written (a graph's numbering of them once came out instead), read back as the
+    same edges; ids a text edge list cannot hold back (names, below 0, over 2^63) refused."""
+    ids = np.array([3, 2**62, 17], np.uint64)
+    tcdist.convert((ids, np.roll(ids, 1)), tmp_path / "ids.txt")
+    written = np.loadtxt(tmp_path / "ids.txt", dtype=np.uint64)
+    assert {frozenset(map(int, edge)) for edge in written} == {frozenset({3, 2**62}), frozenset({2**62, 17}),
+                                                               frozenset({17, 3})}
+    for edges in ([("x", "y"), ("y", "z"), ("z", "x")], [(-1, 2), (2, 3), (3, -1)],
+                  (np.array([2**63 + 5, 1], np.uint64), np.array([1, 2], np.uint64))):
+        with pytest.raises(TcdistError, match="a text edge list keeps integer vertex ids only"):
+            tcdist.convert(edges, tmp_path / "refused.txt")
+        assert not (tmp_path / "refused.txt").exists()
+
+
 @pytest.mark.parametrize("given,error,message", [
     ({"threads": "2"}, TypeError, "threads must be an integer, got str '2'"),
     ({"threads": 0}, ValueError, "threads must be at least 1, got 0"),
