@@ -33,6 +33,24 @@ def numba_folder() -> str:
     return os.path.abspath(os.path.expanduser(os.environ.get("NUMBA_CACHE_DIR") or os.path.join(folder(), "numba")))
 
 
+def writable_numba_folder() -> str:
+    """numba_folder(), made where missing; refused in one line where this user may not write in it."""
+    import tempfile
+
+    from tcdist.errors import TcdistError
+
+    where = numba_folder()
+    try:
+        os.makedirs(where, exist_ok=True)
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    except OSError as e:
+        variable = "NUMBA_CACHE_DIR" if os.environ.get("NUMBA_CACHE_DIR") else "TCDIST_CACHE_DIR"
+        raise TcdistError(f"the cache folder {where}: {e.strerror or e}; give {variable} a folder this user may "
+                          "write in") from None
+    return where
+
+
 def cuda_folder() -> str:
     return os.path.expanduser(os.environ.get("CUPY_CACHE_DIR", HOME_CUPY))
 

@@ -28,6 +28,7 @@ import time
 
 from tcdist import caches, progress
 from tcdist.budget import host
+from tcdist.errors import TcdistError
 
 NOTICE_AFTER = 1.0  # seconds of compiling after which a terminal is told why the run waits
 
@@ -111,6 +112,9 @@ def most_threads() -> int:
         return _numba.config.NUMBA_NUM_THREADS
     given = os.environ.get("NUMBA_NUM_THREADS", "").strip()
     if given:
+        if not given.isdigit() or int(given) < 1:
+            raise TcdistError(f"NUMBA_NUM_THREADS={given}: not a number of threads; give a positive integer, or "
+                              "unset it")
         return int(given)
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 

@@ -138,6 +138,7 @@ def warm_up_cpu(processes: int | None = None) -> None:
     warm."""
     from tcdist.compiled import most_threads
 
+    caches.writable_numba_folder()  # (before minutes of compiling that could not be kept)
     processes = max(1, min(processes or most_threads(), len(signatures())))
     with tempfile.NamedTemporaryFile("w", prefix="tcdist-warm-up-", suffix=".next") as queue:
         queue.write("0")

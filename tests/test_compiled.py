@@ -213,3 +213,11 @@ print(two(), one())
     said = [line for line in out.splitlines() if "compiling" in line]
     assert out.split()[0:2] == ["2", "1"] and len(said) == terminal, out
     assert not terminal or "compiling tcdist's CPU functions, once: later runs load them from" in said[0]
+
+
+@pytest.mark.parametrize("given", ["abc", "0"])
+def test_a_number_of_threads_that_is_none_is_one_line(given):
+    done = subprocess.run([sys.executable, "-m", "tcdist", "count", "rmat:10", "--backend", "cpu"], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "NUMBA_NUM_THREADS": given})
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"tcdist: error: NUMBA_NUM_THREADS={given}: not a number of threads; give a positive integer, or unset it"]

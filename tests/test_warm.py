@@ -124,3 +124,14 @@ def test_the_list_marks_where_a_text_count_s_entries_end():
     assert 0 < warm.text_count_entries() < len(entries)
     assert entries[0][:2] == ("tcdist.io.grammar", "first_line_start")  # the parser's, first
     assert ("tcdist.count.cpu", "_middle") in [e[:2] for e in entries[: warm.text_count_entries()]]
+
+
+def test_a_cache_folder_that_cannot_be_written_is_one_line_before_any_compiling(tmp_path):
+    from conftest import run_module
+
+    (tmp_path / "a file").touch()
+    done = run_module("warm-up", "--backend", "cpu",
+                      env={**os.environ, "TCDIST_CACHE_DIR": str(tmp_path / "a file" / "cache")}, timeout=60)
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"tcdist: error: the cache folder {tmp_path / 'a file' / 'cache' / 'numba'}: Not a directory; give "
+        "TCDIST_CACHE_DIR a folder this user may write in"], done.stderr[-2000:]
