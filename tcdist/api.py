@@ -191,6 +191,9 @@ def plan_count(source: Source = None, *, backend: str = "auto", parts: int | str
     parts, replicated) and the budgets it was decided from (tcdist/plan.py); with comm (several
     ranks, every rank calls it), who reads the graph and what each rank may take. source: a path
     or a generator spec (None: the embedded graph)."""
+    if source is not None and not isinstance(source, (str, os.PathLike)):
+        raise TcdistError(f"a plan is made for a path or a generator spec, not a {type(source).__name__}: a graph "
+                          "in memory is counted where it lies (count_triangles)")
     source = embedded_path() if source is None else os.fspath(source)
     config = CountConfig(backend=backend, parts=parts, gpu_memory_limit=_size("gpu_memory_limit", gpu_memory_limit),
                          read=read, host_memory_limit=_size("host_memory_limit", host_memory_limit),

@@ -171,6 +171,12 @@ def test_convert_and_write_generated_are_the_cli_s_own_steps(tmp_path):
         tcdist.convert(text, text)
 
 
+@pytest.mark.parametrize("source", [[(0, 1), (1, 2), (2, 0)], (np.array([0, 1]), np.array([1, 2])), nx.path_graph(3)])
+def test_a_plan_of_a_graph_in_memory_is_refused_in_one_line(source):
+    with pytest.raises(TcdistError, match="a plan is made for a path or a generator spec, not a "):
+        tcdist.plan_count(source, backend="cpu")
+
+
 def test_a_python_graph_converted_to_text_keeps_its_ids_or_is_refused(tmp_path):
     """Its own ids written (a graph's numbering of them once came out instead), read back as the
     same edges; ids a text edge list cannot hold back (names, below 0, over 2^63) refused."""
