@@ -26,8 +26,12 @@ def _write_json_file(args, record) -> None:
 
 def _emit(args, record, lines, warnings=(), out=None, json_file=True):
     """What a command prints (and, unless the caller has, the --json-file it writes), once its files are in place."""
+    from tcdist.io.write import stream_fd
+
     if json_file:
         _write_json_file(args, record)
+    if getattr(args, "json_file", None) is not None and stream_fd(args.json_file) == 1:
+        out = sys.stderr  # (standard output holds the --json-file record: one document)
     if not args.quiet:
         for w in warnings:
             print(f"tcdist: warning: {w}", file=sys.stderr)

@@ -172,6 +172,15 @@ def test_two_outputs_of_one_count_naming_one_file_are_refused_before_any_work(tm
     assert store.read_bytes() == before and pv.read_text() == "mine"
 
 
+@pytest.mark.parametrize("shown", [(), ("--json",)])
+def test_a_json_file_on_standard_output_is_its_one_document(shown):
+    """--json-file - with --json printed the record twice on standard output; the summary goes to
+    standard error, as with a table there."""
+    done = run_module("count", "complete:4", "--backend", "cpu", "--json-file", "-", *shown)
+    assert done.returncode == 0 and json.loads(done.stdout)["triangles"] == 4, done.stderr
+    assert (json.loads(done.stderr)["triangles"] if shown else done.stderr.split()[0]) == (4 if shown else "complete:4")
+
+
 def test_outputs_are_compared_as_files_not_as_names(tmp_path, cli, monkeypatch):
     """Through a symbolic link, a hard link, ./.. in the name, a linked directory, and for names not written yet."""
     (tmp_path / "d1").mkdir()
