@@ -12,7 +12,14 @@ from tcdist import compiled, plan, warm
 from tcdist.budget import estimate, model
 from tcdist.budget import host as memory
 from tcdist.budget.sizes import parse_size
-from tcdist.config import DEFAULT_PRUNE, DEFAULT_SCHEME, CountConfig, OptionValueError, check_partitioning
+from tcdist.config import (
+    DEFAULT_PRUNE,
+    DEFAULT_SCHEME,
+    CountConfig,
+    OptionTypeError,
+    OptionValueError,
+    check_partitioning,
+)
 from tcdist.device import resolve
 from tcdist.errors import OptionError, TcdistError, ids_kept_as_integers
 from tcdist.graph import check
@@ -109,6 +116,13 @@ def _same_graph_store(output, graph) -> bool:
             raise OptionError(f"{output}: is a partition store of another graph ({store.header['graph_name']}); "
                               "use {force} to replace it")
     return True
+
+
+def _path(output) -> str | os.PathLike:
+    """An output's path, refused in one line where it is not one."""
+    if not isinstance(output, (str, os.PathLike)):
+        raise OptionTypeError(f"{{output}} must be a path, got {type(output).__name__} {output!r}")
+    return output
 
 
 def _size(name: str, value: int | str | None) -> int | None:
@@ -256,7 +270,7 @@ def convert(source: Source, output: str, *, seed: int = 0) -> dict:
     from tcdist.io.h5graph import write_graph
     from tcdist.io.write import write_edge_list
 
-    kind = output_kind(output)
+    kind = output_kind(_path(output))
     output_target(output, inputs=[source])
     with ids_kept_as_integers(), scratch_files.using(None):  # (columns on disk removed once written)
         g = load_graph(source, seed=seed)
@@ -286,7 +300,7 @@ def list_triangles(source: Source = None, output: str | os.PathLike | None = Non
     from tcdist.io.triangles import triangle_kind, write_triangles
     from tcdist.io.write import stream_fd
 
-    if output is not None and stream_fd(output) is None:
+    if output is not None and stream_fd(_path(output)) is None:
         triangle_kind(output)
         output_target(output, inputs=[source])
     with scratch_files.using(None):  # (columns on disk removed as the listing is refused)
@@ -323,7 +337,7 @@ def write_generated(spec: str, output: str, *, seed: int = 0) -> dict:
     from tcdist.io.h5graph import write_graph
     from tcdist.io.write import write_edge_list
 
-    kind = output_kind(output)
+    kind = output_kind(_path(output))
     output_target(output)
     edges = generate(spec, seed=seed)
     if kind == "h5":

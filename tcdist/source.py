@@ -14,6 +14,7 @@ from tcdist.budget import host as memory
 from tcdist.budget import model
 from tcdist.device.core import Device
 from tcdist.device.gpu import free_bytes as free_gpu_bytes
+from tcdist.device.gpu import problem as gpu_problem
 from tcdist.errors import OptionError, TcdistError
 from tcdist.graph import Graph, build_graph, pieces_build, ranges_build, redrawn_build
 from tcdist.graph.check import csr_problem
@@ -73,6 +74,11 @@ def load_graph(source: Source = None, *, seed: int = 0, timings: Timings | None 
     timings: receives the generate or read, build and (on a GPU) transfer seconds.
     labels: the source is a text edge list whose ids are names (kept as graph.labels).
     """
+    if not isinstance(device, Device):
+        if device not in ("cpu", "gpu"):
+            raise TcdistError(f"device must be 'cpu', 'gpu' or a Device, got {device!r}")
+        if device == "gpu" and (reason := gpu_problem()) is not None:
+            raise TcdistError(f"device 'gpu': {reason}")
     on_gpu = device.is_gpu if isinstance(device, Device) else device == "gpu"
     timings = Timings() if timings is None else timings
     began = Timings.clock()

@@ -177,6 +177,24 @@ def test_a_plan_of_a_graph_in_memory_is_refused_in_one_line(source):
         tcdist.plan_count(source, backend="cpu")
 
 
+@pytest.mark.parametrize("table", [pd.DataFrame([[0, 1], [1, 2], [2, 0]], columns=["src", "src"]),
+                                   pd.DataFrame([[0, 1, 5], [1, 2, 5], [2, 0, 5]], columns=["src", "dst", "dst"]),
+                                   pa.table([[0, 1, 2], [1, 2, 0]], names=["a", "a"])])
+def test_an_edge_table_with_a_column_name_twice_is_one_line(table):
+    with pytest.raises(TcdistError, match="column name '(src|dst|a)' is given to 2 columns: name its two columns apart"):
+        tcdist.count_triangles(table, backend="cpu")
+
+
+def test_a_device_or_an_output_of_another_kind_is_one_line(tmp_path):
+    with pytest.raises(TcdistError, match="device must be 'cpu', 'gpu' or a Device, got 'tpu'"):
+        tcdist.load_graph([(0, 1)], device="tpu")
+    for write in (lambda: tcdist.convert("rmat:5", 5), lambda: tcdist.list_triangles("rmat:5", 7),
+                  lambda: tcdist.write_generated("rmat:5", 3)):
+        with pytest.raises(TypeError, match=r"output must be a path, got int \d") as refused:
+            write()
+        assert isinstance(refused.value, TcdistError)
+
+
 def test_a_python_graph_converted_to_text_keeps_its_ids_or_is_refused(tmp_path):
     """Its own ids written (a graph's numbering of them once came out instead), read back as the
     same edges; ids a text edge list cannot hold back (names, below 0, over 2^63) refused."""

@@ -74,11 +74,15 @@ def _columns_of_pairs(pairs) -> tuple[list, list]:
 
 
 def _pick_columns(names: list) -> tuple:
-    for pair in _NAMED_PAIRS:
-        if all(c in names for c in pair):
-            return pair
-    if len(names) == 2:
-        return tuple(names)
+    picked = next((pair for pair in _NAMED_PAIRS if all(c in names for c in pair)), None)
+    if picked is None and len(names) == 2:
+        picked = tuple(names)
+    twice = [c for c in dict.fromkeys(picked or ()) if names.count(c) > 1]
+    if twice:
+        raise TcdistError(f"an edge table whose column name {twice[0]!r} is given to {names.count(twice[0])} columns: "
+                          "name its two columns apart")
+    if picked is not None:
+        return picked
     raise TcdistError(f"an edge table with {len(names)} columns ({', '.join(map(str, names[:6]))}): give two "
                       "columns, or name them src and dst (or source and target)")
 
