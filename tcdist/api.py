@@ -118,6 +118,13 @@ def _same_graph_store(output, graph) -> bool:
     return True
 
 
+def _one_store(source: Source, store: str | None) -> None:
+    """A partition store counted is its own --store, or none is given: refused where another is."""
+    if store is not None and is_store(source) and os.path.realpath(store) != os.path.realpath(source):
+        raise OptionError(f"{source}: is a partition store, counted as it is, and {{store}} {store} would be "
+                          "another; leave {store} out")
+
+
 def _path(output) -> str | os.PathLike:
     """An output's path, refused in one line where it is not one."""
     if not isinstance(output, (str, os.PathLike)):
@@ -192,6 +199,7 @@ def count_triangles(source: Source = None, *, backend: str = "auto", kernel: str
         with memory.bounded(host_memory_limit if is_serial(comm) else None), scratch_files.using(config.scratch):
             if config.scratch is not None:  # a folder given is checked at once, needed or not, on every rank's host
                 collective(comm, lambda: scratch_files.check_room(0))
+            collective(comm, lambda: _one_store(source, config.store), root_only=True)
             return run.count(comm, source, config, debug=debug)  # (--host-memory-limit under ranks: a host's)
     finally:
         comm.Free()

@@ -88,6 +88,12 @@ def _plan(args, comm):
     """`count --plan`: the plan, printed by rank 0 (its lines, or --json), nothing counted."""
     from tcdist.api import plan_count
 
+    written = [flag for flag, given in (("--per-vertex", args.per_vertex), ("--per-edge", args.per_edge),
+                                        ("--store", args.store)) if given is not None]
+    if written:
+        raise TcdistError(f"--plan counts nothing, and {written[0]} would write nothing: leave it out, or count "
+                          "without --plan")
+
     planned = plan_count(args.graph, backend=args.backend, parts=args.parts, gpu_memory_limit=args.gpu_memory_limit,
                          host_memory_limit=args.host_memory_limit, scratch=args.scratch, read=args.read,
                          comm=None if comm.size == 1 else comm)

@@ -181,6 +181,22 @@ def test_a_json_file_on_standard_output_is_its_one_document(shown):
     assert (json.loads(done.stderr)["triangles"] if shown else done.stderr.split()[0]) == (4 if shown else "complete:4")
 
 
+def test_options_a_count_would_ignore_are_refused(tmp_path, cli):
+    """A store counted with another --store, and --plan with a table to write, each ran (exit 0)
+    without writing what was asked for."""
+    store = tmp_path / "p.h5"
+    assert cli("partition", "rmat:8", "-P", "3", "-o", store).code == 0
+    result = cli("count", store, "--backend", "cpu", "--store", tmp_path / "other.h5")
+    assert (result.code, one_line(result)) == (2, f"tcdist: error: {store}: is a partition store, counted as it is, "
+                                                  f"and --store {tmp_path / 'other.h5'} would be another; leave "
+                                                  "--store out")
+    assert cli("count", store, "--backend", "cpu", "--store", store).code == 0  # (its own: its journal)
+    result = cli("count", "rmat:8", "--backend", "cpu", "--plan", "--per-vertex", tmp_path / "pv.csv")
+    assert (result.code, one_line(result)) == (2, "tcdist: error: --plan counts nothing, and --per-vertex would write "
+                                                  "nothing: leave it out, or count without --plan")
+    assert not {"other.h5", "pv.csv"} & {p.name for p in tmp_path.iterdir()}
+
+
 def test_outputs_are_compared_as_files_not_as_names(tmp_path, cli, monkeypatch):
     """Through a symbolic link, a hard link, ./.. in the name, a linked directory, and for names not written yet."""
     (tmp_path / "d1").mkdir()
