@@ -154,5 +154,7 @@ def require(nbytes: int, what: str, way_out: str) -> None:
     """Refuse a step whose estimate exceeds what this process may still take."""
     room, limit = available()
     if nbytes > room:
-        raise TcdistError(f"{what} needs about {size_text(nbytes)} of memory but {limit} leaves "
-                          f"{size_text(room)}; {way_out}")
+        need, left = size_text(nbytes), size_text(room)
+        if need == left:  # (apart by less than they are rounded to)
+            need, left = f"{nbytes:,} bytes", f"{room:,} bytes"
+        raise TcdistError(f"{what} needs about {need} of memory but {limit} leaves {left}; {way_out}")

@@ -121,7 +121,8 @@ def check_seal(path) -> dict:
     found = read_seal(path)
     if found is None:
         raise InputError(path, "not a tcdist HDF5 file (no tcdist seal: written by another program or an older "
-                               "tcdist; write it again with this one)")
+                               "tcdist); give its edges as a text edge list or Matrix Market file (tcdist convert "
+                               "makes a graph file of one)")
     seal, block = found
     size = os.path.getsize(path)
     if size != seal["size"]:

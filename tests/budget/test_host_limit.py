@@ -58,3 +58,15 @@ def test_freed_heap_kept_resident_is_not_taken_for_the_count_s_data():
                "    host.require(16 << 20, 'a step', 'no way out')\nprint('fits')")
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["fits"], done.stderr[-2000:]
+
+
+def test_a_refusal_by_less_than_its_rounding_says_the_bytes(monkeypatch):
+    from tcdist.budget import host
+    from tcdist.errors import TcdistError
+
+    monkeypatch.setattr(host, "available", lambda: (10_050_000, "a test's limit"))
+    try:
+        host.require(10_060_000, "a step", "no way out")
+    except TcdistError as refused:
+        said = str(refused)
+    assert said == "a step needs about 10,060,000 bytes of memory but a test's limit leaves 10,050,000 bytes; no way out"

@@ -162,7 +162,8 @@ def test_foreign_hdf5(tmp_path, cli):
     result = cli("count", path)
     assert result.code == 2
     assert one_line(result) == (f"tcdist: error: {path}: not a tcdist HDF5 file (no tcdist seal: written by another "
-                                "program or an older tcdist; write it again with this one)")
+                                "program or an older tcdist); give its edges as a text edge list or Matrix Market "
+                                "file (tcdist convert makes a graph file of one)")
 
 
 def test_future_version_hdf5(tmp_path, cli):
