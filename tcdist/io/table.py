@@ -64,6 +64,12 @@ def names_as_bytes(*columns) -> bool:
     return any(values.dtype == object and any(map(isinstance, values, repeat(bytes))) for values in columns)
 
 
+def bytes_as_text(values):
+    """Labels, some of them bytes, each as Python writes its bytes (b'alice', b'\xe9'): in a CSV no
+    text name (b'\xe9' itself) then reads as another's bytes."""
+    return as_text(labels_as_bytes(values))
+
+
 def labels_as_bytes(values):
     """Labels as an object array of bytes: bytes as they are, any other as its text in UTF-8."""
     return np.fromiter(map(_bytes, values), object, values.size)
@@ -91,6 +97,9 @@ def _arrow(columns: dict, as_bytes: bool = False):
 def _write_csv(columns: dict, out) -> None:
     import pyarrow.csv as pcsv
 
+    if names_as_bytes(*columns.values()):
+        columns = {name: bytes_as_text(values) if values.dtype == object else values
+                   for name, values in columns.items()}
     out.write((",".join(columns) + "\n").encode())  # the header unquoted; labels quoted where they need it
     quoting = "needed" if any(values.dtype == object for values in columns.values()) else "none"
     pcsv.write_csv(_arrow(columns), out, pcsv.WriteOptions(include_header=False, quoting_style=quoting))

@@ -5,7 +5,7 @@ a listing larger than memory is written whole."""
 from __future__ import annotations
 
 from tcdist.errors import OptionError
-from tcdist.io.table import arrow_column
+from tcdist.io.table import arrow_column, bytes_as_text
 from tcdist.io.write import atomic_path, stream_fd, stream_writer, suffix_kind
 
 TRIANGLE_KINDS = {".parquet": "parquet", ".csv": "csv"}
@@ -30,7 +30,8 @@ def write_triangles(blocks, path, as_bytes: bool = False) -> int:
         nonlocal rows
         for block in blocks:
             rows += len(block)
-            yield pa.table({name: arrow_column(block[:, corner], as_bytes and kind == "parquet")
+            yield pa.table({name: arrow_column(block[:, corner], True) if as_bytes and kind == "parquet" else
+                            arrow_column(bytes_as_text(block[:, corner]) if as_bytes else block[:, corner])
                             for corner, name in enumerate("uvw")})
 
     fd = stream_fd(path)

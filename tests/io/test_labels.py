@@ -173,9 +173,16 @@ def test_a_name_that_is_not_utf8_differs_from_the_text_of_its_escape(tmp_path, c
         args = ("list", path, "-o", tmp_path / name) if name[0] == "t" else ("count", path, "--per-vertex",
                                                                               tmp_path / name)
         assert cli(*args, "--labels").code == 0
+    # in a CSV every name as Python writes its bytes: the text b'\xe9' apart from the byte \xe9's b'\xe9'
     assert (tmp_path / "pv.csv").read_text().splitlines()[1:] == [
-        '"\\xe9",1,1', '"a",2,0.6666666666666666', '"b",2,0.6666666666666666', '"b\'\\xe9\'",1,1']
-    assert (tmp_path / "t.csv").read_text().splitlines() == ["u,v,w", '"\\xe9","a","b"', '"a","b","b\'\\xe9\'"']
+        '"b\'\\\\xe9\'",1,1', '"b\'a\'",2,0.6666666666666666', '"b\'b\'",2,0.6666666666666666', '"b\'\\xe9\'",1,1']
+    assert (tmp_path / "t.csv").read_text().splitlines() == [
+        "u,v,w", '"b\'\\\\xe9\'","b\'a\'","b\'b\'"', '"b\'a\'","b\'b\'","b\'\\xe9\'"']
+    written = tmp_path / "written.txt"
+    written.write_bytes(b"\xe9 b\nb c\nc \xe9\nb'\\xe9' x\n")  # a name that is the text of the byte's escape
+    assert cli("count", written, "--labels", "--per-vertex", tmp_path / "w.csv").code == 0
+    rows = (tmp_path / "w.csv").read_text().splitlines()[1:]
+    assert len({row.rsplit(",", 2)[0] for row in rows}) == len(rows) == 5, rows
     assert pq.read_table(tmp_path / "pv.parquet").column("vertex").to_pylist() == names
     assert pq.read_table(tmp_path / "t.parquet").to_pydict() == {"u": names[:2], "v": names[1:3], "w": names[2:]}
     with h5py.File(tmp_path / "pv.h5") as f:
