@@ -21,7 +21,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from tcdist.budget.host import bound_cores
+from tcdist.budget.host import bound_cores, code_loading
 from tcdist.errors import InputError
 from tcdist.io.seal import MAGIC as SEAL_MAGIC
 from tcdist.io.seal import check_seal
@@ -175,7 +175,8 @@ def looks_hdf5(head: bytes) -> bool:
 def open_h5(path):
     """Open a tcdist HDF5 file for reading once its seal holds (io/seal.py): libhdf5 never parses
     damaged metadata. Refuses truncated or non-HDF5 files in one line."""
-    import h5py
+    with code_loading():  # (h5py and libhdf5: the process's code, not a count's data under a host limit)
+        import h5py
 
     check_seal(path)
     try:
@@ -227,6 +228,36 @@ def read_array(path, group, name) -> tuple[np.ndarray, list]:
         return zlib.crc32(view)
 
     return data, _checksum(data, _on_threads(block, range(0, len(raw), CHECKSUM_BLOCK)))
+
+
+def in_place(path, group, name):
+    """A one-dimensional integer dataset read where it lies in its file (io/scratch.FileColumns), for
+    a pass at a time; None where its bytes cannot be read as they are (_raw_offset)."""
+    from tcdist.io.scratch import FileColumns
+
+    dataset = integer_dataset(path, group, name)
+    offset = _raw_offset(dataset)
+    return None if offset is None else FileColumns(os.fspath(path), offset, dataset.shape[0], dataset.dtype)
+
+
+class RunsChecksum:
+    """array_checksum's value of an array of dtype and size taken a run at a time, in order (add)."""
+
+    def __init__(self, dtype, size: int):
+        self.dtype, self.size, self.crcs, self._at = np.dtype(dtype), int(size), [], 0
+
+    def add(self, run: np.ndarray) -> None:
+        view, done = memoryview(np.ascontiguousarray(run)).cast("B"), 0
+        while done < len(view):
+            inside = self._at % CHECKSUM_BLOCK
+            if inside == 0:
+                self.crcs.append(0)
+            length = min(CHECKSUM_BLOCK - inside, len(view) - done)
+            self.crcs[-1] = zlib.crc32(view[done : done + length], self.crcs[-1])
+            done, self._at = done + length, self._at + length
+
+    def value(self) -> list:
+        return [str(self.dtype), [self.size], self.crcs]
 
 
 def read_arrays(path, group, names) -> tuple[dict, dict]:

@@ -73,32 +73,17 @@ def on_disk(array) -> bool:
     return getattr(array, "on_disk", False) is True
 
 
-class DiskColumns:
-    """size values of dtype in a scratch file (in folder(), its room checked first): read a run at
-    a time as a NumPy array (columns[a:b]), written a run at a time (write); removed by close().
-    what: what they are, as an error names them."""
+class ColumnsOnDisk:
+    """size values of dtype lying in a file from byte offset on, read a run at a time as a NumPy
+    array (columns[a:b]) by preadv on the file descriptor fd; where: the file, as an error names it."""
 
     ndim = 1
     on_disk = True  # (what graph.Graph asks of its columns, not importing this module)
     RUN_VALUES = 1 << 20  # values read at a time by a pass over them all (a few MiB, within tight limits)
 
-    def __init__(self, size: int, dtype, what: str = "the graph's columns"):
-        self.size, self.dtype, self.what = int(size), np.dtype(dtype), what
-        where = check_room(self.nbytes, what)
-        self.path = os.path.join(where, f"tcdist-scratch-{this_process()}-{next(_numbers)}.col")
-        signals.hold(self.path)  # (removed by a signal between its opening and its removal)
-        try:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                os.remove(self.path)
-            except OSError:
-                os.close(self._fd)
-                raise
-        except OSError as e:
-            raise OptionError(f"{{scratch}} {where}: {e.strerror or e}") from None
-        finally:
-            signals.let_go(self.path)
-        _open.add(self)
+    def __init__(self, fd: int, offset: int, size: int, dtype, what: str, where: str):
+        self._fd, self._offset, self.size, self.dtype = fd, int(offset), int(size), np.dtype(dtype)
+        self.what, self._where = what, where
 
     @property
     def shape(self) -> tuple[int]:
@@ -123,13 +108,12 @@ class DiskColumns:
         view, done = memoryview(out).cast("B"), 0
         try:
             while done < out.nbytes:
-                read = os.preadv(self._fd, [view[done:]], start * self.itemsize + done)
+                read = os.preadv(self._fd, [view[done:]], self._offset + start * self.itemsize + done)
                 if read == 0:
-                    raise TcdistError(f"{self.what} in a scratch file of {os.path.dirname(self.path)} end early")
+                    raise TcdistError(f"{self.what} in {self._where} end early")
                 done += read
         except OSError as e:
-            raise TcdistError(f"reading {self.what} from a scratch file of {os.path.dirname(self.path)}: "
-                              f"{e.strerror or e}") from None
+            raise TcdistError(f"reading {self.what} from {self._where}: {e.strerror or e}") from None
         return out
 
     def __array__(self, *args, **kwargs):
@@ -146,6 +130,45 @@ class DiskColumns:
         for _, run in self.runs():
             counts += np.bincount(run, minlength=minlength)
         return counts
+
+    def close(self) -> None:
+        if self not in _open:
+            return
+        _open.discard(self)
+        os.close(self._fd)
+
+
+class FileColumns(ColumnsOnDisk):
+    """A graph file's columns, read where they lie in it (a contiguous dataset from byte offset on)."""
+
+    def __init__(self, path: str, offset: int, size: int, dtype, what: str = "the graph's columns"):
+        super().__init__(os.open(path, os.O_RDONLY), offset, size, dtype, what, path)
+        _open.add(self)
+
+
+class DiskColumns(ColumnsOnDisk):
+    """size values of dtype in a scratch file (in folder(), its room checked first): read a run at
+    a time (ColumnsOnDisk), written a run at a time (write); removed by close(). what: what they
+    are, as an error names them."""
+
+    def __init__(self, size: int, dtype, what: str = "the graph's columns"):
+        size, dtype = int(size), np.dtype(dtype)
+        where = check_room(size * dtype.itemsize, what)
+        self.path = os.path.join(where, f"tcdist-scratch-{this_process()}-{next(_numbers)}.col")
+        signals.hold(self.path)  # (removed by a signal between its opening and its removal)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.remove(self.path)
+            except OSError:
+                os.close(fd)
+                raise
+        except OSError as e:
+            raise OptionError(f"{{scratch}} {where}: {e.strerror or e}") from None
+        finally:
+            signals.let_go(self.path)
+        super().__init__(fd, 0, size, dtype, what, f"a scratch file of {where}")
+        _open.add(self)
 
     def write(self, first: int, values: np.ndarray) -> None:
         """values (on the host) as the values from first on (the file grows past size where they end
@@ -165,12 +188,6 @@ class DiskColumns:
         """Only the first size values kept (the file's room past them given back)."""
         self.size = min(self.size, int(size))
         os.ftruncate(self._fd, self.nbytes)
-
-    def close(self) -> None:
-        if self not in _open:
-            return
-        _open.discard(self)
-        os.close(self._fd)
 
 
 @atexit.register

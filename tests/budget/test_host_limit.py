@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 
+import tcdist
+
 # the peak from /proc (VmHWM: this program's own), not getrusage (whose maximum a child keeps from its parent)
 PEAK = ("import sys\nfrom tcdist import compiled\nfrom tcdist.cli import main\n{load}"
         "code = main(sys.argv[1:])\n"
@@ -47,6 +49,33 @@ def test_a_text_file_whose_graph_the_limit_cannot_hold_is_counted_from_disk_with
     bound, bound_peak = peak_run(str(path), "--host-memory-limit", str(limit), "--scratch", str(folder))
     assert (bound["triangles"], bound["n"], bound["m"]) == (free["triangles"], free["n"], free["m"])
     assert bound["slices"] > 1 and bound_peak <= limit + footprint and not list(folder.iterdir())
+
+
+def test_a_graph_file_whose_graph_the_limit_cannot_hold_is_counted_from_the_file_within_it(tmp_path):
+    """RMAT-16 as a tcdist graph file under 8 MiB (it was read whole, 4.7 MB of CSR, whatever the
+    limit): its columns left in the file, checked in one pass over them, counted a slice at a time
+    read from it; exact, within the limit and the footprint. A column changed in the file is
+    still refused, by its digest, as when it is read whole."""
+    import h5py
+
+    path, small, limit = tmp_path / "g.h5", tmp_path / "small.h5", 8 << 20
+    assert tcdist.convert("rmat:16", path)["m"] > 0 and tcdist.convert("rmat:10", small)["m"] > 0
+    footprint = peak_run(str(small), load_numba=True)[1]  # (with h5py and libhdf5 loaded, as a graph file's count)
+    free = peak_run(str(path))[0]
+    bound, bound_peak = peak_run(str(path), "--host-memory-limit", str(limit))
+    assert (bound["triangles"], bound["n"], bound["m"]) == (free["triangles"], free["n"], free["m"])
+    assert bound["slices"] > 1 and bound_peak <= limit + footprint, (bound_peak, limit, footprint)
+    with h5py.File(path, "r") as f:
+        at = f["col"].id.get_offset() + f["col"].dtype.itemsize * (f["col"].shape[0] // 2)
+    with open(path, "r+b") as f:  # (the seal covers the metadata, the digest the arrays)
+        f.seek(at)
+        byte = f.read(1)
+        f.seek(at)
+        f.write(bytes([byte[0] ^ 1]))
+    done = subprocess.run([sys.executable, "-m", "tcdist", "count", str(path), "--backend", "cpu",
+                           "--host-memory-limit", str(limit)], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (2, f"tcdist: error: {path}: the graph's arrays or attributes do not "
+                                                 "match its digest (corrupt or altered)\n")
 
 
 def test_freed_heap_kept_resident_is_not_taken_for_the_count_s_data():
