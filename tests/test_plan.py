@@ -82,6 +82,7 @@ def test_a_plan_that_cannot_fit_is_the_count_s_own_refusal():
     planned, counted = _tcdist(*args, "--plan"), _tcdist(*args)
     assert planned.returncode == counted.returncode == 2
     assert planned.stderr == counted.stderr and "needs about" in planned.stderr and planned.stderr.count("\n") == 1
+    assert planned.stderr.endswith("; count it on a host with more memory, or give a larger --host-memory-limit\n")
 
 
 def test_a_plan_says_what_it_cannot_know_before_reading_and_refuses_a_path_as_the_count_does(tmp_path):

@@ -157,4 +157,6 @@ def require(nbytes: int, what: str, way_out: str) -> None:
         need, left = size_text(nbytes), size_text(room)
         if need == left:  # (apart by less than they are rounded to)
             need, left = f"{nbytes:,} bytes", f"{room:,} bytes"
+        if _bound is not None and limit == named("{host_memory_limit}") and limit not in named(way_out):
+            way_out = f"{way_out}, or give a larger {limit}"  # (the user's own limit is what binds)
         raise TcdistError(f"{what} needs about {need} of memory but {limit} leaves {left}; {way_out}")
