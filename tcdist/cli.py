@@ -307,6 +307,7 @@ def main(argv=None):
     with options_named(FLAGS):  # the library's errors name the options as this command line's flags
         try:
             comm = world()
+            signals.reclaim()  # (MPI_Init may have taken some)
             rank = comm.rank
             stop = JobStop(comm) if comm.size > 1 else None  # a signal to one rank stops every rank
             with signals.on_signal(stop.stop if stop else signals.end_when_stuck):

@@ -69,6 +69,13 @@ def install():
     signal.set_wakeup_fd(_wakeup, warn_on_full_buffer=False)
 
 
+def reclaim() -> None:
+    """The handlers put back where a library started since has put its own in their place: UCX,
+    started by MPI_Init, takes SIGHUP for its debug mode (a rank sent SIGHUP ran on to exit 0)."""
+    for signum in HANDLED:
+        signal.signal(signum, _handler)
+
+
 def _ignore() -> None:
     """At exit, the run's outcome settled: a signal is ignored. (Python's exit then gives a handled
     signal its default action back, which killed a process that had printed its result, and a rank

@@ -75,7 +75,7 @@ def _temporaries(folder):
 
 CASES = [(phase, target, (signal.SIGINT, signal.SIGTERM)[(i + j) % 2])  # each phase and target, both signals
          for i, phase in enumerate(["read", "store written", "count"])
-         for j, target in enumerate(["launcher", "rank 0", "rank 1"])]
+         for j, target in enumerate(["launcher", "rank 0", "rank 1"])] + [("count", "rank 1", signal.SIGHUP)]
 
 
 @pytest.mark.parametrize("phase,target,signum", CASES)
