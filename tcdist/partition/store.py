@@ -272,13 +272,24 @@ class Store:
                                         "each in rank order)")
         return Part(i, rowptr, col, global_id, stats["n_local"], stats, source=self.path)
 
-    def matches(self, fingerprint, num_parts, scheme, prune, seed):
-        """None if this store holds exactly that partitioning, else what differs."""
+    @classmethod
+    def reused(cls, path) -> "Store":
+        """The store at path that a run would add to (its --store), one that is none refused as such."""
+        try:
+            return cls(path)
+        except InputError as e:
+            raise InputError(path, f"exists and cannot be reused ({e.problem.split('; ')[0]}); give {{store}} "
+                                   "another name") from None
+
+    def matches(self, fingerprint, num_parts, scheme, prune, seed, auto: bool = False):
+        """None if this store holds exactly that partitioning (auto: num_parts chosen by parts='auto'),
+        else what differs."""
         h = self.header
         if h["fingerprint"] != fingerprint:
             return f"it was made from another graph ({h['graph_name']}, fingerprint {h['fingerprint']})"
         wanted = {"parts": num_parts, "scheme": scheme, "prune": prune, "seed": seed}
-        differ = [f"{k} {h[k]} (asked for {v})" for k, v in wanted.items() if h[k] != v]
+        differ = [f"{k} {h[k]} ({'{parts} auto chose' if auto and k == 'parts' else 'asked for'} {v})"
+                  for k, v in wanted.items() if h[k] != v]
         return f"it holds {', '.join(differ)}" if differ else None
 
     def _root_array(self, name):

@@ -367,8 +367,8 @@ class _InOrder:
 
 def _reuse(config: CountConfig, graph, parts, scheme, prune) -> Prepared:
     """The existing --store, if it holds this partitioning of this graph; refused (never replaced) if not."""
-    with Store(config.store) as existing:
-        why = existing.matches(graph.fingerprint(), parts, scheme, prune, config.seed)
+    with Store.reused(config.store) as existing:
+        why = existing.matches(graph.fingerprint(), parts, scheme, prune, config.seed, config.parts == "auto")
         if why:
             raise InputError(config.store, f"{why}; remove it or choose another store")
         prepared = _from_store(existing, config)

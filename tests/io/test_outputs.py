@@ -197,6 +197,25 @@ def test_options_a_count_would_ignore_are_refused(tmp_path, cli):
     assert not {"other.h5", "pv.csv"} & {p.name for p in tmp_path.iterdir()}
 
 
+def test_a_store_that_cannot_be_reused_is_said_in_the_store_s_words(tmp_path, cli):
+    """A --store naming a file that is no store got an input file's advice (give its edges as
+    text); one of another P under --parts auto said P was "asked for"."""
+    import re
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    result = cli("count", "rmat:10", "--backend", "cpu", "--parts", "4", "--store", notes)
+    assert (result.code, one_line(result)) == (2, f"tcdist: error: {notes}: exists and cannot be reused (not a tcdist "
+                                                  "HDF5 file (no tcdist seal: written by another program or an older "
+                                                  "tcdist)); give --store another name")
+    assert notes.read_text() == "hello"
+    store, args = tmp_path / "au.h5", ("count", "rmat:14", "--backend", "cpu", "--parts", "auto", "--store")
+    assert cli(*args, store, "--gpu-memory-limit", "1MiB").code == 0
+    result = cli(*args, store, "--gpu-memory-limit", "2MiB")
+    assert result.code == 2 and re.fullmatch(rf"tcdist: error: {re.escape(str(store))}: it holds parts \d+ \(--parts "
+                                             r"auto chose \d+\); remove it or choose another store", one_line(result))
+
+
 def test_outputs_are_compared_as_files_not_as_names(tmp_path, cli, monkeypatch):
     """Through a symbolic link, a hard link, ./.. in the name, a linked directory, and for names not written yet."""
     (tmp_path / "d1").mkdir()

@@ -229,7 +229,8 @@ def test_a_graph_file_is_not_a_store(tmp_path, cli):
     graph_file = tmp_path / "g.h5"
     assert cli("convert", "rmat:10", graph_file).code == 0
     result = cli("count", "rmat:10", "-P", "2", "--store", graph_file)
-    assert result.code == 2 and "a 'tcdist-graph' file; expected tcdist-partitions" in one_line(result)
+    assert result.code == 2 and one_line(result) == f"tcdist: error: {graph_file}: exists and cannot be reused (a " \
+                                                   "'tcdist-graph' file); give --store another name"
 
 
 def test_a_crash_while_writing_leaves_no_file(tmp_path, monkeypatch):
