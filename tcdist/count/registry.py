@@ -120,6 +120,8 @@ def choose(backend: str, spec: str) -> tuple[Kernel, dict]:
     """The kernel a spec names on a backend and its checked options (auto is count/auto.py's)."""
     mine = of_backend(backend)
     name, given = parse_spec(spec)
+    if name == "auto":  # (resolve takes a plain auto before here)
+        raise TcdistError(f"kernel auto takes no options (given '{spec}'); name a kernel to give it options")
     if name not in mine:
         elsewhere = kernels().get(name)
         hint = f"; it is a {elsewhere.backend} kernel" if elsewhere else ""

@@ -45,6 +45,7 @@ def test_options_are_checked_and_take_their_types():
     ("cpu", "lstc", "unknown cpu kernel 'lstc' (choose from lookup, marker, merge, middle); it is a gpu kernel"),
     ("cpu", "nosuch", "unknown cpu kernel 'nosuch' (choose from lookup, marker, merge, middle)"),
     ("gpu", "lstc:tile", "kernel spec 'lstc:tile': write options as NAME:OPTION=VALUE,OPTION=VALUE"),
+    ("cpu", "auto:x=1", "kernel auto takes no options (given 'auto:x=1'); name a kernel to give it options"),
 ])
 def test_bad_specs_are_one_clear_line(backend, spec, message):
     with pytest.raises(TcdistError) as e:
