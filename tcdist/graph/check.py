@@ -28,7 +28,7 @@ def csr_problem(rowptr, col, n_local: int, *, ascending: bool = False) -> str | 
         return "col is not a one-dimensional integer array"
     on_host = array_module(rowptr) is np
     if on_host:
-        found = FALLS * _falls(rowptr, col.size)
+        found = FALLS * falls(rowptr, col.size)
     else:
         from tcdist.graph import gpu_build
 
@@ -43,7 +43,8 @@ def csr_problem(rowptr, col, n_local: int, *, ascending: bool = False) -> str | 
     return next((text.format(last=n - 1) for bit, text in PROBLEMS.items() if found & bit), None)
 
 
-def _falls(rowptr, m: int) -> bool:
+def falls(rowptr, m: int) -> bool:
+    """Whether rowptr does not rise from 0 to m (on the host)."""
     n = rowptr.size - 1
     return int(rowptr[0]) != 0 or int(rowptr[-1]) != m or bool(n and (rowptr[1:] < rowptr[:-1]).any())
 

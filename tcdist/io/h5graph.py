@@ -13,7 +13,7 @@ from tcdist import __version__
 from tcdist.budget import host as memory
 from tcdist.budget import model
 from tcdist.errors import InputError
-from tcdist.graph.check import FALLS, PROBLEMS, csr_problem, rows_problems
+from tcdist.graph.check import FALLS, PROBLEMS, csr_problem, falls, rows_problems
 from tcdist.graph.graph import Graph, col_dtype
 from tcdist.io.hdf5 import (
     RunsChecksum,
@@ -119,7 +119,7 @@ def _checked_in_runs(col, rowptr) -> tuple[list, str | None]:
     n, found, checksum = rowptr.size - 1, 0, RunsChecksum(col.dtype, col.size)
     if rowptr.dtype != np.int64 or rowptr.ndim != 1 or n < 0:
         return checksum.value(), "rowptr is not a one-dimensional int64 array"
-    if int(rowptr[0]) != 0 or int(rowptr[-1]) != col.size or bool(n and (rowptr[1:] < rowptr[:-1]).any()):
+    if falls(rowptr, col.size):
         return checksum.value(), PROBLEMS[FALLS]
     first = 0
     while first < n:

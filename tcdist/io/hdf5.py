@@ -23,6 +23,7 @@ import numpy as np
 
 from tcdist.budget.host import bound_cores, code_loading
 from tcdist.errors import InputError
+from tcdist.io.scratch import FileColumns
 from tcdist.io.seal import MAGIC as SEAL_MAGIC
 from tcdist.io.seal import check_seal
 
@@ -131,16 +132,15 @@ def _write_from_disk(group, name, data) -> list:
     """write_dataset of columns on disk (io/scratch.py), copied a run at a time on one thread (a
     run's memory, not a block's on every core), each 64 MiB block's crc32 chained over its runs."""
     dataset = _allocated(group, name, data.dtype, data.shape)
-    fd, offset, crcs = group.file.id.get_vfd_handle(), dataset.get_offset() if data.size else 0, []
-    for first, run in data.runs(min(data.RUN_VALUES, CHECKSUM_BLOCK // data.itemsize)):  # (a divisor of a block)
+    fd, offset, checksum = group.file.id.get_vfd_handle(), dataset.get_offset() if data.size else 0, \
+        RunsChecksum(data.dtype, data.size)
+    for first, run in data.runs():
         view = memoryview(run).cast("B")
         at, done = first * data.itemsize, 0
         while done < len(view):
             done += os.pwritev(fd, [view[done:]], offset + at + done)
-        if at % CHECKSUM_BLOCK == 0:
-            crcs.append(0)
-        crcs[-1] = zlib.crc32(view, crcs[-1])
-    return [str(data.dtype), list(data.shape), crcs]
+        checksum.add(run)
+    return checksum.value()
 
 
 def start_writeback(fd: int, offset: int, length: int) -> None:
@@ -233,8 +233,6 @@ def read_array(path, group, name) -> tuple[np.ndarray, list]:
 def in_place(path, group, name):
     """A one-dimensional integer dataset read where it lies in its file (io/scratch.FileColumns), for
     a pass at a time; None where its bytes cannot be read as they are (_raw_offset)."""
-    from tcdist.io.scratch import FileColumns
-
     dataset = integer_dataset(path, group, name)
     offset = _raw_offset(dataset)
     return None if offset is None else FileColumns(os.fspath(path), offset, dataset.shape[0], dataset.dtype)

@@ -30,9 +30,9 @@ def write_triangles(blocks, path, as_bytes: bool = False) -> int:
         nonlocal rows
         for block in blocks:
             rows += len(block)
-            yield pa.table({name: arrow_column(block[:, corner], True) if as_bytes and kind == "parquet" else
-                            arrow_column(bytes_as_text(block[:, corner]) if as_bytes else block[:, corner])
-                            for corner, name in enumerate("uvw")})
+            names_as_text = as_bytes and kind == "csv"  # (every name as its bytes' text: see table.bytes_as_text)
+            yield pa.table({name: arrow_column(bytes_as_text(block[:, corner]) if names_as_text else block[:, corner],
+                                               as_bytes and kind == "parquet") for corner, name in enumerate("uvw")})
 
     fd = stream_fd(path)
     kind = "csv" if fd is not None else triangle_kind(path)
